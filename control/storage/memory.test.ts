@@ -1,0 +1,4 @@
+import { runStoreConformance } from './conformance.js';
+import { MemoryStore } from './memory.js';
+
+runStoreConformance('memory', async () => new MemoryStore());
