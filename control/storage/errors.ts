@@ -3,6 +3,7 @@
  * `code`; the API server maps these codes to HTTP statuses and `metav1.Status` reasons in
  * exactly one place (as the apiserver's storage errors map to `apierrors`).
  */
+import type { KeyValue } from './store.js';
 
 /** The stable codes a `Store` can fail with. */
 export const StorageErrorCode = {
@@ -43,7 +44,7 @@ export class StorageError extends Error {
     message: string,
     readonly details: {
       key?: string;
-      current?: import('./store.js').KeyValue;
+      current?: KeyValue;
       compactRevision?: number;
     } = {},
   ) {
