@@ -2,7 +2,7 @@
  * The storage conformance suite: one set of behaviours (etcd v3 semantics, see store.ts)
  * that every backend must show, run unchanged against each by its `*.test.ts`:
  *
- *   runStoreConformance('sqlite', () => SqliteStore.open({ dir: tmp() }));
+ *   runStoreConformance('sqlite', () => SqliteStore.open({ path: join(tmp(), 'state.db') }));
  *
  * Every test gets a fresh store from `makeStore` and closes it afterwards. Tests never
  * assume absolute revisions (a shared etcd has history of its own); they reason about
@@ -432,6 +432,27 @@ export function runStoreConformance(name: string, makeStore: StoreFactory): void
         await sentinel.waitFor(1);
         w2.cancel();
         assert.equal(sink.events.length, 1);
+      }),
+    );
+
+    it(
+      'a watch from a revision not reached yet sees only the writes after it',
+      run(async (s) => {
+        const now = await s.currentRevision();
+        const sink = new EventSink();
+        const w = await s.watch('/registry/pods/', now + 2, sink.handler);
+        try {
+          await s.create('/registry/pods/default/r1', json({}));
+          await s.create('/registry/pods/default/r2', json({}));
+          const r3 = await s.create('/registry/pods/default/r3', json({}));
+          const events = await sink.waitFor(1);
+          assert.deepEqual(
+            events.map((e) => e.kv),
+            [r3],
+          );
+        } finally {
+          w.cancel();
+        }
       }),
     );
 

@@ -140,7 +140,7 @@ export class MemoryStore implements Store {
       );
     }
     const replay = this.events.filter((e) => e.kv.modRevision > since && e.kv.key.startsWith(prefix));
-    return this.hub.add(prefix, handler, replay);
+    return this.hub.add(prefix, since, handler, replay);
   }
 
   async compact(revision: number): Promise<void> {

@@ -298,11 +298,11 @@ export class SqliteStore implements Store {
     }
     // Replay and registration in one synchronous step: commits (which publish) cannot
     // run in between, so the live stream starts exactly where the replay ends.
-    if (since >= this.revision) return this.hub.add(prefix, onlyAfter(since, handler), []);
+    if (since >= this.revision) return this.hub.add(prefix, since, handler, []);
     const replay = this.sql(() =>
       this.stmt.events.all({ since, start: prefix, end: prefixEnd(prefix) }).map(toEvent),
     );
-    return this.hub.add(prefix, handler, replay);
+    return this.hub.add(prefix, since, handler, replay);
   }
 
   /**
@@ -515,21 +515,6 @@ function refuse(op: WriteOp, current: KeyValue | undefined): StorageError | unde
     );
   }
   return undefined;
-}
-
-/**
- * `handler`, seeing only events after `since`: a watch may start at a revision not
- * reached yet (as etcd allows), and must not see the writes that lead up to it.
- */
-function onlyAfter(since: number, handler: WatchHandler): WatchHandler {
-  return {
-    onEvents: (events) => {
-      const later =
-        events[0]!.kv.modRevision > since ? events : events.filter((e) => e.kv.modRevision > since);
-      if (later.length > 0) handler.onEvents(later);
-    },
-    onError: (err) => handler.onError(err),
-  };
 }
 
 function toEvent(r: EventRow): WatchEvent {

@@ -12,6 +12,8 @@ import type { Watch, WatchEvent, WatchHandler } from './store.js';
 
 interface Watcher {
   prefix: string;
+  /** Only events with a later revision are delivered (a watch may start in the future). */
+  since: number;
   handler: WatchHandler;
   pending: WatchEvent[];
   scheduled: boolean;
@@ -27,11 +29,13 @@ export class WatchHub {
   }
 
   /**
-   * Registers a watcher; `replay` (events already in history, in order) is delivered
-   * before anything published later.
+   * Registers a watcher of events under `prefix` with revision > `since`; `replay`
+   * (events already in history, in order, all after `since`) is delivered before anything
+   * published later. `since` may be ahead of the store (as etcd allows): the writes that
+   * lead up to it are then not delivered.
    */
-  add(prefix: string, handler: WatchHandler, replay: WatchEvent[]): Watch {
-    const w: Watcher = { prefix, handler, pending: [], scheduled: false, done: false };
+  add(prefix: string, since: number, handler: WatchHandler, replay: WatchEvent[]): Watch {
+    const w: Watcher = { prefix, since, handler, pending: [], scheduled: false, done: false };
     this.watchers.add(w);
     if (replay.length > 0) this.enqueue(w, replay);
     return {
@@ -46,7 +50,7 @@ export class WatchHub {
   publish(events: WatchEvent[]): void {
     if (this.watchers.size === 0 || events.length === 0) return;
     for (const w of this.watchers) {
-      const matching = events.filter((e) => e.kv.key.startsWith(w.prefix));
+      const matching = events.filter((e) => e.kv.modRevision > w.since && e.kv.key.startsWith(w.prefix));
       if (matching.length > 0) this.enqueue(w, matching);
     }
   }
