@@ -1,0 +1,55 @@
+/**
+ * Opens the store a control process runs on, from the `--datastore` choice of the CLI
+ * contract: `sqlite` (the embedded default, a file in the data dir), `etcd` (a cluster,
+ * for several control processes) or `memory` (tests).
+ */
+import { join } from 'node:path';
+import { EtcdStore } from './etcd.js';
+import { MemoryStore } from './memory.js';
+import { SqliteStore } from './sqlite.js';
+import type { Store } from './store.js';
+
+export type {
+  KeyValue,
+  ListOptions,
+  ListResult,
+  Store,
+  StoreBackend,
+  Watch,
+  WatchEvent,
+  WatchHandler,
+} from './store.js';
+export { StorageError, isStorageError } from './errors.js';
+
+export type StoreConfig =
+  | { datastore: 'memory' }
+  /** The database is `<dataDir>/db/state.db`. */
+  | { datastore: 'sqlite'; dataDir: string }
+  /** `endpoints` as `http://host:port`; `namespace` prefixes every key inside etcd. */
+  | { datastore: 'etcd'; endpoints: string[]; namespace?: string };
+
+/** The sqlite database file of a data dir. */
+export function sqlitePath(dataDir: string): string {
+  return join(dataDir, 'db', 'state.db');
+}
+
+/**
+ * Opens the configured backend.
+ * @throws Error naming the flag to fix when the configuration is incomplete;
+ *   StorageError Unavailable when the backend cannot be opened or reached.
+ */
+export async function openStore(cfg: StoreConfig): Promise<Store> {
+  switch (cfg.datastore) {
+    case 'memory':
+      return new MemoryStore();
+    case 'sqlite':
+      return SqliteStore.open({ path: sqlitePath(cfg.dataDir) });
+    case 'etcd':
+      if (cfg.endpoints.length === 0) throw new Error('--datastore etcd needs --etcd-endpoints URL[,URL...]');
+      return EtcdStore.open(
+        cfg.namespace === undefined
+          ? { endpoints: cfg.endpoints }
+          : { endpoints: cfg.endpoints, namespace: cfg.namespace },
+      );
+  }
+}
