@@ -1,0 +1,145 @@
+/**
+ * The resources this API server serves: one table that discovery, OpenAPI, routing and
+ * the registries all read, so they can never disagree. Names, short names, categories,
+ * verbs and subresources are Kubernetes' own (as `kubectl api-resources` shows them
+ * against a real cluster).
+ */
+
+/** The verbs of discovery documents (RBAC verbs). */
+export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | 'patch' | 'update' | 'watch';
+
+/** Subresources served under `<resource>/<name>/<subresource>`. */
+export type Subresource =
+  'status' | 'scale' | 'binding' | 'eviction' | 'log' | 'exec' | 'attach' | 'portforward';
+
+export interface ResourceInfo {
+  /** API group, '' for the core group. */
+  group: string;
+  version: string;
+  /** Plural, lower case: the URL segment and the storage key segment. */
+  resource: string;
+  singular: string;
+  kind: string;
+  listKind: string;
+  namespaced: boolean;
+  shortNames: readonly string[];
+  categories: readonly string[];
+  verbs: readonly Verb[];
+  subresources: readonly Subresource[];
+  /** The client-node model class name of the kind (the schema source for OpenAPI), e.g. `V1Deployment`. */
+  model: string;
+}
+
+const ALL_VERBS: readonly Verb[] = [
+  'create',
+  'delete',
+  'deletecollection',
+  'get',
+  'list',
+  'patch',
+  'update',
+  'watch',
+];
+
+function res(
+  group: string,
+  version: string,
+  kind: string,
+  resource: string,
+  namespaced: boolean,
+  extra: Partial<Pick<ResourceInfo, 'shortNames' | 'categories' | 'verbs' | 'subresources' | 'model'>> = {},
+): ResourceInfo {
+  const prefix = version.charAt(0).toUpperCase() + version.slice(1);
+  return {
+    group,
+    version,
+    resource,
+    singular: kind.toLowerCase(),
+    kind,
+    listKind: `${kind}List`,
+    namespaced,
+    shortNames: extra.shortNames ?? [],
+    categories: extra.categories ?? [],
+    verbs: extra.verbs ?? ALL_VERBS,
+    subresources: extra.subresources ?? [],
+    model: extra.model ?? `${prefix}${kind}`,
+  };
+}
+
+/** Every resource served, in discovery order. */
+export const RESOURCES: readonly ResourceInfo[] = [
+  // core/v1
+  res('', 'v1', 'Namespace', 'namespaces', false, {
+    shortNames: ['ns'],
+    verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+    subresources: ['status'],
+  }),
+  res('', 'v1', 'Node', 'nodes', false, { shortNames: ['no'], subresources: ['status'] }),
+  res('', 'v1', 'Pod', 'pods', true, {
+    shortNames: ['po'],
+    categories: ['all'],
+    subresources: ['status', 'binding', 'eviction', 'log', 'exec', 'attach', 'portforward'],
+  }),
+  res('', 'v1', 'Service', 'services', true, {
+    shortNames: ['svc'],
+    categories: ['all'],
+    verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+    subresources: ['status'],
+  }),
+  res('', 'v1', 'Endpoints', 'endpoints', true, { shortNames: ['ep'] }),
+  res('', 'v1', 'ConfigMap', 'configmaps', true, { shortNames: ['cm'] }),
+  res('', 'v1', 'Secret', 'secrets', true),
+  res('', 'v1', 'Event', 'events', true, { shortNames: ['ev'], model: 'CoreV1Event' }),
+  res('', 'v1', 'ServiceAccount', 'serviceaccounts', true, { shortNames: ['sa'] }),
+  // apps/v1
+  res('apps', 'v1', 'Deployment', 'deployments', true, {
+    shortNames: ['deploy'],
+    categories: ['all'],
+    subresources: ['status', 'scale'],
+  }),
+  res('apps', 'v1', 'ReplicaSet', 'replicasets', true, {
+    shortNames: ['rs'],
+    categories: ['all'],
+    subresources: ['status', 'scale'],
+  }),
+  // coordination.k8s.io/v1
+  res('coordination.k8s.io', 'v1', 'Lease', 'leases', true),
+  // discovery.k8s.io/v1
+  res('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', true),
+  // events.k8s.io/v1
+  res('events.k8s.io', 'v1', 'Event', 'events', true, { shortNames: ['ev'], model: 'EventsV1Event' }),
+];
+
+/** `group/version`, or `version` alone for the core group (the `apiVersion` of objects). */
+export function groupVersion(r: Pick<ResourceInfo, 'group' | 'version'>): string {
+  return r.group === '' ? r.version : `${r.group}/${r.version}`;
+}
+
+/** The resource served at `group`/`version` named `resource` (plural), if any. */
+export function findResource(group: string, version: string, resource: string): ResourceInfo | undefined {
+  return RESOURCES.find((r) => r.group === group && r.version === version && r.resource === resource);
+}
+
+/** The resource of an object's `apiVersion` and `kind`, if served. */
+export function findKind(apiVersion: string, kind: string): ResourceInfo | undefined {
+  return RESOURCES.find((r) => groupVersion(r) === apiVersion && r.kind === kind);
+}
+
+/**
+ * The storage key of an object, `/registry/<resource>/<namespace>/<name>` (cluster-scoped:
+ * no namespace part), as DESIGN.md lays out the store.
+ */
+export function storageKey(r: ResourceInfo, namespace: string | undefined, name: string): string {
+  return r.namespaced ? `${storagePrefix(r, namespace)}${name}` : `${storagePrefix(r)}${name}`;
+}
+
+/**
+ * The key prefix of all objects of a resource (with `namespace`: of that namespace only);
+ * ends with '/'. Resource names are unique across the served groups except `events`:
+ * events.k8s.io Events are kept under `/registry/events.k8s.io/events/` (Kubernetes
+ * serves both groups from one set of objects by conversion, which k8ts does not do yet).
+ */
+export function storagePrefix(r: ResourceInfo, namespace?: string): string {
+  const base = r.group === 'events.k8s.io' ? `${r.group}/${r.resource}` : r.resource;
+  return namespace === undefined ? `/registry/${base}/` : `/registry/${base}/${namespace}/`;
+}
