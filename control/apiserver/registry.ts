@@ -1,0 +1,534 @@
+/**
+ * The generic registry: create, get, list, update, delete of one resource over the
+ * Store, with what Kubernetes' generic registry (`registry/generic/registry.Store`) does
+ * for every kind — names and `generateName`, uid, creationTimestamp, generation,
+ * resourceVersion from the store's modRevision, optimistic concurrency, finalizers and
+ * graceful deletion — and a `Strategy` for what is specific to the kind.
+ *
+ * Objects are stored as JSON without `metadata.resourceVersion` (the store's modRevision
+ * is the resourceVersion, set on every read), under `storageKey()` of resources.ts.
+ *
+ * Every method either succeeds or throws an `ApiError` having written nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FieldSelector } from '../../api/meta/fields.js';
+import type { LabelSelector } from '../../api/meta/labels.js';
+import {
+  invalid as invalidField,
+  isDNS1123Label,
+  nameIsDNSSubdomain,
+  required,
+  toStatusCauses,
+  type FieldError,
+} from '../../api/meta/validation.js';
+import { rfc3339, type KubeList, type KubeObject, type ObjectMeta } from '../../api/object.js';
+import { isStorageError } from '../storage/errors.js';
+import type { KeyValue, Store } from '../storage/store.js';
+import { groupVersion, storageKey, storagePrefix, type ResourceInfo } from './resources.js';
+import { badRequest, conflict, invalid, notFound, toApiError, ApiError, type ResourceRef } from './status.js';
+import type { Strategy } from './strategy.js';
+
+export interface RegistryConfig {
+  store: Store;
+  resource: ResourceInfo;
+  strategy: Strategy;
+  /** Validates an object name (`prefix` true for a generateName prefix); Kubernetes' ValidateNameFunc. Default: DNS subdomain. */
+  validateName?: (name: string, prefix: boolean) => string[];
+  /** Wall clock, injectable for tests. */
+  now?: () => Date;
+  /** uid generator, injectable for tests. */
+  uid?: () => string;
+}
+
+export interface ListQuery {
+  labelSelector?: LabelSelector;
+  fieldSelector?: FieldSelector;
+  limit?: number;
+  continue?: string;
+  /** The list's `resourceVersion` parameter: read at that revision ('' / '0' = current). */
+  resourceVersion?: string;
+}
+
+export interface DeleteOptions {
+  /** Seconds; 0 = immediately. Only pods bound to a node honour a grace period (as Kubernetes). */
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+/** What a DELETE did: the object is gone, or it is terminating (finalizers or grace period). */
+export interface DeleteResult {
+  object: KubeObject;
+  /** True when the object was removed from the store now. */
+  deleted: boolean;
+}
+
+/** Characters of generateName suffixes (Kubernetes' rand.String alphabet: no vowels, no look-alikes). */
+const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+const SUFFIX_LENGTH = 5;
+/** How often a create with generateName retries on a name collision. */
+const GENERATE_NAME_ATTEMPTS = 8;
+/** How often a read-modify-write retries on a storage conflict before answering 409. */
+const GUARANTEED_UPDATE_ATTEMPTS = 16;
+
+/** Kubernetes' finalizers for deletion propagation. */
+export const FINALIZER_ORPHAN = 'orphan';
+export const FINALIZER_FOREGROUND = 'foregroundDeletion';
+
+export class Registry {
+  readonly resource: ResourceInfo;
+  private readonly store: Store;
+  private readonly strategy: Strategy;
+  private readonly validateName: (name: string, prefix: boolean) => string[];
+  private readonly now: () => Date;
+  private readonly uid: () => string;
+
+  constructor(cfg: RegistryConfig) {
+    if (!cfg.store || !cfg.resource || !cfg.strategy)
+      throw new Error('Registry: store, resource and strategy are required');
+    this.store = cfg.store;
+    this.resource = cfg.resource;
+    this.strategy = cfg.strategy;
+    this.validateName = cfg.validateName ?? nameIsDNSSubdomain;
+    this.now = cfg.now ?? (() => new Date());
+    this.uid = cfg.uid ?? randomUUID;
+  }
+
+  /**
+   * Creates an object (POST). `namespace` is the request's namespace (undefined for
+   * cluster-scoped resources); the body's namespace must agree with it.
+   * @returns the stored object, with resourceVersion.
+   * @throws ApiError 400 (namespace mismatch, wrong kind), 409 AlreadyExists, 422 Invalid.
+   */
+  async create(
+    namespace: string | undefined,
+    body: KubeObject,
+    opts: { dryRun?: boolean } = {},
+  ): Promise<KubeObject> {
+    const obj = structuredClone(body);
+    this.checkTypeMeta(obj);
+    const meta = (obj.metadata ??= {});
+    this.checkNamespace(meta, namespace);
+    const errors: FieldError[] = [];
+    if (!meta.name && !meta.generateName) {
+      errors.push(required('metadata.name', 'name or generateName is required'));
+    }
+    if (meta.name)
+      for (const m of this.validateName(meta.name, false))
+        errors.push(invalidField('metadata.name', meta.name, m));
+    if (!meta.name && meta.generateName) {
+      for (const m of this.validateName(meta.generateName, true))
+        errors.push(invalidField('metadata.generateName', meta.generateName, m));
+    }
+    if (errors.length > 0) throw this.invalid(meta.name ?? meta.generateName ?? '', errors);
+
+    // System fields: whatever the client sent is replaced, as Kubernetes' FillObjectMetaSystemFields.
+    meta.uid = this.uid();
+    meta.creationTimestamp = rfc3339(this.now());
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    if (this.strategy.generationFields.length > 0) meta.generation = 1;
+    else delete meta.generation;
+    this.strategy.prepareForCreate(obj);
+    this.strategy.defaults(obj);
+    const generated = !meta.name;
+    if (generated) meta.name = `${meta.generateName}${randomSuffix()}`;
+    this.validate(obj, this.strategy.validate(obj));
+    if (opts.dryRun) return obj;
+
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const kv = await this.store.create(this.key(namespace, meta.name!), encode(obj));
+        return decode(kv);
+      } catch (err) {
+        if (generated && isStorageError(err, 'KeyExists') && attempt < GENERATE_NAME_ATTEMPTS) {
+          meta.name = `${meta.generateName}${randomSuffix()}`;
+          continue;
+        }
+        throw toApiError(err, this.ref(meta.name));
+      }
+    }
+  }
+
+  /**
+   * Reads one object.
+   * @throws ApiError 404 NotFound.
+   */
+  async get(namespace: string | undefined, name: string): Promise<KubeObject> {
+    const kv = await this.read(namespace, name);
+    return decode(kv);
+  }
+
+  /**
+   * Lists objects (of one namespace, or all), filtered by label and field selectors, one
+   * page at a time with `limit`/`continue` (every page of one list reads one snapshot).
+   * Selectors are applied after paging, so a page may hold fewer than `limit` items while
+   * a `continue` token is still returned — as Kubernetes does.
+   * @throws ApiError 410 Expired (continue token or resourceVersion compacted), 400 (bad parameters).
+   */
+  async list(namespace: string | undefined, q: ListQuery = {}): Promise<KubeList> {
+    const revision = parseResourceVersion(q.resourceVersion, 'resourceVersion');
+    const prefix = storagePrefix(this.resource, this.resource.namespaced ? namespace : undefined);
+    try {
+      const page = await this.store.list(prefix, {
+        ...(q.limit ? { limit: q.limit } : {}),
+        ...(q.continue ? { continue: q.continue } : revision ? { revision } : {}),
+      });
+      const items: KubeObject[] = [];
+      for (const kv of page.items) {
+        const obj = decode(kv);
+        if (this.matches(obj, q)) items.push(obj);
+      }
+      const list: KubeList = {
+        apiVersion: groupVersion(this.resource),
+        kind: this.resource.listKind,
+        metadata: { resourceVersion: String(page.revision) },
+        items,
+      };
+      if (page.continue) list.metadata.continue = page.continue;
+      return list;
+    } catch (err) {
+      if (isStorageError(err, 'Compacted') && q.continue) {
+        throw new ApiError(
+          410,
+          'Expired',
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+        );
+      }
+      throw toApiError(err, this.ref());
+    }
+  }
+
+  /** True when the object passes the label and field selectors of `q`. */
+  matches(obj: KubeObject, q: Pick<ListQuery, 'labelSelector' | 'fieldSelector'>): boolean {
+    if (q.labelSelector && !q.labelSelector.matches(obj.metadata?.labels)) return false;
+    if (q.fieldSelector && !q.fieldSelector.empty) {
+      const fields = this.strategy.selectableFields(obj);
+      return q.fieldSelector.matches((f) => fields[f]);
+    }
+    return true;
+  }
+
+  /** The fields a field selector may name for this resource (from the strategy). */
+  selectableFieldNames(): string[] {
+    return Object.keys(this.strategy.selectableFields({ metadata: { name: '', namespace: '' } }));
+  }
+
+  /**
+   * Replaces an object (PUT), or its status with `subresource: 'status'`. A
+   * `metadata.resourceVersion` in the body must be the current one (409 Conflict
+   * otherwise); without one the update is unconditional, as Kubernetes allows.
+   * @throws ApiError 404, 409 Conflict, 422 Invalid (immutable or invalid fields), 400.
+   */
+  async update(
+    namespace: string | undefined,
+    name: string,
+    body: KubeObject,
+    opts: { subresource?: 'status'; dryRun?: boolean } = {},
+  ): Promise<KubeObject> {
+    const obj = structuredClone(body);
+    this.checkTypeMeta(obj);
+    const meta = (obj.metadata ??= {});
+    this.checkNamespace(meta, namespace);
+    if (meta.name !== undefined && meta.name !== name) {
+      throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+    }
+    meta.name = name;
+    const expected = parseResourceVersion(meta.resourceVersion, 'metadata.resourceVersion');
+    const current = await this.read(namespace, name);
+    if (expected && expected !== current.modRevision) throw conflict(this.ref(name));
+    const next = this.prepareUpdate(obj, decode(current), opts.subresource);
+    if (opts.dryRun) return next;
+    try {
+      return decode(await this.store.update(current.key, encode(next), current.modRevision));
+    } catch (err) {
+      throw toApiError(err, this.ref(name));
+    }
+  }
+
+  /**
+   * Read-modify-write (PATCH, scale, binding): reads the current object, applies `mutate`
+   * to a copy, runs the update rules, and writes guarded by the read revision; on a
+   * storage conflict it reads again and retries (as Kubernetes' GuaranteedUpdate), so
+   * concurrent patches of different fields both land.
+   * @throws ApiError from `mutate`, 404, 409 (after repeated conflicts), 422.
+   */
+  async guaranteedUpdate(
+    namespace: string | undefined,
+    name: string,
+    mutate: (current: KubeObject) => KubeObject | Promise<KubeObject>,
+    opts: { subresource?: 'status'; dryRun?: boolean } = {},
+  ): Promise<KubeObject> {
+    for (let attempt = 1; ; attempt++) {
+      const kv = await this.read(namespace, name);
+      const current = decode(kv);
+      const changed = structuredClone(await mutate(structuredClone(current)));
+      const meta = (changed.metadata ??= {});
+      if (meta.name !== name)
+        throw badRequest(
+          `the name of the object (${meta.name}) does not match the name on the URL (${name})`,
+        );
+      this.checkNamespace(meta, namespace);
+      this.checkTypeMeta(changed);
+      const expected = parseResourceVersion(meta.resourceVersion, 'metadata.resourceVersion');
+      if (expected && expected !== kv.modRevision) throw conflict(this.ref(name));
+      const next = this.prepareUpdate(changed, current, opts.subresource);
+      if (opts.dryRun) return next;
+      try {
+        return decode(await this.store.update(kv.key, encode(next), kv.modRevision));
+      } catch (err) {
+        // Retrying re-applies `mutate` to a fresh read: a resourceVersion the client put in
+        // its patch then no longer matches and answers 409 above, as Kubernetes does.
+        if (isStorageError(err, 'Conflict') && attempt < GUARANTEED_UPDATE_ATTEMPTS) continue;
+        throw toApiError(err, this.ref(name));
+      }
+    }
+  }
+
+  /**
+   * Deletes an object (DELETE). Objects with finalizers, or deleted with propagation
+   * Orphan/Foreground (which add the `orphan`/`foregroundDeletion` finalizers for the
+   * garbage collector), and pods bound to a node with a grace period, are only marked:
+   * `deletionTimestamp` and `deletionGracePeriodSeconds` are set and the object stays
+   * until its finalizers are removed (or its kubelet confirms). Deleting an object that
+   * is already terminating only shortens its grace period.
+   * @throws ApiError 404, 409 (precondition failed), 422 (bad options).
+   */
+  async delete(namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<DeleteResult> {
+    if (
+      opts.gracePeriodSeconds !== undefined &&
+      (!Number.isInteger(opts.gracePeriodSeconds) || opts.gracePeriodSeconds < 0)
+    ) {
+      throw badRequest(`gracePeriodSeconds must be a non-negative integer, got ${opts.gracePeriodSeconds}`);
+    }
+    for (let attempt = 1; ; attempt++) {
+      const kv = await this.read(namespace, name);
+      const current = decode(kv);
+      const meta = current.metadata!;
+      if (opts.preconditions?.uid && opts.preconditions.uid !== meta.uid) {
+        throw conflict(
+          this.ref(name),
+          `Precondition failed: UID in precondition: ${opts.preconditions.uid}, UID in object meta: ${meta.uid}`,
+        );
+      }
+      if (
+        opts.preconditions?.resourceVersion &&
+        opts.preconditions.resourceVersion !== meta.resourceVersion
+      ) {
+        throw conflict(
+          this.ref(name),
+          `Precondition failed: ResourceVersion in precondition: ${opts.preconditions.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion}`,
+        );
+      }
+      const finalizers = new Set(meta.finalizers ?? []);
+      if (opts.propagationPolicy === 'Orphan') {
+        finalizers.add(FINALIZER_ORPHAN);
+        finalizers.delete(FINALIZER_FOREGROUND);
+      } else if (opts.propagationPolicy === 'Foreground') {
+        finalizers.add(FINALIZER_FOREGROUND);
+        finalizers.delete(FINALIZER_ORPHAN);
+      } else if (opts.propagationPolicy === 'Background') {
+        finalizers.delete(FINALIZER_ORPHAN);
+        finalizers.delete(FINALIZER_FOREGROUND);
+      }
+      const grace = this.gracePeriod(current, opts);
+      try {
+        if (finalizers.size === 0 && grace === 0) {
+          const { deleted } = await this.store.delete(kv.key, kv.modRevision);
+          return { object: decode(deleted), deleted: true };
+        }
+        // Graceful: mark, and leave the removal to the finalizers' owners or the kubelet.
+        const next = structuredClone(current);
+        const m = next.metadata!;
+        if (!m.deletionTimestamp || (m.deletionGracePeriodSeconds ?? 0) > grace) {
+          m.deletionTimestamp = rfc3339(new Date(this.now().getTime() + grace * 1000));
+          m.deletionGracePeriodSeconds = grace;
+        }
+        if (finalizers.size > 0) m.finalizers = [...finalizers];
+        else delete m.finalizers;
+        const written = await this.store.update(kv.key, encode(next), kv.modRevision);
+        return { object: decode(written), deleted: false };
+      } catch (err) {
+        if (isStorageError(err, 'Conflict') && attempt < GUARANTEED_UPDATE_ATTEMPTS) continue;
+        throw toApiError(err, this.ref(name));
+      }
+    }
+  }
+
+  /**
+   * Removes an object whose deletion is complete: called after an update that leaves a
+   * terminating object without finalizers (Kubernetes deletes it then, in the same
+   * request). Returns true when it was removed.
+   */
+  async finishDeletionIfDone(obj: KubeObject): Promise<boolean> {
+    const m = obj.metadata;
+    if (!m?.deletionTimestamp || (m.finalizers?.length ?? 0) > 0 || (m.deletionGracePeriodSeconds ?? 0) > 0)
+      return false;
+    try {
+      await this.store.delete(this.key(m.namespace, m.name!), Number(m.resourceVersion));
+      return true;
+    } catch (err) {
+      if (isStorageError(err, 'Conflict') || isStorageError(err, 'KeyNotFound')) return false;
+      throw toApiError(err, this.ref(m.name));
+    }
+  }
+
+  /** The grace period a delete gets: 0 except for pods bound to a node (as Kubernetes' pod strategy). */
+  private gracePeriod(obj: KubeObject, opts: DeleteOptions): number {
+    if (this.resource.group !== '' || this.resource.resource !== 'pods') return 0;
+    const spec = obj.spec as { nodeName?: string; terminationGracePeriodSeconds?: number } | undefined;
+    const status = obj.status as { phase?: string } | undefined;
+    // A pod never scheduled, or already finished, has no process to stop.
+    if (!spec?.nodeName || status?.phase === 'Succeeded' || status?.phase === 'Failed') return 0;
+    const grace = opts.gracePeriodSeconds ?? spec.terminationGracePeriodSeconds ?? 30;
+    return grace;
+  }
+
+  /** The update rules shared by PUT and read-modify-write. */
+  private prepareUpdate(obj: KubeObject, old: KubeObject, subresource: 'status' | undefined): KubeObject {
+    const meta = obj.metadata!;
+    const oldMeta = old.metadata!;
+    const errors: FieldError[] = [];
+    // System fields: keep the stored ones; a different value sent by the client is an error.
+    for (const f of ['uid', 'creationTimestamp'] as const) {
+      if (meta[f] !== undefined && meta[f] !== oldMeta[f]) {
+        errors.push(invalidField(`metadata.${f}`, meta[f], 'field is immutable'));
+      }
+      meta[f] = oldMeta[f];
+    }
+    meta.generation = oldMeta.generation;
+    meta.deletionTimestamp = oldMeta.deletionTimestamp;
+    meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
+    for (const k of Object.keys(meta) as (keyof ObjectMeta)[]) if (meta[k] === undefined) delete meta[k];
+    // Finalizers can be removed but not added once deletion started (as Kubernetes).
+    if (oldMeta.deletionTimestamp) {
+      const before = new Set(oldMeta.finalizers ?? []);
+      for (const f of meta.finalizers ?? []) {
+        if (!before.has(f))
+          errors.push(
+            invalidField(
+              'metadata.finalizers',
+              f,
+              'no new finalizers can be added if the object is being deleted',
+            ),
+          );
+      }
+    }
+    if (errors.length > 0) throw this.invalid(meta.name ?? '', errors);
+    if (subresource === 'status') {
+      this.strategy.prepareForStatusUpdate(obj, old);
+      this.validate(obj, this.strategy.validateStatusUpdate(obj, old));
+    } else {
+      this.strategy.prepareForUpdate(obj, old);
+      this.strategy.defaults(obj);
+      this.validate(obj, [...this.strategy.validate(obj), ...this.strategy.validateUpdate(obj, old)]);
+      if (this.strategy.generationFields.some((f) => JSON.stringify(obj[f]) !== JSON.stringify(old[f]))) {
+        meta.generation = (oldMeta.generation ?? 0) + 1;
+      }
+    }
+    delete meta.resourceVersion;
+    return obj;
+  }
+
+  private validate(obj: KubeObject, errors: FieldError[]): void {
+    if (errors.length > 0) throw this.invalid(obj.metadata?.name ?? '', errors);
+  }
+
+  private invalid(name: string, errors: FieldError[]): ApiError {
+    // Kubernetes reports each distinct error once.
+    const seen = new Set<string>();
+    const distinct = errors.filter((e) => {
+      const k = `${e.type}|${e.field}|${e.message}|${JSON.stringify(e.badValue)}`;
+      return seen.has(k) ? false : (seen.add(k), true);
+    });
+    return invalid(this.resource.kind, this.ref(name), toStatusCauses(distinct));
+  }
+
+  private checkTypeMeta(obj: KubeObject): void {
+    const gv = groupVersion(this.resource);
+    if (obj.apiVersion !== undefined && obj.apiVersion !== gv) {
+      throw badRequest(
+        `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${gv})`,
+      );
+    }
+    if (obj.kind !== undefined && obj.kind !== this.resource.kind) {
+      throw badRequest(
+        `the kind in the data (${String(obj.kind)}) does not match the expected kind (${this.resource.kind})`,
+      );
+    }
+    obj.apiVersion = gv;
+    obj.kind = this.resource.kind;
+  }
+
+  private checkNamespace(meta: ObjectMeta, namespace: string | undefined): void {
+    if (!this.resource.namespaced) {
+      delete meta.namespace;
+      return;
+    }
+    if (meta.namespace !== undefined && meta.namespace !== '' && meta.namespace !== namespace) {
+      throw badRequest(
+        `the namespace of the provided object does not match the namespace sent on the request`,
+      );
+    }
+    if (!namespace) throw badRequest('a namespace is required for namespaced resources');
+    const msgs = isDNS1123Label(namespace);
+    if (msgs.length > 0) throw notFound({ group: '', resource: 'namespaces', name: namespace });
+    meta.namespace = namespace;
+  }
+
+  private async read(namespace: string | undefined, name: string): Promise<KeyValue> {
+    let kv: KeyValue | undefined;
+    try {
+      kv = await this.store.get(this.key(namespace, name));
+    } catch (err) {
+      throw toApiError(err, this.ref(name));
+    }
+    if (!kv) throw notFound(this.ref(name));
+    return kv;
+  }
+
+  private key(namespace: string | undefined, name: string): string {
+    if (!name || name.includes('/')) throw notFound(this.ref(name));
+    return storageKey(this.resource, this.resource.namespaced ? namespace : undefined, name);
+  }
+
+  private ref(name?: string): ResourceRef {
+    return name === undefined
+      ? { group: this.resource.group, resource: this.resource.resource }
+      : { group: this.resource.group, resource: this.resource.resource, name };
+  }
+}
+
+/** The stored form: JSON without `metadata.resourceVersion`. */
+export function encode(obj: KubeObject): string {
+  if (obj.metadata?.resourceVersion === undefined) return JSON.stringify(obj);
+  const { resourceVersion: _rv, ...metadata } = obj.metadata;
+  return JSON.stringify({ ...obj, metadata });
+}
+
+/** The API form of a stored value: its resourceVersion is the key's modRevision. */
+export function decode(kv: KeyValue): KubeObject {
+  const obj = JSON.parse(kv.value) as KubeObject;
+  (obj.metadata ??= {}).resourceVersion = String(kv.modRevision);
+  return obj;
+}
+
+/**
+ * Parses a resourceVersion parameter: undefined/'' /'0' → undefined (current), a
+ * positive integer string → that revision.
+ * @throws ApiError 400 BadRequest naming `what`.
+ */
+export function parseResourceVersion(rv: string | undefined, what: string): number | undefined {
+  if (rv === undefined || rv === '' || rv === '0') return undefined;
+  if (!/^[1-9]\d{0,15}$/.test(rv))
+    throw badRequest(`${what}: Invalid value: "${rv}": must be a resourceVersion returned by the server`);
+  return Number(rv);
+}
+
+function randomSuffix(): string {
+  let s = '';
+  for (let i = 0; i < SUFFIX_LENGTH; i++)
+    s += SUFFIX_ALPHABET[Math.floor(Math.random() * SUFFIX_ALPHABET.length)];
+  return s;
+}
