@@ -1,0 +1,362 @@
+/**
+ * The API server: HTTP in front of one generic Registry per served resource, speaking
+ * Kubernetes' REST protocol closely enough that kubectl and client libraries work
+ * unchanged (paths, verbs, query parameters, content types, metav1.Status errors).
+ *
+ * Request flow: resolve the resource → decode the body → registry (strategy: defaults,
+ * validation) → store; lists and gets may answer as `Table` for kubectl; watches stream
+ * newline-delimited JSON events from the resource's watch cache.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import client from 'prom-client';
+import type winston from 'winston';
+import { parseFieldSelector } from '../../api/meta/fields.js';
+import { parseLabelSelector, SelectorParseError } from '../../api/meta/labels.js';
+import type { KubeObject } from '../../api/object.js';
+import type { Store } from '../storage/store.js';
+import { Registry, type DeleteOptions, type ListQuery } from './registry.js';
+import { decodeObject, readBody, resolveResource, type ResourceRequest } from './request.js';
+import { findResource, RESOURCES, type ResourceInfo } from './resources.js';
+import { ApiError, badRequest, toApiError, type Status } from './status.js';
+import type { Strategy } from './strategy.js';
+
+export interface ApiServerConfig {
+  store: Store;
+  /** The strategy of each resource (strategies/index.ts `strategyFor`). */
+  strategyFor: (r: ResourceInfo) => Strategy;
+  /** Address to listen on; default 127.0.0.1. */
+  bindAddress?: string;
+  /** Port; 0 = any free port (the chosen one is in `start()`'s result). */
+  port?: number;
+  logger: winston.Logger;
+  now?: () => Date;
+}
+
+/** Namespaces that exist from the start, as in every Kubernetes cluster. */
+export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
+
+export class ApiServer {
+  private readonly cfg: ApiServerConfig;
+  private readonly registries = new Map<ResourceInfo, Registry>();
+  private readonly metrics = new client.Registry();
+  private readonly requestCount: client.Counter<'verb' | 'resource' | 'code'>;
+  private readonly requestLatency: client.Histogram<'verb' | 'resource'>;
+  private server: Server | undefined;
+
+  constructor(cfg: ApiServerConfig) {
+    if (!cfg.store) throw new Error('ApiServer: store is required');
+    if (!cfg.logger) throw new Error('ApiServer: logger is required');
+    this.cfg = cfg;
+    for (const r of RESOURCES) {
+      this.registries.set(
+        r,
+        new Registry({
+          store: cfg.store,
+          resource: r,
+          strategy: cfg.strategyFor(r),
+          ...(cfg.now ? { now: cfg.now } : {}),
+        }),
+      );
+    }
+    this.requestCount = new client.Counter({
+      name: 'apiserver_request_total',
+      help: 'Requests by verb, resource and HTTP code.',
+      labelNames: ['verb', 'resource', 'code'],
+      registers: [this.metrics],
+    });
+    this.requestLatency = new client.Histogram({
+      name: 'apiserver_request_duration_seconds',
+      help: 'Request latency in seconds by verb and resource (watches: until the stream starts).',
+      labelNames: ['verb', 'resource'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [this.metrics],
+    });
+    client.collectDefaultMetrics({ register: this.metrics });
+  }
+
+  /** The registry of a resource (for bootstrapping and tests). */
+  registry(group: string, version: string, resource: string): Registry {
+    const info = findResource(group, version, resource);
+    if (!info) throw new Error(`no resource ${group}/${version}/${resource}`);
+    return this.registries.get(info)!;
+  }
+
+  /**
+   * Creates the system namespaces (and their default ServiceAccounts) when missing, then
+   * listens. Resolves with the bound address.
+   */
+  async start(): Promise<{ address: string; port: number }> {
+    await this.bootstrap();
+    const server = createServer((req, res) => void this.handle(req, res));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.cfg.port ?? 0, this.cfg.bindAddress ?? '127.0.0.1', () => resolve());
+    });
+    const addr = server.address() as AddressInfo;
+    return { address: addr.address, port: addr.port };
+  }
+
+  /** Stops listening and ends open connections (watches included). */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private async bootstrap(): Promise<void> {
+    const namespaces = this.registry('', 'v1', 'namespaces');
+    for (const name of SYSTEM_NAMESPACES) {
+      try {
+        await namespaces.get(undefined, name);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === 404)) throw err;
+        await this.createNamespace({ metadata: { name } });
+      }
+    }
+  }
+
+  /**
+   * Creates a namespace and its `default` ServiceAccount. (Kubernetes' serviceaccount
+   * controller does the latter; until the controller manager exists, it happens here.)
+   */
+  private async createNamespace(body: KubeObject, dryRun = false): Promise<KubeObject> {
+    const ns = await this.registry('', 'v1', 'namespaces').create(undefined, body, { dryRun });
+    if (!dryRun) {
+      try {
+        await this.registry('', 'v1', 'serviceaccounts').create(ns.metadata!.name!, {
+          metadata: { name: 'default' },
+        });
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === 409)) throw err;
+      }
+    }
+    return ns;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = process.hrtime.bigint();
+    const url = new URL(req.url ?? '/', 'http://apiserver');
+    let verb = (req.method ?? 'GET').toLowerCase();
+    let resource = '';
+    try {
+      const rr = resolveResource(req.method ?? 'GET', url.pathname, url.searchParams);
+      if (rr) {
+        verb = rr.verb;
+        resource = rr.subresource ? `${rr.resource.resource}/${rr.subresource}` : rr.resource.resource;
+        await this.serveResource(rr, req, res, url);
+      } else {
+        await this.serveNonResource(req, res, url);
+      }
+    } catch (err) {
+      const apiErr = toApiError(err);
+      if (apiErr.code >= 500)
+        this.cfg.logger.error('request failed', { path: url.pathname, error: String(err) });
+      if (!res.headersSent) writeStatus(res, apiErr.toStatus());
+      else res.end();
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      this.requestCount.inc({ verb, resource, code: String(res.statusCode) });
+      this.requestLatency.observe({ verb, resource }, seconds);
+      // One JSON line per request; never the body or the Authorization header.
+      this.cfg.logger.info('request', {
+        verb,
+        path: url.pathname,
+        code: res.statusCode,
+        latencyMs: Math.round(seconds * 1e6) / 1e3,
+      });
+    }
+  }
+
+  private async serveNonResource(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    switch (url.pathname) {
+      case '/healthz':
+      case '/livez':
+      case '/readyz':
+        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
+        return;
+      case '/metrics':
+        res.writeHead(200, { 'Content-Type': this.metrics.contentType }).end(await this.metrics.metrics());
+        return;
+    }
+    throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+  }
+
+  private async serveResource(
+    rr: ResourceRequest,
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+  ): Promise<void> {
+    const registry = this.registries.get(rr.resource)!;
+    const q = url.searchParams;
+    const dryRun = q.getAll('dryRun').includes('All');
+    if (
+      rr.resource.namespaced &&
+      rr.namespace !== undefined &&
+      (rr.verb === 'create' || rr.verb === 'update' || rr.verb === 'patch')
+    ) {
+      await this.checkNamespaceActive(rr.namespace, rr.verb === 'create' && rr.subresource === undefined);
+    }
+    if (rr.subresource && rr.subresource !== 'status') {
+      throw new ApiError(
+        404,
+        'NotFound',
+        `the server could not find the requested resource (${rr.resource.resource}/${rr.subresource})`,
+      );
+    }
+    switch (rr.verb) {
+      case 'get':
+        writeJson(res, 200, await registry.get(rr.namespace, rr.name!));
+        return;
+      case 'list':
+        writeJson(res, 200, await registry.list(rr.namespace, listQuery(q, registry)));
+        return;
+      case 'create': {
+        const body = decodeObject(await readBody(req), req.headers['content-type']);
+        const created =
+          rr.resource.resource === 'namespaces' && rr.resource.group === ''
+            ? await this.createNamespace(body, dryRun)
+            : await registry.create(rr.namespace, body, { dryRun });
+        writeJson(res, 201, created);
+        return;
+      }
+      case 'update': {
+        const body = decodeObject(await readBody(req), req.headers['content-type']);
+        const opts = rr.subresource === 'status' ? { subresource: 'status' as const, dryRun } : { dryRun };
+        const updated = await registry.update(rr.namespace, rr.name!, body, opts);
+        if (!dryRun) await registry.finishDeletionIfDone(updated);
+        writeJson(res, 200, updated);
+        return;
+      }
+      case 'delete': {
+        const opts = await deleteOptions(req, q);
+        const result = await registry.delete(rr.namespace, rr.name!, opts);
+        writeJson(res, result.deleted ? 200 : 202, result.object);
+        return;
+      }
+      case 'deletecollection': {
+        const opts = await deleteOptions(req, q);
+        const list = await registry.list(rr.namespace, listQuery(q, registry));
+        for (const item of list.items) {
+          try {
+            await registry.delete(item.metadata!.namespace, item.metadata!.name!, opts);
+          } catch (err) {
+            if (!(err instanceof ApiError && err.code === 404)) throw err;
+          }
+        }
+        writeJson(res, 200, list);
+        return;
+      }
+      default:
+        throw new ApiError(
+          405,
+          'MethodNotAllowed',
+          `${rr.verb} is not supported on ${rr.resource.resource} yet`,
+        );
+    }
+  }
+
+  /**
+   * NamespaceLifecycle admission: objects are created only in namespaces that exist and
+   * are not terminating.
+   */
+  private async checkNamespaceActive(namespace: string, creating: boolean): Promise<void> {
+    let ns: KubeObject;
+    try {
+      ns = await this.registry('', 'v1', 'namespaces').get(undefined, namespace);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) {
+        throw new ApiError(404, 'NotFound', `namespaces "${namespace}" not found`, {
+          name: namespace,
+          kind: 'namespaces',
+        });
+      }
+      throw err;
+    }
+    if (creating && ns.metadata?.deletionTimestamp) {
+      throw new ApiError(
+        403,
+        'Forbidden',
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+      );
+    }
+  }
+}
+
+/** The list parameters of a request: selectors (checked against the resource's selectable fields), limit, continue, resourceVersion. */
+function listQuery(q: URLSearchParams, registry: Registry): ListQuery {
+  const out: ListQuery = {};
+  try {
+    const ls = q.get('labelSelector');
+    if (ls) out.labelSelector = parseLabelSelector(ls);
+    const fs = q.get('fieldSelector');
+    if (fs) {
+      const sel = parseFieldSelector(fs);
+      const unsupported = sel.unsupportedField(registry.selectableFieldNames());
+      if (unsupported) throw badRequest(`field label not supported: ${unsupported}`);
+      out.fieldSelector = sel;
+    }
+  } catch (err) {
+    if (err instanceof SelectorParseError) throw badRequest(`unable to parse requirement: ${err.message}`);
+    throw err;
+  }
+  const limit = q.get('limit');
+  if (limit) {
+    if (!/^\d+$/.test(limit))
+      throw badRequest(`limit: Invalid value: "${limit}": must be a non-negative integer`);
+    out.limit = Number(limit);
+  }
+  const cont = q.get('continue');
+  if (cont) out.continue = cont;
+  const rv = q.get('resourceVersion');
+  if (rv) out.resourceVersion = rv;
+  return out;
+}
+
+/** DeleteOptions from the query and/or a DeleteOptions body (kubectl sends a body). */
+async function deleteOptions(req: IncomingMessage, q: URLSearchParams): Promise<DeleteOptions> {
+  const raw = await readBody(req);
+  const body = raw.trim() ? (decodeObject(raw, req.headers['content-type']) as Record<string, unknown>) : {};
+  const opts: DeleteOptions = {};
+  const grace =
+    q.get('gracePeriodSeconds') ??
+    (body.gracePeriodSeconds !== undefined ? String(body.gracePeriodSeconds) : null);
+  if (grace !== null) {
+    if (!/^-?\d+$/.test(grace))
+      throw badRequest(`gracePeriodSeconds: Invalid value: "${grace}": must be an integer`);
+    // Kubernetes treats a negative grace period as "use the default".
+    if (Number(grace) >= 0) opts.gracePeriodSeconds = Number(grace);
+  }
+  const policy = q.get('propagationPolicy') ?? (body.propagationPolicy as string | undefined);
+  if (policy !== undefined && policy !== null) {
+    if (policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
+      throw badRequest(
+        `propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
+      );
+    }
+    opts.propagationPolicy = policy;
+  } else if (q.get('orphanDependents') === 'true' || body.orphanDependents === true) {
+    opts.propagationPolicy = 'Orphan';
+  }
+  const pre = body.preconditions as DeleteOptions['preconditions'] | undefined;
+  if (pre) opts.preconditions = pre;
+  return opts;
+}
+
+/** Writes a JSON body. */
+export function writeJson(res: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Writes a metav1.Status with its code. */
+export function writeStatus(res: ServerResponse, status: Status): void {
+  writeJson(res, status.code, status);
+}
