@@ -20,6 +20,8 @@ import { decodeObject, readBody, resolveResource, type ResourceRequest } from '.
 import { findResource, RESOURCES, type ResourceInfo } from './resources.js';
 import { ApiError, badRequest, toApiError, type Status } from './status.js';
 import type { Strategy } from './strategy.js';
+import { bindPod, evictPod, toScale, updateScale } from './subresources.js';
+import { negotiateTable, parseIncludeObject, toTable } from './table.js';
 
 export interface ApiServerConfig {
   store: Store;
@@ -203,22 +205,74 @@ export class ApiServer {
     ) {
       await this.checkNamespaceActive(rr.namespace, rr.verb === 'create' && rr.subresource === undefined);
     }
-    if (rr.subresource && rr.subresource !== 'status') {
+    const sub = rr.subresource;
+    if (sub === 'log' || sub === 'exec' || sub === 'attach' || sub === 'portforward') {
       throw new ApiError(
-        404,
-        'NotFound',
-        `the server could not find the requested resource (${rr.resource.resource}/${rr.subresource})`,
+        503,
+        'ServiceUnavailable',
+        `pods/${sub} needs the node agent, which is not built yet`,
       );
     }
+    const table = rr.verb === 'get' || rr.verb === 'list' ? negotiateTable(req.headers.accept) : undefined;
+    const now = this.cfg.now?.() ?? new Date();
     switch (rr.verb) {
-      case 'get':
-        writeJson(res, 200, await registry.get(rr.namespace, rr.name!));
+      case 'get': {
+        const obj = await registry.get(rr.namespace, rr.name!);
+        if (sub === 'scale') writeJson(res, 200, toScale(obj));
+        else if (table)
+          writeJson(
+            res,
+            200,
+            toTable(rr.resource, [obj], {
+              includeObject: parseIncludeObject(q.get('includeObject')),
+              now,
+              version: table,
+            }),
+          );
+        else writeJson(res, 200, obj);
         return;
-      case 'list':
-        writeJson(res, 200, await registry.list(rr.namespace, listQuery(q, registry)));
+      }
+      case 'list': {
+        const list = await registry.list(rr.namespace, listQuery(q, registry));
+        if (table) {
+          writeJson(
+            res,
+            200,
+            toTable(rr.resource, list.items, {
+              includeObject: parseIncludeObject(q.get('includeObject')),
+              now,
+              version: table,
+              listMeta: list.metadata,
+            }),
+          );
+        } else {
+          writeJson(res, 200, list);
+        }
         return;
+      }
       case 'create': {
         const body = decodeObject(await readBody(req), req.headers['content-type']);
+        if (sub === 'binding') {
+          await bindPod(registry, rr.namespace!, rr.name!, body, dryRun);
+          writeJson(res, 201, {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Success',
+            code: 201,
+          });
+          return;
+        }
+        if (sub === 'eviction') {
+          writeJson(res, 201, await evictPod(registry, rr.namespace!, rr.name!, body));
+          return;
+        }
+        if (sub !== undefined || rr.name !== undefined)
+          throw new ApiError(
+            405,
+            'MethodNotAllowed',
+            `POST is not supported on ${rr.resource.resource}/${sub ?? '{name}'}`,
+          );
         const created =
           rr.resource.resource === 'namespaces' && rr.resource.group === ''
             ? await this.createNamespace(body, dryRun)
@@ -228,13 +282,29 @@ export class ApiServer {
       }
       case 'update': {
         const body = decodeObject(await readBody(req), req.headers['content-type']);
-        const opts = rr.subresource === 'status' ? { subresource: 'status' as const, dryRun } : { dryRun };
+        if (sub === 'scale') {
+          writeJson(res, 200, await updateScale(registry, rr.namespace!, rr.name!, body, dryRun));
+          return;
+        }
+        if (sub !== undefined && sub !== 'status')
+          throw new ApiError(
+            405,
+            'MethodNotAllowed',
+            `PUT is not supported on ${rr.resource.resource}/${sub}`,
+          );
+        const opts = sub === 'status' ? { subresource: 'status' as const, dryRun } : { dryRun };
         const updated = await registry.update(rr.namespace, rr.name!, body, opts);
         if (!dryRun) await registry.finishDeletionIfDone(updated);
         writeJson(res, 200, updated);
         return;
       }
       case 'delete': {
+        if (sub !== undefined)
+          throw new ApiError(
+            405,
+            'MethodNotAllowed',
+            `DELETE is not supported on ${rr.resource.resource}/${sub}`,
+          );
         const opts = await deleteOptions(req, q);
         const result = await registry.delete(rr.namespace, rr.name!, opts);
         writeJson(res, result.deleted ? 200 : 202, result.object);

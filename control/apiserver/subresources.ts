@@ -1,0 +1,152 @@
+/**
+ * The subresources with their own object shapes: `scale` (autoscaling/v1 Scale over
+ * Deployments and ReplicaSets), `binding` (the scheduler's way to set a pod's node) and
+ * `eviction` (policy/v1 Eviction: a delete that disruption budgets may refuse — there
+ * are no PodDisruptionBudgets yet, so every eviction is allowed).
+ */
+import { labelSelectorFromObject, type LabelSelectorObject } from '../../api/meta/labels.js';
+import type { KubeObject } from '../../api/object.js';
+import type { DeleteOptions, Registry } from './registry.js';
+import { badRequest, conflict, invalid } from './status.js';
+
+/** autoscaling/v1 Scale of a Deployment or ReplicaSet. */
+export function toScale(obj: KubeObject): KubeObject {
+  const m = obj.metadata!;
+  const spec = (obj.spec ?? {}) as { replicas?: number; selector?: LabelSelectorObject };
+  const status = (obj.status ?? {}) as { replicas?: number };
+  const scale: KubeObject = {
+    kind: 'Scale',
+    apiVersion: 'autoscaling/v1',
+    metadata: {
+      name: m.name!,
+      namespace: m.namespace!,
+      uid: m.uid!,
+      resourceVersion: m.resourceVersion!,
+      creationTimestamp: m.creationTimestamp!,
+    },
+    spec: { replicas: spec.replicas ?? 0 },
+    status: { replicas: status.replicas ?? 0, selector: labelSelectorFromObject(spec.selector).toString() },
+  };
+  return scale;
+}
+
+/**
+ * Applies a Scale written by a client to its Deployment/ReplicaSet: only
+ * `spec.replicas` changes; a `metadata.resourceVersion` in the Scale is a precondition.
+ * @throws ApiError 422 for negative or non-integer replicas, 409 on a stale resourceVersion.
+ */
+export async function updateScale(
+  registry: Registry,
+  namespace: string,
+  name: string,
+  scale: KubeObject,
+  dryRun: boolean,
+): Promise<KubeObject> {
+  const replicas = (scale.spec as { replicas?: unknown } | undefined)?.replicas;
+  const ref = { group: 'autoscaling', resource: 'scale', name };
+  if (replicas === undefined) replicasInvalid(ref, replicas, 'Required value');
+  if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0 || replicas > 2 ** 31 - 1) {
+    replicasInvalid(ref, replicas, 'must be greater than or equal to 0');
+  }
+  const rv = scale.metadata?.resourceVersion;
+  const updated = await registry.guaranteedUpdate(
+    namespace,
+    name,
+    (cur) => {
+      if (rv && rv !== cur.metadata!.resourceVersion)
+        throw conflict({ group: registry.resource.group, resource: registry.resource.resource, name });
+      (cur.spec as { replicas?: number }).replicas = replicas as number;
+      return cur;
+    },
+    { dryRun },
+  );
+  return toScale(updated);
+}
+
+function replicasInvalid(
+  ref: { group: string; resource: string; name: string },
+  value: unknown,
+  message: string,
+): never {
+  throw invalid('Scale', ref, [
+    {
+      reason: value === undefined ? 'FieldValueRequired' : 'FieldValueInvalid',
+      field: 'spec.replicas',
+      message: value === undefined ? message : `Invalid value: ${JSON.stringify(value)}: ${message}`,
+    },
+  ]);
+}
+
+/**
+ * Binds a pod to a node (POST pods/NAME/binding with a v1 Binding), as the scheduler
+ * does: sets `spec.nodeName` once.
+ * @throws ApiError 400 for a Binding without `target.name` or for another kind; 409
+ *   Conflict when the pod is already bound or is being deleted.
+ */
+export async function bindPod(
+  pods: Registry,
+  namespace: string,
+  name: string,
+  binding: KubeObject,
+  dryRun: boolean,
+): Promise<void> {
+  if (binding.kind !== undefined && binding.kind !== 'Binding')
+    throw badRequest(`expected a Binding, got ${String(binding.kind)}`);
+  if (binding.metadata?.name !== undefined && binding.metadata.name !== name) {
+    throw badRequest(
+      `the name of the Binding (${binding.metadata.name}) does not match the pod name on the URL (${name})`,
+    );
+  }
+  const target = binding.target as { kind?: string; name?: string } | undefined;
+  if (!target?.name) {
+    throw invalid('Binding', { group: '', resource: 'bindings', name }, [
+      { reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' },
+    ]);
+  }
+  if (target.kind !== undefined && target.kind !== '' && target.kind !== 'Node') {
+    throw invalid('Binding', { group: '', resource: 'bindings', name }, [
+      {
+        reason: 'FieldValueNotSupported',
+        field: 'target.kind',
+        message: `Unsupported value: "${target.kind}": supported values: "Node"`,
+      },
+    ]);
+  }
+  await pods.guaranteedUpdate(
+    namespace,
+    name,
+    (pod) => {
+      const spec = (pod.spec ??= {}) as { nodeName?: string };
+      const ref = { group: '', resource: 'pods', name };
+      if (pod.metadata?.deletionTimestamp)
+        throw conflict(ref, 'pod is being deleted, cannot be assigned to a host');
+      if (spec.nodeName) throw conflict(ref, `pod ${name} is already assigned to node "${spec.nodeName}"`);
+      spec.nodeName = target.name;
+      return pod;
+    },
+    { dryRun },
+  );
+}
+
+/**
+ * Evicts a pod (POST pods/NAME/eviction with a policy/v1 Eviction): deletes it with the
+ * Eviction's `deleteOptions`. With no PodDisruptionBudgets served, nothing refuses it.
+ * @returns the metav1.Status Kubernetes answers with (201 Success).
+ */
+export async function evictPod(
+  pods: Registry,
+  namespace: string,
+  name: string,
+  eviction: KubeObject,
+): Promise<KubeObject> {
+  if (eviction.kind !== undefined && eviction.kind !== 'Eviction')
+    throw badRequest(`expected an Eviction, got ${String(eviction.kind)}`);
+  const opts = (eviction.deleteOptions ?? {}) as DeleteOptions & { dryRun?: string[] };
+  const del: DeleteOptions = {};
+  if (typeof opts.gracePeriodSeconds === 'number' && opts.gracePeriodSeconds >= 0)
+    del.gracePeriodSeconds = opts.gracePeriodSeconds;
+  if (opts.preconditions) del.preconditions = opts.preconditions;
+  if (opts.propagationPolicy) del.propagationPolicy = opts.propagationPolicy;
+  if (!opts.dryRun?.includes('All')) await pods.delete(namespace, name, del);
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
+}
