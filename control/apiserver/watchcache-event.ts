@@ -1,0 +1,161 @@
+/**
+ * The values the watch cache hands around: an object decoded once and serialized at most
+ * once (`CachedObject`), one change of the cache (`CacheEvent`), and the watch events
+ * API watchers receive (`WatchEvent`, the wire form of metav1.WatchEvent).
+ *
+ * Why objects carry their serialization: one change is sent to every watcher of the
+ * resource — a thousand, for pods on a busy cluster. Encoding it once and writing the same
+ * string to every response is what kube-apiserver's cachingObject does; here the first
+ * `json()` call encodes and the others reuse it.
+ *
+ * Every object reachable from these values is shared by all watchers and by the cache's
+ * own state: nobody may mutate it. Copy before changing anything.
+ */
+import type { KubeObject } from '../../api/object.js';
+import type { Status } from './status.js';
+
+/** The `type` of a watch event, as Kubernetes sends it. */
+export const WatchEventType = {
+  Added: 'ADDED',
+  Modified: 'MODIFIED',
+  Deleted: 'DELETED',
+  Bookmark: 'BOOKMARK',
+  Error: 'ERROR',
+} as const;
+export type WatchEventType = (typeof WatchEventType)[keyof typeof WatchEventType];
+
+/**
+ * One event on a watch: `{"type": ..., "object": ...}` on the wire. `object` is shared
+ * and must not be mutated. `json()` is the event encoded once for all watchers;
+ * `line()` is the same with the trailing newline of a newline-delimited JSON stream.
+ */
+export interface WatchEvent {
+  readonly type: WatchEventType;
+  readonly object: KubeObject;
+  json(): string;
+  line(): string;
+}
+
+/** The annotation on the bookmark that ends the initial events of a watch with sendInitialEvents. */
+export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
+
+/** A watch event over a shared, lazily encoded object. */
+class SharedWatchEvent implements WatchEvent {
+  private encoded: string | undefined;
+  private encodedLine: string | undefined;
+
+  constructor(
+    readonly type: WatchEventType,
+    private readonly source: { readonly object: KubeObject; json(): string },
+  ) {}
+
+  get object(): KubeObject {
+    return this.source.object;
+  }
+
+  json(): string {
+    return (this.encoded ??= `{"type":"${this.type}","object":${this.source.json()}}`);
+  }
+
+  line(): string {
+    return (this.encodedLine ??= this.json() + '\n');
+  }
+}
+
+/**
+ * One object at one revision, as the cache keeps it: decoded once, its JSON encoded on
+ * first use, its ADDED and MODIFIED events built on first use. `revision` is the object's
+ * modRevision (its `metadata.resourceVersion`).
+ */
+export class CachedObject {
+  private encoded: string | undefined;
+  private added: WatchEvent | undefined;
+  private modified: WatchEvent | undefined;
+
+  constructor(
+    readonly key: string,
+    /** The namespace part of the key; undefined for cluster-scoped objects. */
+    readonly namespace: string | undefined,
+    readonly revision: number,
+    readonly object: KubeObject,
+  ) {}
+
+  json(): string {
+    return (this.encoded ??= JSON.stringify(this.object));
+  }
+
+  /** The ADDED or MODIFIED event carrying this object, shared by every watcher. */
+  event(type: 'ADDED' | 'MODIFIED'): WatchEvent {
+    if (type === 'ADDED') return (this.added ??= new SharedWatchEvent('ADDED', this));
+    return (this.modified ??= new SharedWatchEvent('MODIFIED', this));
+  }
+}
+
+/**
+ * One change the cache applied: a PUT (create or update) with the new object and the one it
+ * replaced, or a DELETE with the object as it was. `revision` is the change's revision.
+ */
+export class CacheEvent {
+  private deletedEvent: WatchEvent | undefined;
+
+  constructor(
+    readonly type: 'PUT' | 'DELETE',
+    readonly key: string,
+    readonly namespace: string | undefined,
+    readonly revision: number,
+    /** The object after a PUT; undefined for a DELETE. */
+    readonly current: CachedObject | undefined,
+    /** The object before the change; undefined for a create. Always set for a DELETE. */
+    readonly previous: CachedObject | undefined,
+    /** Clock time (ms) at which the cache applied the change, for sizing its history. */
+    readonly recordTime: number,
+  ) {}
+
+  /**
+   * The DELETED event for watchers that saw the previous object and no longer see it:
+   * the previous object with `metadata.resourceVersion` set to this change's revision, as
+   * kube-apiserver reports deletions (and objects that stop matching a selector).
+   * @throws Error when the event has no previous object (a create).
+   */
+  deleted(): WatchEvent {
+    if (this.deletedEvent) return this.deletedEvent;
+    const prev = this.previous;
+    if (!prev) throw new Error(`watch cache: no previous object for ${this.key} at ${this.revision}`);
+    const object = withResourceVersion(prev.object, this.revision);
+    this.deletedEvent = new SharedWatchEvent(
+      'DELETED',
+      new CachedObject(prev.key, prev.namespace, this.revision, object),
+    );
+    return this.deletedEvent;
+  }
+}
+
+/** A shallow copy of `obj` whose metadata.resourceVersion is `revision` (the original is shared). */
+export function withResourceVersion(obj: KubeObject, revision: number): KubeObject {
+  return { ...obj, metadata: { ...obj.metadata, resourceVersion: String(revision) } };
+}
+
+/**
+ * A BOOKMARK event: an object of the watched kind with only `metadata.resourceVersion`
+ * set (and the initial-events-end annotation when it closes the initial events of a
+ * watch with sendInitialEvents), as kube-apiserver sends them.
+ */
+export function bookmarkEvent(
+  revision: number,
+  typeMeta: { apiVersion: string; kind: string } | undefined,
+  initialEventsEnd = false,
+): WatchEvent {
+  const object: KubeObject = {
+    ...(typeMeta ? { apiVersion: typeMeta.apiVersion, kind: typeMeta.kind } : {}),
+    metadata: initialEventsEnd
+      ? { resourceVersion: String(revision), annotations: { [INITIAL_EVENTS_END_ANNOTATION]: 'true' } }
+      : { resourceVersion: String(revision) },
+  };
+  return new SharedWatchEvent('BOOKMARK', new CachedObject('', undefined, revision, object));
+}
+
+/** An ERROR event whose object is a metav1.Status (410 Expired, 504 Timeout, ...). */
+export function errorEvent(status: Status): WatchEvent {
+  const object = status as unknown as KubeObject;
+  return new SharedWatchEvent('ERROR', new CachedObject('', undefined, 0, object));
+}
