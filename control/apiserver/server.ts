@@ -17,11 +17,12 @@ import type { KubeObject } from '../../api/object.js';
 import type { Store } from '../storage/store.js';
 import { Registry, type DeleteOptions, type ListQuery } from './registry.js';
 import { decodeObject, readBody, resolveResource, type ResourceRequest } from './request.js';
-import { findResource, RESOURCES, type ResourceInfo } from './resources.js';
+import { findResource, groupVersion, RESOURCES, storagePrefix, type ResourceInfo } from './resources.js';
 import { ApiError, badRequest, toApiError, type Status } from './status.js';
 import type { Strategy } from './strategy.js';
 import { bindPod, evictPod, toScale, updateScale } from './subresources.js';
-import { negotiateTable, parseIncludeObject, toTable } from './table.js';
+import { negotiateTable, parseIncludeObject, tableWatchTransformer, toTable } from './table.js';
+import { WatchCache } from './watchcache.js';
 
 export interface ApiServerConfig {
   store: Store;
@@ -41,6 +42,8 @@ export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube
 export class ApiServer {
   private readonly cfg: ApiServerConfig;
   private readonly registries = new Map<ResourceInfo, Registry>();
+  /** One watch cache per resource, started on its first watch. */
+  private readonly watchCaches = new Map<ResourceInfo, { cache: WatchCache; started: Promise<void> }>();
   private readonly metrics = new client.Registry();
   private readonly requestCount: client.Counter<'verb' | 'resource' | 'code'>;
   private readonly requestLatency: client.Histogram<'verb' | 'resource'>;
@@ -69,7 +72,7 @@ export class ApiServer {
     });
     this.requestLatency = new client.Histogram({
       name: 'apiserver_request_duration_seconds',
-      help: 'Request latency in seconds by verb and resource (watches: until the stream starts).',
+      help: 'Request latency in seconds by verb and resource (watches excluded).',
       labelNames: ['verb', 'resource'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [this.metrics],
@@ -102,6 +105,8 @@ export class ApiServer {
 
   /** Stops listening and ends open connections (watches included). */
   async stop(): Promise<void> {
+    for (const { cache } of this.watchCaches.values()) cache.stop();
+    this.watchCaches.clear();
     const server = this.server;
     if (!server) return;
     this.server = undefined;
@@ -162,7 +167,8 @@ export class ApiServer {
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       this.requestCount.inc({ verb, resource, code: String(res.statusCode) });
-      this.requestLatency.observe({ verb, resource }, seconds);
+      // A watch's duration is the stream's life, not a latency.
+      if (verb !== 'watch') this.requestLatency.observe({ verb, resource }, seconds);
       // One JSON line per request; never the body or the Authorization header.
       this.cfg.logger.info('request', {
         verb,
@@ -298,6 +304,9 @@ export class ApiServer {
         writeJson(res, 200, updated);
         return;
       }
+      case 'watch':
+        await this.serveWatch(rr, registry, req, res, q);
+        return;
       case 'delete': {
         if (sub !== undefined)
           throw new ApiError(
@@ -330,6 +339,92 @@ export class ApiServer {
           `${rr.verb} is not supported on ${rr.resource.resource} yet`,
         );
     }
+  }
+
+  private async watchCache(r: ResourceInfo): Promise<WatchCache> {
+    let entry = this.watchCaches.get(r);
+    if (!entry) {
+      const cache = new WatchCache({
+        store: this.cfg.store,
+        prefix: storagePrefix(r),
+        typeMeta: { apiVersion: groupVersion(r), kind: r.kind },
+        onError: (err) => this.cfg.logger.warn('watch cache', { resource: r.resource, error: String(err) }),
+      });
+      entry = { cache, started: cache.start() };
+      this.watchCaches.set(r, entry);
+    }
+    await entry.started;
+    return entry.cache;
+  }
+
+  /**
+   * A watch: newline-delimited JSON events (`{"type":...,"object":...}`) on a chunked
+   * 200 response, from the resource's watch cache, until `timeoutSeconds` (default: a
+   * random 30–60 min, as kube-apiserver spreads reconnects), the client leaves, or the
+   * watcher falls too far behind. With a Table Accept header (kubectl get -w), each
+   * object is sent as a one-row Table.
+   */
+  private async serveWatch(
+    rr: ResourceRequest,
+    registry: Registry,
+    req: IncomingMessage,
+    res: ServerResponse,
+    q: URLSearchParams,
+  ): Promise<void> {
+    const query = listQuery(q, registry);
+    const rv = q.get('resourceVersion') ?? '';
+    if (rv !== '' && !/^\d{1,16}$/.test(rv))
+      throw badRequest(
+        `resourceVersion: Invalid value: "${rv}": must be a resourceVersion returned by the server`,
+      );
+    const timeoutParam = q.get('timeoutSeconds');
+    if (timeoutParam !== null && !/^\d+$/.test(timeoutParam))
+      throw badRequest(`timeoutSeconds: Invalid value: "${timeoutParam}": must be a non-negative integer`);
+    const timeoutMs = timeoutParam ? Number(timeoutParam) * 1000 : (1800 + Math.random() * 1800) * 1000;
+    const table = negotiateTable(req.headers.accept);
+    const toRow = table
+      ? tableWatchTransformer(rr.resource, {
+          includeObject: parseIncludeObject(q.get('includeObject')),
+          version: table,
+          ...(this.cfg.now ? { now: this.cfg.now } : {}),
+        })
+      : undefined;
+    const cache = await this.watchCache(rr.resource);
+    const filtered = query.labelSelector !== undefined || query.fieldSelector !== undefined;
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Transfer-Encoding': 'chunked',
+      'Cache-Control': 'no-cache, private',
+    });
+    res.flushHeaders();
+    let timer: NodeJS.Timeout | undefined;
+    const finished = new Promise<void>((resolve) => {
+      const watcher = cache.watch({
+        ...(rr.namespace !== undefined ? { namespace: rr.namespace } : {}),
+        sinceRevision: rv === '' ? undefined : Number(rv),
+        ...(q.get('sendInitialEvents') === 'true' ? { sendInitialEvents: true } : {}),
+        ...(filtered ? { filter: (obj: KubeObject) => registry.matches(obj, query) } : {}),
+        allowBookmarks: q.get('allowWatchBookmarks') === 'true',
+        timeoutMs,
+        onEvent: (ev) => {
+          const line =
+            toRow && (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED')
+              ? `${JSON.stringify({ type: ev.type, object: toRow(ev.object) })}\n`
+              : ev.line();
+          return res.write(line);
+        },
+        onClose: () => {
+          clearTimeout(timer);
+          res.end();
+          resolve();
+        },
+      });
+      res.on('drain', () => watcher.resume());
+      res.on('close', () => watcher.stop());
+      timer = setTimeout(() => watcher.stop(), timeoutMs);
+      timer.unref();
+    });
+    await finished;
   }
 
   /**
