@@ -23,6 +23,8 @@ import type { Strategy } from './strategy.js';
 import { bindPod, evictPod, toScale, updateScale } from './subresources.js';
 import { negotiateTable, parseIncludeObject, tableWatchTransformer, toTable } from './table.js';
 import { WatchCache } from './watchcache.js';
+import { discoveryResponse, type DocumentResponse } from './discovery.js';
+import { openAPIResponse, warmOpenAPI } from './openapi.js';
 
 export interface ApiServerConfig {
   store: Store;
@@ -93,6 +95,8 @@ export class ApiServer {
    */
   async start(): Promise<{ address: string; port: number }> {
     await this.bootstrap();
+    // Built once up front (about 0.3 s) so the first kubectl does not wait for it.
+    await warmOpenAPI();
     const server = createServer((req, res) => void this.handle(req, res));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
@@ -182,6 +186,17 @@ export class ApiServer {
   private async serveNonResource(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD')
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    const docReq = {
+      path: url.pathname,
+      query: url.searchParams,
+      ...(req.headers.accept ? { accept: req.headers.accept } : {}),
+      ...(req.headers['if-none-match'] ? { ifNoneMatch: req.headers['if-none-match'] } : {}),
+    };
+    const doc = discoveryResponse(docReq) ?? (await openAPIResponse(docReq));
+    if (doc) {
+      writeDocument(res, doc);
+      return;
+    }
     switch (url.pathname) {
       case '/healthz':
       case '/livez':
@@ -519,6 +534,11 @@ export function writeJson(res: ServerResponse, code: number, body: unknown): voi
   const text = JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+function writeDocument(res: ServerResponse, doc: DocumentResponse): void {
+  res.writeHead(doc.status, { ...doc.headers, 'Content-Length': Buffer.byteLength(doc.body) });
+  res.end(doc.body);
 }
 
 /** Writes a metav1.Status with its code. */
