@@ -1,0 +1,100 @@
+/**
+ * The shape of every field of a built-in kind, read from the @kubernetes/client-node
+ * models (`getAttributeTypeMap()`: `{ name, baseName, type }` per field, where `type` is
+ * `'string' | 'number' | 'boolean' | 'Date' | 'any' | 'IntOrString'`, a model name such as
+ * `'V1PodSpec'`, `'Array<V1Container>'` or `'{ [key: string]: string; }'`).
+ *
+ * Both strategic merge patch and server-side apply walk objects with this: a model gives
+ * a struct, `Array<...>` a list, `{ [key: string]: ... }` a map, and anything unknown
+ * (a model the package does not have, `any`, a field a model does not declare) is
+ * `untyped`, which the mechanisms treat as plain JSON (maps merge by key, lists replace).
+ */
+import * as clientNode from '@kubernetes/client-node';
+
+/** The type of a value at some place in an object. */
+export type SchemaType =
+  | { readonly kind: 'scalar' }
+  | { readonly kind: 'struct'; readonly model: string }
+  | { readonly kind: 'map'; readonly elem: SchemaType }
+  | { readonly kind: 'list'; readonly elem: SchemaType }
+  | { readonly kind: 'untyped' };
+
+export const SCALAR: SchemaType = { kind: 'scalar' };
+export const UNTYPED: SchemaType = { kind: 'untyped' };
+
+interface AttributeType {
+  name: string;
+  baseName: string;
+  type: string;
+}
+
+interface ModelClass {
+  getAttributeTypeMap(): AttributeType[];
+}
+
+const models = clientNode as unknown as Record<string, unknown>;
+const fieldCache = new Map<string, ReadonlyMap<string, SchemaType> | null>();
+
+function modelClass(model: string): ModelClass | undefined {
+  if (!Object.prototype.hasOwnProperty.call(models, model)) return undefined;
+  const c = models[model];
+  if (typeof c !== 'function') return undefined;
+  const fn = (c as unknown as Partial<ModelClass>).getAttributeTypeMap;
+  return typeof fn === 'function' ? (c as unknown as ModelClass) : undefined;
+}
+
+/** The fields of a client-node model by JSON name, or undefined if there is no such model. */
+export function modelFields(model: string): ReadonlyMap<string, SchemaType> | undefined {
+  let fields = fieldCache.get(model);
+  if (fields === undefined) {
+    const c = modelClass(model);
+    if (c) {
+      const m = new Map<string, SchemaType>();
+      for (const a of c.getAttributeTypeMap()) m.set(a.baseName, parseTypeName(a.type));
+      fields = m;
+    } else {
+      fields = null;
+    }
+    fieldCache.set(model, fields);
+  }
+  return fields ?? undefined;
+}
+
+const SCALAR_TYPES = new Set(['string', 'number', 'boolean', 'Date', 'IntOrString']);
+
+/** The SchemaType of a client-node attribute type string. */
+export function parseTypeName(t: string): SchemaType {
+  const type = t.trim();
+  if (SCALAR_TYPES.has(type)) return SCALAR;
+  const list = /^Array<(.+)>$/.exec(type);
+  if (list) return { kind: 'list', elem: parseTypeName(list[1]!) };
+  const map = /^\{\s*\[key: string\]:\s*(.+?);?\s*\}$/.exec(type);
+  if (map) return { kind: 'map', elem: parseTypeName(map[1]!) };
+  if (modelClass(type)) return { kind: 'struct', model: type };
+  return UNTYPED;
+}
+
+/** The type of the kind served as client-node model `model`; untyped if the model is unknown. */
+export function typeOfModel(model: string): SchemaType {
+  return modelFields(model) ? { kind: 'struct', model } : UNTYPED;
+}
+
+/**
+ * The type of field `name` of a value of type `t`: a struct's declared field, a map's
+ * element, or untyped (an undeclared field, or inside an untyped value).
+ */
+export function fieldType(t: SchemaType, name: string): SchemaType {
+  if (t.kind === 'struct') return modelFields(t.model)?.get(name) ?? UNTYPED;
+  if (t.kind === 'map') return t.elem;
+  return UNTYPED;
+}
+
+/** Whether `name` is a field the struct type declares. */
+export function declaresField(t: SchemaType, name: string): boolean {
+  return t.kind === 'struct' && (modelFields(t.model)?.has(name) ?? false);
+}
+
+/** The element type of a list type; untyped for anything else. */
+export function elementType(t: SchemaType): SchemaType {
+  return t.kind === 'list' ? t.elem : UNTYPED;
+}
