@@ -49,6 +49,16 @@ export interface ListQuery {
   resourceVersion?: string;
 }
 
+/** Options of writes. */
+export interface WriteOptions {
+  dryRun?: boolean;
+  /**
+   * Called with the final object (defaulted and valid) and the stored one just before the
+   * write, e.g. to record managedFields. May mutate `obj`.
+   */
+  beforeWrite?: (obj: KubeObject, old: KubeObject | undefined) => void;
+}
+
 export interface DeleteOptions {
   /** Seconds; 0 = immediately. Only pods bound to a node honour a grace period (as Kubernetes). */
   gracePeriodSeconds?: number;
@@ -103,7 +113,7 @@ export class Registry {
   async create(
     namespace: string | undefined,
     body: KubeObject,
-    opts: { dryRun?: boolean } = {},
+    opts: WriteOptions = {},
   ): Promise<KubeObject> {
     const obj = structuredClone(body);
     this.checkTypeMeta(obj);
@@ -135,6 +145,7 @@ export class Registry {
     const generated = !meta.name;
     if (generated) meta.name = `${meta.generateName}${randomSuffix()}`;
     this.validate(obj, this.strategy.validate(obj));
+    opts.beforeWrite?.(obj, undefined);
     if (opts.dryRun) return obj;
 
     for (let attempt = 1; ; attempt++) {
@@ -225,7 +236,7 @@ export class Registry {
     namespace: string | undefined,
     name: string,
     body: KubeObject,
-    opts: { subresource?: 'status'; dryRun?: boolean } = {},
+    opts: WriteOptions & { subresource?: 'status' } = {},
   ): Promise<KubeObject> {
     const obj = structuredClone(body);
     this.checkTypeMeta(obj);
@@ -238,7 +249,9 @@ export class Registry {
     const expected = parseResourceVersion(meta.resourceVersion, 'metadata.resourceVersion');
     const current = await this.read(namespace, name);
     if (expected && expected !== current.modRevision) throw conflict(this.ref(name));
-    const next = this.prepareUpdate(obj, decode(current), opts.subresource);
+    const old = decode(current);
+    const next = this.prepareUpdate(obj, old, opts.subresource);
+    opts.beforeWrite?.(next, old);
     if (opts.dryRun) return next;
     try {
       return decode(await this.store.update(current.key, encode(next), current.modRevision));
@@ -258,7 +271,7 @@ export class Registry {
     namespace: string | undefined,
     name: string,
     mutate: (current: KubeObject) => KubeObject | Promise<KubeObject>,
-    opts: { subresource?: 'status'; dryRun?: boolean } = {},
+    opts: WriteOptions & { subresource?: 'status' } = {},
   ): Promise<KubeObject> {
     for (let attempt = 1; ; attempt++) {
       const kv = await this.read(namespace, name);
@@ -274,6 +287,7 @@ export class Registry {
       const expected = parseResourceVersion(meta.resourceVersion, 'metadata.resourceVersion');
       if (expected && expected !== kv.modRevision) throw conflict(this.ref(name));
       const next = this.prepareUpdate(changed, current, opts.subresource);
+      opts.beforeWrite?.(next, current);
       if (opts.dryRun) return next;
       try {
         return decode(await this.store.update(kv.key, encode(next), kv.modRevision));

@@ -18,6 +18,7 @@ import type { Store } from '../storage/store.js';
 import { Registry, type DeleteOptions, type ListQuery } from './registry.js';
 import { decodeObject, readBody, resolveResource, type ResourceRequest } from './request.js';
 import { findResource, groupVersion, RESOURCES, storagePrefix, type ResourceInfo } from './resources.js';
+import type { WriteOptions } from './registry.js';
 import { ApiError, badRequest, toApiError, type Status } from './status.js';
 import type { Strategy } from './strategy.js';
 import { bindPod, evictPod, toScale, updateScale } from './subresources.js';
@@ -25,6 +26,15 @@ import { negotiateTable, parseIncludeObject, tableWatchTransformer, toTable } fr
 import { WatchCache } from './watchcache.js';
 import { discoveryResponse, type DocumentResponse } from './discovery.js';
 import { openAPIResponse, warmOpenAPI } from './openapi.js';
+import {
+  APPLY_PATCH_TYPE,
+  applyPatch,
+  createFromApply,
+  managerOrUserAgent,
+  patchTypeOf,
+  recordUpdate,
+  validatePatchOptions,
+} from './patch.js';
 
 export interface ApiServerConfig {
   store: Store;
@@ -134,9 +144,9 @@ export class ApiServer {
    * Creates a namespace and its `default` ServiceAccount. (Kubernetes' serviceaccount
    * controller does the latter; until the controller manager exists, it happens here.)
    */
-  private async createNamespace(body: KubeObject, dryRun = false): Promise<KubeObject> {
-    const ns = await this.registry('', 'v1', 'namespaces').create(undefined, body, { dryRun });
-    if (!dryRun) {
+  private async createNamespace(body: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
+    const ns = await this.registry('', 'v1', 'namespaces').create(undefined, body, opts);
+    if (!opts.dryRun) {
       try {
         await this.registry('', 'v1', 'serviceaccounts').create(ns.metadata!.name!, {
           metadata: { name: 'default' },
@@ -236,6 +246,20 @@ export class ApiServer {
     }
     const table = rr.verb === 'get' || rr.verb === 'list' ? negotiateTable(req.headers.accept) : undefined;
     const now = this.cfg.now?.() ?? new Date();
+    const manager = managerOrUserAgent(q.get('fieldManager') ?? undefined, req.headers['user-agent']);
+    const gv = groupVersion(rr.resource);
+    const resetFields = rr.resource.subresources.includes('status') && sub === undefined ? ['status'] : [];
+    // managedFields for every non-apply write, as Kubernetes' field manager records them.
+    const write: WriteOptions = {
+      dryRun,
+      beforeWrite: (obj, old) => {
+        recordUpdate(obj, old, manager, gv, now, {
+          model: rr.resource.model,
+          ...(sub ? { subresource: sub } : {}),
+          resetFields,
+        });
+      },
+    };
     switch (rr.verb) {
       case 'get': {
         const obj = await registry.get(rr.namespace, rr.name!);
@@ -296,8 +320,8 @@ export class ApiServer {
           );
         const created =
           rr.resource.resource === 'namespaces' && rr.resource.group === ''
-            ? await this.createNamespace(body, dryRun)
-            : await registry.create(rr.namespace, body, { dryRun });
+            ? await this.createNamespace(body, write)
+            : await registry.create(rr.namespace, body, write);
         writeJson(res, 201, created);
         return;
       }
@@ -313,7 +337,7 @@ export class ApiServer {
             'MethodNotAllowed',
             `PUT is not supported on ${rr.resource.resource}/${sub}`,
           );
-        const opts = sub === 'status' ? { subresource: 'status' as const, dryRun } : { dryRun };
+        const opts = sub === 'status' ? { ...write, subresource: 'status' as const } : write;
         const updated = await registry.update(rr.namespace, rr.name!, body, opts);
         if (!dryRun) await registry.finishDeletionIfDone(updated);
         writeJson(res, 200, updated);
@@ -322,6 +346,80 @@ export class ApiServer {
       case 'watch':
         await this.serveWatch(rr, registry, req, res, q);
         return;
+      case 'patch': {
+        const contentType = req.headers['content-type'];
+        const type = patchTypeOf(contentType);
+        const force = q.get('force');
+        const patchOpts = {
+          ...(q.get('fieldManager') !== null ? { fieldManager: q.get('fieldManager')! } : {}),
+          ...(force !== null ? { force: force === 'true' } : {}),
+        };
+        validatePatchOptions(type, patchOpts);
+        const body = await readBody(req);
+        if (sub === 'scale') {
+          const current = await registry.get(rr.namespace, rr.name!);
+          const scale = applyPatch({
+            contentType: type,
+            original: toScale(current),
+            patch: body,
+            model: 'V1Scale',
+            ...patchOpts,
+            now,
+          });
+          writeJson(res, 200, await updateScale(registry, rr.namespace!, rr.name!, scale, dryRun));
+          return;
+        }
+        if (sub !== undefined && sub !== 'status')
+          throw new ApiError(
+            405,
+            'MethodNotAllowed',
+            `PATCH is not supported on ${rr.resource.resource}/${sub}`,
+          );
+        const isApply = type === APPLY_PATCH_TYPE;
+        const common = {
+          model: rr.resource.model,
+          apiVersion: gv,
+          kind: rr.resource.kind,
+          now,
+          ...patchOpts,
+          ...(sub ? { subresource: sub } : {}),
+          resetFields,
+        };
+        try {
+          const patched = await registry.guaranteedUpdate(
+            rr.namespace,
+            rr.name!,
+            (current) => applyPatch({ contentType: type, original: current, patch: body, ...common }),
+            {
+              ...(isApply ? { dryRun } : write),
+              ...(sub === 'status' ? { subresource: 'status' as const } : {}),
+            },
+          );
+          if (!dryRun) await registry.finishDeletionIfDone(patched);
+          writeJson(res, 200, patched);
+        } catch (err) {
+          // Server-side apply of an object that does not exist creates it.
+          if (!(
+            isApply &&
+            sub === undefined &&
+            err instanceof ApiError &&
+            err.code === 404 &&
+            err.details?.name === rr.name
+          ))
+            throw err;
+          const obj = createFromApply({ patch: body, ...common });
+          const meta = (obj.metadata ??= {});
+          if (meta.name !== undefined && meta.name !== rr.name)
+            throw badRequest(
+              `the name of the object (${meta.name}) does not match the name on the URL (${rr.name})`,
+            );
+          meta.name = rr.name!;
+          if (rr.resource.resource === 'namespaces' && rr.resource.group === '')
+            writeJson(res, 201, await this.createNamespace(obj, { dryRun }));
+          else writeJson(res, 201, await registry.create(rr.namespace, obj, { dryRun }));
+        }
+        return;
+      }
       case 'delete': {
         if (sub !== undefined)
           throw new ApiError(
