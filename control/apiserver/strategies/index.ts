@@ -1,0 +1,71 @@
+/**
+ * The registry of resource strategies: exactly one place lists every served kind's
+ * Strategy (one file per kind in this folder; shared pieces in meta.ts, podspec.ts and
+ * workload.ts). Each strategy replicates Kubernetes' defaults (pkg/apis/<group>/v1/
+ * defaults.go), validation (pkg/apis/<group>/validation) and registry strategy
+ * (pkg/registry/<group>/<kind>/strategy.go) for its kind.
+ *
+ *     const strategy = strategyFor(findResource('apps', 'v1', 'deployments')!);
+ *     strategy.prepareForCreate(obj); strategy.defaults(obj); const errs = strategy.validate(obj);
+ */
+import type { NameValidator } from '../../../api/meta/validation.js';
+import type { ResourceInfo } from '../resources.js';
+import { groupVersion } from '../resources.js';
+import type { Strategy } from '../strategy.js';
+import { configMapStrategy } from './configmaps.js';
+import { deploymentStrategy } from './deployments.js';
+import { endpointsStrategy } from './endpoints.js';
+import { endpointSliceStrategy } from './endpointslices.js';
+import { coreEventStrategy, eventsEventStrategy } from './events.js';
+import { leaseStrategy } from './leases.js';
+import type { KindStrategy } from './meta.js';
+import { namespaceStrategy } from './namespaces.js';
+import { nodeStrategy } from './nodes.js';
+import { podStrategy } from './pods.js';
+import { replicaSetStrategy } from './replicasets.js';
+import { secretStrategy } from './secrets.js';
+import { serviceAccountStrategy } from './serviceaccounts.js';
+import { serviceStrategy } from './services.js';
+
+/** Strategies by `<group/version>/<resource>` (core group: `v1/<resource>`). */
+const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
+  'v1/pods': podStrategy,
+  'v1/services': serviceStrategy,
+  'v1/namespaces': namespaceStrategy,
+  'v1/nodes': nodeStrategy,
+  'v1/configmaps': configMapStrategy,
+  'v1/secrets': secretStrategy,
+  'v1/endpoints': endpointsStrategy,
+  'v1/events': coreEventStrategy,
+  'v1/serviceaccounts': serviceAccountStrategy,
+  'apps/v1/deployments': deploymentStrategy,
+  'apps/v1/replicasets': replicaSetStrategy,
+  'coordination.k8s.io/v1/leases': leaseStrategy,
+  'discovery.k8s.io/v1/endpointslices': endpointSliceStrategy,
+  'events.k8s.io/v1/events': eventsEventStrategy,
+};
+
+function lookup(resource: Pick<ResourceInfo, 'group' | 'version' | 'resource'>): KindStrategy {
+  const key = `${groupVersion(resource)}/${resource.resource}`;
+  const strategy = STRATEGIES[key];
+  if (!strategy) throw new Error(`no strategy for resource ${key}`);
+  return strategy;
+}
+
+/**
+ * The strategy of a served resource (resources.ts `RESOURCES`).
+ * @throws Error for a resource without one (a programming error: every served resource has one).
+ */
+export function strategyFor(resource: ResourceInfo): Strategy {
+  return lookup(resource);
+}
+
+/**
+ * The rule for a resource's `metadata.name` (Kubernetes' per-kind ValidateNameFunc), for
+ * the registry's `validateName`: DNS-1035 labels for Services, DNS-1123 labels for
+ * Namespaces, DNS-1123 subdomains for every other kind served here.
+ * @throws Error for a resource without a strategy.
+ */
+export function nameValidatorFor(resource: ResourceInfo): NameValidator {
+  return lookup(resource).nameFn;
+}

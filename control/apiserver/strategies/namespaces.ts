@@ -1,0 +1,71 @@
+/**
+ * Namespace (core/v1): Kubernetes' pkg/registry/core/namespace/strategy.go,
+ * SetDefaults_Namespace / SetDefaults_NamespaceStatus and ValidateNamespace /
+ * ValidateNamespaceStatusUpdate.
+ */
+import type { FieldError } from '../../../api/meta/validation.js';
+import { invalid, nameIsDNSLabel } from '../../../api/meta/validation.js';
+import type { KubeObject } from '../../../api/object.js';
+import {
+  asObj,
+  clone,
+  defineStrategy,
+  list,
+  qualifiedName,
+  kubeFinalizerName,
+  section,
+  str,
+} from './meta.js';
+
+/** The label every Namespace carries with its own name (Kubernetes 1.21+). */
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/**
+ * The Namespace strategy. On create, status is `{phase: Active}` and `spec.finalizers`
+ * gains `kubernetes` (the namespace controller removes it when it has emptied the
+ * namespace); on update, spec.finalizers and status are kept (they change only through
+ * `namespaces/NAME/finalize` and `/status`). Defaults label the namespace with
+ * `kubernetes.io/metadata.name: <name>`. Names are DNS-1123 labels. Field selector:
+ * `status.phase` (cluster-scoped: no metadata.namespace).
+ */
+export const namespaceStrategy = defineStrategy({
+  namespaced: false,
+  nameFn: nameIsDNSLabel,
+  initialStatus: () => ({ phase: 'Active' }),
+  prepareForCreate(obj) {
+    const spec = section(obj, 'spec');
+    const finalizers = list(spec.finalizers);
+    if (!finalizers.includes('kubernetes')) spec.finalizers = [...finalizers, 'kubernetes'];
+  },
+  prepareForUpdate(obj, old) {
+    const oldFinalizers = asObj(old.spec)?.finalizers;
+    const spec = section(obj, 'spec');
+    if (oldFinalizers === undefined) delete spec.finalizers;
+    else spec.finalizers = clone(oldFinalizers);
+  },
+  defaults(obj) {
+    const name = obj.metadata?.name;
+    if (name) obj.metadata!.labels = { ...(obj.metadata!.labels ?? {}), [NAMESPACE_NAME_LABEL]: name };
+    const status = asObj(obj.status);
+    if (status && str(status.phase) === '') status.phase = 'Active';
+  },
+  validate(obj) {
+    const errs: FieldError[] = [];
+    for (const f of list(asObj(obj.spec)?.finalizers)) {
+      errs.push(...qualifiedName(str(f), 'spec.finalizers'), ...kubeFinalizerName(str(f), 'spec.finalizers'));
+    }
+    return errs;
+  },
+  validateStatusUpdate(obj: KubeObject) {
+    const phase = asObj(obj.status)?.phase ?? '';
+    if (!obj.metadata?.deletionTimestamp) {
+      return phase === 'Active'
+        ? []
+        : [invalid('status.phase', phase, "may only be 'Active' if `deletionTimestamp` is empty")];
+    }
+    return phase === 'Terminating'
+      ? []
+      : [invalid('status.phase', phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")];
+  },
+  fields: (obj) => ({ 'status.phase': str(asObj(obj.status)?.phase) }),
+});
