@@ -5,6 +5,8 @@
  * pretending to work.
  */
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const HELP = `k8ts — a small, real Kubernetes
@@ -19,9 +21,90 @@ Usage:
   k8ts version
   k8ts help
 
-Status: the revisioned store (control/storage) is built; server, agent and kubeconfig
-are not implemented yet.
+Status: \`k8ts server --disable-agent\` runs the control process (API server over the
+store); the node agent is not built yet.
 `;
+
+const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+
+/** The default data dir: /var/lib/k8ts for root, ~/.k8ts for anyone else. */
+export function defaultDataDir(): string {
+  return process.getuid?.() === 0 ? '/var/lib/k8ts' : join(homedir(), '.k8ts');
+}
+
+/** A CLI usage error: printed as `k8ts <command>: <message>` with exit code 2. */
+class UsageError extends Error {}
+
+async function server(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      'data-dir': { type: 'string' },
+      'bind-address': { type: 'string', default: '127.0.0.1' },
+      port: { type: 'string', default: '6443' },
+      datastore: { type: 'string', default: 'sqlite' },
+      'etcd-endpoints': { type: 'string' },
+      'disable-agent': { type: 'boolean', default: false },
+      'node-name': { type: 'string' },
+      'node-ip': { type: 'string' },
+      'log-level': { type: 'string', default: 'info' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const port = Number(values.port);
+  if (!/^\d+$/.test(values.port!) || port > 65535)
+    throw new UsageError(`--port must be 0–65535, got ${values.port}`);
+  const datastore = values.datastore!;
+  if (datastore !== 'sqlite' && datastore !== 'etcd' && datastore !== 'memory') {
+    throw new UsageError(`--datastore must be sqlite, etcd or memory, got ${datastore}`);
+  }
+  const etcdEndpoints = (values['etcd-endpoints'] ?? '').split(',').filter((e) => e !== '');
+  if (datastore === 'etcd' && etcdEndpoints.length === 0) {
+    throw new UsageError('--datastore etcd needs --etcd-endpoints URL[,URL...]');
+  }
+  const logLevel = values['log-level']!;
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${logLevel}`);
+  }
+  if (!values['disable-agent']) {
+    throw new UsageError('the node agent is not built yet in this version; run with --disable-agent');
+  }
+  const { startControl } = await import('./control/main.js');
+  const control = await startControl({
+    dataDir: values['data-dir'] ?? defaultDataDir(),
+    bindAddress: values['bind-address']!,
+    port,
+    datastore,
+    etcdEndpoints,
+    logLevel: logLevel as (typeof LOG_LEVELS)[number],
+  });
+  process.stdout.write(
+    `k8ts server listening on ${control.url}\nkubeconfig: ${control.kubeconfigPath}\ntry: KUBECONFIG=${control.kubeconfigPath} kubectl get namespaces\n`,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await control.stop();
+  return 0;
+}
+
+function kubeconfigCommand(argv: string[]): number {
+  const { values } = parseArgs({ args: argv, strict: true, options: { 'data-dir': { type: 'string' } } });
+  const path = join(values['data-dir'] ?? defaultDataDir(), 'kubeconfig.yaml');
+  try {
+    process.stdout.write(readFileSync(path, 'utf8'));
+    return 0;
+  } catch {
+    throw new UsageError(`no kubeconfig at ${path}; start 'k8ts server' with this --data-dir first`);
+  }
+}
 
 /** The package version, read from package.json next to dist/ (or the source tree). */
 function version(): string {
@@ -35,8 +118,24 @@ function version(): string {
   return 'unknown';
 }
 
-/** Runs the CLI with `argv` (without node and script); returns the process exit code. */
-export function main(argv: string[]): number {
+/** Runs the CLI with `argv` (without node and script); resolves with the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const command = argv[0];
+  try {
+    if (command === 'server') return await server(argv.slice(1));
+    if (command === 'kubeconfig') return kubeconfigCommand(argv.slice(1));
+  } catch (err) {
+    if (err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`k8ts ${command}: ${(err as Error).message}\n`);
+      return 2;
+    }
+    process.stderr.write(`k8ts ${command}: ${(err as Error).message}\n`);
+    return 1;
+  }
+  return basic(argv);
+}
+
+function basic(argv: string[]): number {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -51,9 +150,7 @@ export function main(argv: string[]): number {
     case 'version':
       process.stdout.write(`k8ts v${version()}\n`);
       return 0;
-    case 'server':
     case 'agent':
-    case 'kubeconfig':
       if (values.help) {
         process.stdout.write(HELP);
         return 0;
@@ -68,4 +165,4 @@ export function main(argv: string[]): number {
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2));

@@ -11,6 +11,7 @@
  * Every method either succeeds or throws an `ApiError` having written nothing.
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { FieldSelector } from '../../api/meta/fields.js';
 import type { LabelSelector } from '../../api/meta/labels.js';
 import {
@@ -437,7 +438,7 @@ export class Registry {
       this.strategy.prepareForUpdate(obj, old);
       this.strategy.defaults(obj);
       this.validate(obj, [...this.strategy.validate(obj), ...this.strategy.validateUpdate(obj, old)]);
-      if (this.strategy.generationFields.some((f) => JSON.stringify(obj[f]) !== JSON.stringify(old[f]))) {
+      if (this.strategy.generationFields.some((f) => !isDeepStrictEqual(obj[f], old[f]))) {
         meta.generation = (oldMeta.generation ?? 0) + 1;
       }
     }

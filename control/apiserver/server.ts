@@ -40,6 +40,8 @@ export interface ApiServerConfig {
   store: Store;
   /** The strategy of each resource (strategies/index.ts `strategyFor`). */
   strategyFor: (r: ResourceInfo) => Strategy;
+  /** The object-name rule of each resource (strategies/index.ts `nameValidatorFor`). */
+  nameValidatorFor?: (r: ResourceInfo) => (name: string, prefix: boolean) => string[];
   /** Address to listen on; default 127.0.0.1. */
   bindAddress?: string;
   /** Port; 0 = any free port (the chosen one is in `start()`'s result). */
@@ -72,6 +74,7 @@ export class ApiServer {
           store: cfg.store,
           resource: r,
           strategy: cfg.strategyFor(r),
+          ...(cfg.nameValidatorFor ? { validateName: cfg.nameValidatorFor(r) } : {}),
           ...(cfg.now ? { now: cfg.now } : {}),
         }),
       );

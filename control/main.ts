@@ -1,0 +1,123 @@
+/**
+ * The control process (`k8ts server`): opens the store, starts the API server and the
+ * store compactor, and writes `DATA_DIR/kubeconfig.yaml` (pointing at the real port) and
+ * `DATA_DIR/node-token`. The scheduler, controllers and the local agent join it as later
+ * issues build them.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import winston from 'winston';
+import { stringify as toYaml } from 'yaml';
+import { ApiServer } from './apiserver/server.js';
+import { nameValidatorFor, strategyFor } from './apiserver/strategies/index.js';
+import { Compactor } from './storage/compactor.js';
+import { openStore, type StoreConfig } from './storage/index.js';
+import type { Store } from './storage/store.js';
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+export interface ControlConfig {
+  dataDir: string;
+  bindAddress: string;
+  /** 0 = any free port. */
+  port: number;
+  datastore: 'sqlite' | 'etcd' | 'memory';
+  etcdEndpoints: string[];
+  logLevel: LogLevel;
+}
+
+/** A running control process. */
+export interface ControlProcess {
+  /** The API server's URL, e.g. http://127.0.0.1:6443. */
+  url: string;
+  kubeconfigPath: string;
+  stop(): Promise<void>;
+}
+
+/** A JSON-lines winston logger on stderr (stdout stays free for what the CLI prints). */
+export function createLogger(level: LogLevel): winston.Logger {
+  return winston.createLogger({
+    level,
+    format: winston.format.combine(winston.format.timestamp(), winston.format.json()),
+    transports: [new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'] })],
+  });
+}
+
+/**
+ * Starts the control process.
+ * @throws Error with a message naming the flag to fix (bad data dir, port in use, store unreachable).
+ */
+export async function startControl(cfg: ControlConfig): Promise<ControlProcess> {
+  mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
+  const logger = createLogger(cfg.logLevel);
+  const storeCfg: StoreConfig =
+    cfg.datastore === 'sqlite'
+      ? { datastore: 'sqlite', dataDir: cfg.dataDir }
+      : cfg.datastore === 'etcd'
+        ? { datastore: 'etcd', endpoints: cfg.etcdEndpoints }
+        : { datastore: 'memory' };
+  const store: Store = await openStore(storeCfg);
+  const compactor = new Compactor({
+    store,
+    onError: (err) => logger.warn('compaction failed', { error: String(err) }),
+  });
+  const api = new ApiServer({
+    store,
+    strategyFor,
+    nameValidatorFor,
+    bindAddress: cfg.bindAddress,
+    port: cfg.port,
+    logger,
+  });
+  let address: { address: string; port: number };
+  try {
+    address = await api.start();
+  } catch (err) {
+    await store.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE')
+      throw new Error(`port ${cfg.port} on ${cfg.bindAddress} is already in use; choose another with --port`);
+    if (code === 'EADDRNOTAVAIL')
+      throw new Error(`--bind-address ${cfg.bindAddress} is not an address of this host`);
+    throw err;
+  }
+  compactor.start();
+  const host = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  const kubeconfigPath = join(cfg.dataDir, 'kubeconfig.yaml');
+  writeFileSync(kubeconfigPath, kubeconfig(url), { mode: 0o600 });
+  ensureNodeToken(cfg.dataDir);
+  logger.info('control process started', { url, datastore: cfg.datastore, dataDir: cfg.dataDir });
+  return {
+    url,
+    kubeconfigPath,
+    stop: async () => {
+      await api.stop();
+      await compactor.stop();
+      await store.close();
+    },
+  };
+}
+
+/** The admin kubeconfig for `url` (plain HTTP until TLS and authentication are built). */
+export function kubeconfig(url: string): string {
+  return toYaml({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'k8ts', cluster: { server: url } }],
+    users: [{ name: 'admin', user: {} }],
+    contexts: [{ name: 'k8ts', context: { cluster: 'k8ts', user: 'admin', namespace: 'default' } }],
+    'current-context': 'k8ts',
+    preferences: {},
+  });
+}
+
+/** Creates `DATA_DIR/node-token` (mode 0600) once; returns its content. */
+export function ensureNodeToken(dataDir: string): string {
+  const path = join(dataDir, 'node-token');
+  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
+  const token = `K10${randomBytes(24).toString('hex')}`;
+  writeFileSync(path, `${token}\n`, { mode: 0o600 });
+  return token;
+}

@@ -1,0 +1,395 @@
+// The API server as users meet it: a real `k8ts server --port 0 --disable-agent` (the
+// built CLI), driven by the real kubectl binary, raw HTTP, and @kubernetes/client-node.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+
+const FIXTURE = fileURLToPath(new URL('../../shared/fixtures/spring-deployment.yaml', import.meta.url));
+
+/** Polls `check` until it returns a value (not undefined) or the deadline passes. */
+async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  deadlineMs = 15_000,
+): Promise<T> {
+  const until = Date.now() + deadlineMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until) assert.fail(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('k8ts server with real kubectl', () => {
+  let k: K8tsServer;
+  before(async () => {
+    k = await startK8tsServer();
+  });
+  after(async () => {
+    await k?.stop();
+  });
+
+  async function ok(...args: string[]): Promise<string> {
+    const r = await k.kubectl(...args);
+    assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed:\n${r.stderr}\n${r.stdout}`);
+    return r.stdout;
+  }
+
+  it('serves health and the system namespaces with their default ServiceAccounts', async () => {
+    for (const p of ['/healthz', '/livez', '/readyz']) {
+      const r = await fetch(k.url + p);
+      assert.equal(r.status, 200, p);
+    }
+    const out = await ok('get', 'namespaces', '-o', 'name');
+    for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease'])
+      assert.match(out, new RegExp(`^namespace/${ns}$`, 'm'));
+    assert.match(
+      await ok('get', 'serviceaccount', 'default', '-n', 'kube-system', '-o', 'name'),
+      /^serviceaccount\/default$/m,
+    );
+  });
+
+  it('applies the user manifest unchanged, and a second apply is unchanged', async () => {
+    assert.match(await ok('apply', '-f', FIXTURE), /deployment.apps\/spring-deployment created/);
+    assert.match(await ok('apply', '-f', FIXTURE), /deployment.apps\/spring-deployment unchanged/);
+    const d = JSON.parse(await ok('get', 'deploy', 'spring-deployment', '-o', 'json')) as {
+      metadata: { generation: number; annotations: Record<string, string> };
+      spec: {
+        replicas: number;
+        strategy: unknown;
+        revisionHistoryLimit: number;
+        progressDeadlineSeconds: number;
+        template: { spec: Record<string, unknown> };
+      };
+    };
+    assert.equal(d.spec.replicas, 5);
+    assert.deepEqual(d.spec.strategy, {
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' },
+    });
+    assert.equal(d.spec.revisionHistoryLimit, 10);
+    assert.equal(d.spec.progressDeadlineSeconds, 600);
+    assert.equal(d.spec.template.spec.restartPolicy, 'Always');
+    assert.equal(d.spec.template.spec.dnsPolicy, 'ClusterFirst');
+    assert.equal(d.spec.template.spec.terminationGracePeriodSeconds, 30);
+    assert.ok(d.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']);
+    assert.equal(d.metadata.generation, 1);
+  });
+
+  it('prints tables with the columns kubectl users know', async () => {
+    const deploy = await ok('get', 'deploy');
+    assert.match(deploy, /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE$/m);
+    assert.match(deploy, /^spring-deployment\s+0\/5\s+0\s+0\s+\d+s$/m);
+    assert.match(
+      await ok('get', 'deploy', '-o', 'wide'),
+      /CONTAINERS\s+IMAGES\s+SELECTOR[\s\S]*spring-container\s+spring-server:1\.0\s+app=backend-app/,
+    );
+    // The fixture labels its pod template, not the Deployment: as on any cluster,
+    // -l app=backend-app selects no Deployment and app!=backend-app selects it.
+    assert.equal(
+      await ok('get', 'deploy', '-l', 'app!=backend-app', '-o', 'name'),
+      'deployment.apps/spring-deployment\n',
+    );
+    const none = await k.kubectl('get', 'deploy', '-l', 'app=backend-app');
+    assert.equal(none.code, 0);
+    assert.equal(none.stdout, '');
+    assert.match(none.stderr, /No resources found in default namespace/);
+    assert.match(await ok('get', 'deploy,rs,pods'), /deployment.apps\/spring-deployment/);
+    assert.match(await ok('get', 'deploy', 'spring-deployment', '-o', 'yaml'), /^kind: Deployment$/m);
+  });
+
+  it('scales, labels, annotates and patches (strategic, merge, json)', async () => {
+    assert.match(await ok('scale', 'deploy/spring-deployment', '--replicas=3'), /scaled/);
+    assert.equal(await ok('get', 'deploy', 'spring-deployment', '-o', 'jsonpath={.spec.replicas}'), '3');
+    await ok('label', 'deploy/spring-deployment', 'tier=backend');
+    await ok('annotate', 'deploy/spring-deployment', 'owner=team-a');
+    assert.match(await ok('get', 'deploy', '-l', 'tier=backend', '-o', 'name'), /spring-deployment/);
+    await ok(
+      'patch',
+      'deploy/spring-deployment',
+      '-p',
+      '{"spec":{"template":{"spec":{"containers":[{"name":"spring-container","image":"spring-server:1.1"}]}}}}',
+    );
+    const c = JSON.parse(
+      await ok('get', 'deploy', 'spring-deployment', '-o', 'jsonpath={.spec.template.spec.containers[0]}'),
+    ) as {
+      image: string;
+      ports: { containerPort: number }[];
+    };
+    assert.equal(c.image, 'spring-server:1.1');
+    assert.equal(c.ports[0]!.containerPort, 8080, 'a strategic merge keeps the other container fields');
+    await ok(
+      'patch',
+      'deploy/spring-deployment',
+      '--type=merge',
+      '-p',
+      '{"metadata":{"labels":{"tier":null}}}',
+    );
+    assert.equal(
+      await ok('get', 'deploy', 'spring-deployment', '-o', 'jsonpath={.metadata.labels.tier}'),
+      '',
+    );
+    await ok(
+      'patch',
+      'deploy/spring-deployment',
+      '--type=json',
+      '-p',
+      '[{"op":"add","path":"/spec/minReadySeconds","value":5}]',
+    );
+    assert.equal(
+      await ok('get', 'deploy', 'spring-deployment', '-o', 'jsonpath={.spec.minReadySeconds}'),
+      '5',
+    );
+    assert.equal(
+      await ok('get', 'deploy', 'spring-deployment', '-o', 'jsonpath={.metadata.generation}'),
+      '4',
+    );
+  });
+
+  it('get -w sees a concurrent change', async () => {
+    // -v=6 logs each response as it arrives: the watch's "200 OK" line says it is open.
+    const watching = k.kubectlStart('get', 'cm', '-w', '--request-timeout=8s', '-o', 'name', '-v=6');
+    await eventually('the watch to start', async () =>
+      /GET .*configmaps\?.*watch=true.* 200 OK/.test(watching.output().stderr) ? true : undefined,
+    );
+    await k.kubectlIn(
+      '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"watched"},"data":{"a":"b"}}',
+      'apply',
+      '-f',
+      '-',
+    );
+    await eventually('the watch to print the new ConfigMap', async () =>
+      /configmap\/watched/.test(watching.output().stdout) ? true : undefined,
+    );
+    await watching.done;
+  });
+
+  it('delete -f removes what apply created', async () => {
+    assert.match(await ok('delete', '-f', FIXTURE), /deployment.apps "spring-deployment" deleted/);
+    const r = await k.kubectl('get', 'deploy', 'spring-deployment');
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /NotFound|not found/);
+  });
+});
+
+describe('k8ts server answers bad requests with the Kubernetes status and writes nothing', () => {
+  let k: K8tsServer;
+  before(async () => {
+    k = await startK8tsServer();
+  });
+  after(async () => {
+    await k?.stop();
+  });
+
+  const deployment = (patch: Record<string, unknown> = {}, spec: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', ...patch },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'c', image: 'spring-server:1.0' }] },
+        },
+        ...spec,
+      },
+    });
+  const deployments = '/apis/apps/v1/namespaces/default/deployments';
+  const cases: {
+    what: string;
+    method: string;
+    path: string;
+    body?: string;
+    type?: string;
+    code: number;
+    reason: string;
+    field?: string;
+  }[] = [
+    {
+      what: 'malformed YAML',
+      method: 'POST',
+      path: deployments,
+      body: 'kind: [',
+      type: 'application/yaml',
+      code: 400,
+      reason: 'BadRequest',
+    },
+    {
+      what: 'malformed JSON',
+      method: 'POST',
+      path: deployments,
+      body: '{"kind":',
+      code: 400,
+      reason: 'BadRequest',
+    },
+    {
+      what: 'invalid name',
+      method: 'POST',
+      path: deployments,
+      body: deployment({ name: 'Web_1' }),
+      code: 422,
+      reason: 'Invalid',
+      field: 'metadata.name',
+    },
+    {
+      what: 'missing name',
+      method: 'POST',
+      path: deployments,
+      body: deployment({ name: undefined }),
+      code: 422,
+      reason: 'Invalid',
+      field: 'metadata.name',
+    },
+    {
+      what: 'missing image',
+      method: 'POST',
+      path: deployments,
+      body: deployment(
+        {},
+        { template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c' }] } } },
+      ),
+      code: 422,
+      reason: 'Invalid',
+      field: 'spec.template.spec.containers[0].image',
+    },
+    {
+      what: 'selector not matching template labels',
+      method: 'POST',
+      path: deployments,
+      body: deployment({}, { selector: { matchLabels: { app: 'other' } } }),
+      code: 422,
+      reason: 'Invalid',
+      field: 'spec.template.metadata.labels',
+    },
+    {
+      what: 'negative replicas',
+      method: 'POST',
+      path: deployments,
+      body: deployment({}, { replicas: -1 }),
+      code: 422,
+      reason: 'Invalid',
+      field: 'spec.replicas',
+    },
+    {
+      what: 'stale resourceVersion',
+      method: 'PUT',
+      path: `${deployments}/existing`,
+      body: deployment({ name: 'existing', resourceVersion: '1' }),
+      code: 409,
+      reason: 'Conflict',
+    },
+    {
+      what: 'oversized body',
+      method: 'POST',
+      path: deployments,
+      body: 'x'.repeat(3 * 1024 * 1024 + 1),
+      code: 413,
+      reason: 'RequestEntityTooLarge',
+    },
+    {
+      what: 'unknown kind',
+      method: 'POST',
+      path: '/apis/apps/v1/namespaces/default/widgets',
+      body: '{}',
+      code: 404,
+      reason: 'NotFound',
+    },
+    {
+      what: 'wrong kind for the path',
+      method: 'POST',
+      path: '/api/v1/namespaces/default/configmaps',
+      body: deployment(),
+      code: 400,
+      reason: 'BadRequest',
+    },
+    {
+      what: 'unknown content type',
+      method: 'POST',
+      path: deployments,
+      body: deployment(),
+      type: 'text/plain',
+      code: 415,
+      reason: 'UnsupportedMediaType',
+    },
+    {
+      what: 'wrong verb',
+      method: 'PUT',
+      path: deployments,
+      body: deployment(),
+      code: 405,
+      reason: 'MethodNotAllowed',
+    },
+    {
+      what: 'missing namespace',
+      method: 'POST',
+      path: '/apis/apps/v1/namespaces/nowhere/deployments',
+      body: deployment(),
+      code: 404,
+      reason: 'NotFound',
+    },
+    {
+      what: 'bad label selector',
+      method: 'GET',
+      path: `${deployments}?labelSelector=${encodeURIComponent('a in (')}`,
+      code: 400,
+      reason: 'BadRequest',
+    },
+    {
+      what: 'unsupported field selector',
+      method: 'GET',
+      path: `${deployments}?fieldSelector=spec.bogus%3Dx`,
+      code: 400,
+      reason: 'BadRequest',
+    },
+    { what: 'unknown object', method: 'GET', path: `${deployments}/nope`, code: 404, reason: 'NotFound' },
+  ];
+
+  it('each bad request gets its code and reason, and the store revision does not move', async () => {
+    const existing = await fetch(k.url + deployments, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: deployment({ name: 'existing' }),
+    });
+    assert.equal(existing.status, 201, await existing.text());
+    const revision = async () =>
+      (
+        (await (await fetch(`${k.url}/api/v1/namespaces`)).json()) as {
+          metadata: { resourceVersion: string };
+        }
+      ).metadata.resourceVersion;
+    const before = await revision();
+    for (const c of cases) {
+      const init: RequestInit = {
+        method: c.method,
+        headers: { 'Content-Type': c.type ?? 'application/json' },
+      };
+      if (c.body !== undefined) init.body = c.body;
+      const r = await fetch(k.url + c.path, init);
+      const status = (await r.json()) as {
+        kind: string;
+        code: number;
+        reason: string;
+        details?: { causes?: { field?: string }[] };
+      };
+      assert.equal(r.status, c.code, `${c.what}: ${JSON.stringify(status)}`);
+      assert.equal(status.kind, 'Status', c.what);
+      assert.equal(status.code, c.code, c.what);
+      assert.equal(status.reason, c.reason, c.what);
+      if (c.field)
+        assert.ok(
+          status.details?.causes?.some((x) => x.field === c.field),
+          `${c.what}: ${JSON.stringify(status.details)}`,
+        );
+    }
+    assert.equal(await revision(), before, 'no bad request wrote anything');
+  });
+});

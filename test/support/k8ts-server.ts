@@ -1,0 +1,153 @@
+/**
+ * Starts a real `k8ts server` (the built CLI, `dist/cli.js`) for end-to-end tests, on a
+ * free port with a fresh data dir, and runs the real `kubectl` against it.
+ *
+ *   const k = await startK8tsServer();
+ *   after(() => k.stop());
+ *   const r = await k.kubectl('get', 'ns');
+ *
+ * Readiness is the "listening on" line the CLI prints once the port is bound and the
+ * kubeconfig written — no sleeping. stop() signals exactly the server's PID and removes
+ * the data dir.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+
+export interface K8tsServer {
+  url: string;
+  dataDir: string;
+  kubeconfig: string;
+  pid: number;
+  /** Runs kubectl with this cluster's kubeconfig and a private cache dir; never rejects on a non-zero exit. */
+  kubectl(...args: string[]): Promise<CommandResult>;
+  /** Like kubectl(), writing `stdin` to it. */
+  kubectlIn(stdin: string, ...args: string[]): Promise<CommandResult>;
+  /**
+   * Starts kubectl without waiting for it (for `get -w`): `output()` is what it printed so
+   * far, `done` its result.
+   */
+  kubectlStart(...args: string[]): {
+    output(): { stdout: string; stderr: string };
+    done: Promise<CommandResult>;
+  };
+  /** The server's stderr so far (JSON log lines). */
+  logs(): string;
+  /** SIGTERM, wait for exit (SIGKILL after 10 s), remove the data dir. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface K8tsServerOptions {
+  /** Extra CLI flags (e.g. `['--datastore', 'memory']`). */
+  args?: string[];
+  /** Reuse a data dir (e.g. to test restarts); it is then not removed by stop(). */
+  dataDir?: string;
+  readyTimeoutMs?: number;
+}
+
+/** Runs a command with a deadline; resolves with its exit code and output. */
+export function run(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; stdin?: string; timeoutMs?: number } = {},
+): Promise<CommandResult> {
+  return start(cmd, args, opts).done;
+}
+
+/** Starts a command with a deadline; its output so far is readable while it runs. */
+export function start(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; stdin?: string; timeoutMs?: number } = {},
+): { output(): { stdout: string; stderr: string }; done: Promise<CommandResult> } {
+  const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<CommandResult>((resolve, reject) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+  child.stdin.end(opts.stdin ?? '');
+  return { output: () => ({ stdout, stderr }), done };
+}
+
+export async function startK8tsServer(opts: K8tsServerOptions = {}): Promise<K8tsServer> {
+  const ownDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'k8ts-e2e-'));
+  const cacheDir = mkdtempSync(join(tmpdir(), 'k8ts-kubectl-cache-'));
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [CLI, 'server', '--port', '0', '--disable-agent', '--data-dir', dataDir, ...(opts.args ?? [])],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `k8ts server not ready within ${opts.readyTimeoutMs ?? 20_000} ms:\n${stdout}\n${stderr}`,
+          ),
+        ),
+      opts.readyTimeoutMs ?? 20_000,
+    );
+    child.stdout!.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const m = /listening on (\S+)/.exec(stdout);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`k8ts server exited with ${code} before it was ready:\n${stdout}\n${stderr}`));
+    });
+  });
+  const kubeconfig = join(dataDir, 'kubeconfig.yaml');
+  const env = { ...process.env, KUBECONFIG: kubeconfig };
+  let stopped: Promise<void> | undefined;
+  return {
+    url,
+    dataDir,
+    kubeconfig,
+    pid: child.pid!,
+    kubectl: (...args) => run('kubectl', ['--cache-dir', cacheDir, ...args], { env }),
+    kubectlIn: (stdin, ...args) => run('kubectl', ['--cache-dir', cacheDir, ...args], { env, stdin }),
+    kubectlStart: (...args) => start('kubectl', ['--cache-dir', cacheDir, ...args], { env }),
+    logs: () => stderr,
+    stop: () =>
+      (stopped ??= (async () => {
+        if (child.exitCode === null && child.signalCode === null) {
+          const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+          child.kill('SIGTERM');
+          const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(timer);
+        }
+        process.removeListener('exit', killOnExit);
+        rmSync(cacheDir, { recursive: true, force: true });
+        if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+      })()),
+  };
+}
