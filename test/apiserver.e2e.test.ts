@@ -83,6 +83,26 @@ describe('k8ts server with real kubectl', () => {
     assert.equal(d.metadata.generation, 1);
   });
 
+  it('kubectl apply --validate=strict refuses unknown fields; --validate=false drops them', async () => {
+    const manifest = (name: string) =>
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name },
+        data: { a: 'b' },
+        bogus: { x: 1 },
+      });
+    const strict = await k.kubectlIn(manifest('strict-cm'), 'apply', '-f', '-');
+    assert.notEqual(strict.code, 0);
+    assert.match(strict.stderr, /strict decoding error: unknown field "bogus"/);
+    assert.equal((await k.kubectl('get', 'cm', 'strict-cm')).code, 1, 'nothing was created');
+    const lax = await k.kubectlIn(manifest('lax-cm'), 'apply', '--validate=false', '-f', '-');
+    assert.equal(lax.code, 0, lax.stderr);
+    const stored = JSON.parse(await ok('get', 'cm', 'lax-cm', '-o', 'json')) as Record<string, unknown>;
+    assert.equal(stored.bogus, undefined);
+    assert.deepEqual(stored.data, { a: 'b' });
+  });
+
   it('prints tables with the columns kubectl users know', async () => {
     const deploy = await ok('get', 'deploy');
     assert.match(deploy, /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE$/m);

@@ -27,6 +27,15 @@ import { WatchCache } from './watchcache.js';
 import { discoveryResponse, type DocumentResponse } from './discovery.js';
 import { openAPIResponse, warmOpenAPI } from './openapi.js';
 import {
+  applyFieldValidation,
+  duplicateFields,
+  fieldValidationDirective,
+  formatGoValue,
+  loadFieldSchemas,
+  pruneUnknownFields,
+  warningHeaders,
+} from './fieldvalidation.js';
+import {
   APPLY_PATCH_TYPE,
   applyPatch,
   createFromApply,
@@ -110,6 +119,7 @@ export class ApiServer {
     await this.bootstrap();
     // Built once up front (about 0.3 s) so the first kubectl does not wait for it.
     await warmOpenAPI();
+    await loadFieldSchemas();
     const server = createServer((req, res) => void this.handle(req, res));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
@@ -299,7 +309,15 @@ export class ApiServer {
         return;
       }
       case 'create': {
-        const body = decodeObject(await readBody(req), req.headers['content-type']);
+        const body = this.decodeChecked(
+          await readBody(req),
+          req,
+          res,
+          q,
+          'create',
+          rr,
+          sub === undefined ? rr.resource.model : undefined,
+        );
         if (sub === 'binding') {
           await bindPod(registry, rr.namespace!, rr.name!, body, dryRun);
           writeJson(res, 201, {
@@ -329,7 +347,15 @@ export class ApiServer {
         return;
       }
       case 'update': {
-        const body = decodeObject(await readBody(req), req.headers['content-type']);
+        const body = this.decodeChecked(
+          await readBody(req),
+          req,
+          res,
+          q,
+          'update',
+          rr,
+          sub === 'scale' ? 'V1Scale' : rr.resource.model,
+        );
         if (sub === 'scale') {
           writeJson(res, 200, await updateScale(registry, rr.namespace!, rr.name!, body, dryRun));
           return;
@@ -392,7 +418,12 @@ export class ApiServer {
           const patched = await registry.guaranteedUpdate(
             rr.namespace,
             rr.name!,
-            (current) => applyPatch({ contentType: type, original: current, patch: body, ...common }),
+            (current) => {
+              const patched = applyPatch({ contentType: type, original: current, patch: body, ...common });
+              // Server-side apply rejects undeclared fields itself, whatever the directive.
+              if (!isApply) this.checkPatchedFields(patched, type, body, res, q, rr.resource.model);
+              return patched;
+            },
             {
               ...(isApply ? { dryRun } : write),
               ...(sub === 'status' ? { subresource: 'status' as const } : {}),
@@ -455,6 +486,59 @@ export class ApiServer {
           `${rr.verb} is not supported on ${rr.resource.resource} yet`,
         );
     }
+  }
+
+  /**
+   * Decodes a create/update body and applies `fieldValidation` (Strict: 400 for unknown
+   * or duplicate fields; Warn, the default: `Warning` headers). Unknown fields are dropped
+   * either way, as Kubernetes' decoder does. `model` undefined: no schema check
+   * (bodies that are not stored, such as bindings and evictions).
+   */
+  private decodeChecked(
+    raw: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    q: URLSearchParams,
+    verb: 'create' | 'update',
+    rr: ResourceRequest,
+    model: string | undefined,
+  ): KubeObject {
+    const directive = fieldValidationDirective(q, verb);
+    const obj = decodeObject(raw, req.headers['content-type']);
+    if (!model) return obj;
+    const isJson = !/yaml/i.test(req.headers['content-type'] ?? '');
+    const duplicate = directive !== 'Ignore' && isJson ? duplicateFields(raw, { model, parsed: obj }) : [];
+    const unknown = pruneUnknownFields(model, obj);
+    const { warnings } = applyFieldValidation(
+      directive,
+      { unknown, duplicate },
+      { verb, kind: rr.resource.kind, version: rr.resource.version },
+    );
+    for (const h of warningHeaders(warnings)) res.appendHeader('Warning', h);
+    return obj;
+  }
+
+  /** fieldValidation for a patched object (Strict: 422 naming the patch, as Kubernetes). */
+  private checkPatchedFields(
+    patched: KubeObject,
+    type: string,
+    rawPatch: string,
+    res: ServerResponse,
+    q: URLSearchParams,
+    model: string,
+  ): void {
+    const directive = fieldValidationDirective(q, 'patch');
+    const duplicate =
+      directive !== 'Ignore' && type !== 'application/json-patch+json' ? duplicateFields(rawPatch) : [];
+    const badValue =
+      directive === 'Strict'
+        ? type === 'application/strategic-merge-patch+json'
+          ? formatGoValue(JSON.parse(rawPatch))
+          : JSON.stringify(patched)
+        : '';
+    const unknown = pruneUnknownFields(model, patched);
+    const { warnings } = applyFieldValidation(directive, { unknown, duplicate }, { verb: 'patch', badValue });
+    if (!res.headersSent) for (const h of warningHeaders(warnings)) res.appendHeader('Warning', h);
   }
 
   private async watchCache(r: ResourceInfo): Promise<WatchCache> {
