@@ -14,7 +14,8 @@ const HELP = `k8ts — a small, real Kubernetes
 Usage:
   k8ts server      [--data-dir DIR] [--bind-address ADDR] [--port N] [--datastore sqlite|etcd|memory]
                    [--etcd-endpoints URL,...] [--disable-agent] [--node-name NAME] [--node-ip IP]
-                   [--log-level LEVEL]
+                   [--log-level LEVEL] [--etcd-compaction-interval 5m] [--min-request-timeout 1800]
+                   [--default-watch-cache-size N]
   k8ts agent       --server URL (--token T | --token-file F) [--node-name NAME] [--node-ip IP]
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
   k8ts kubeconfig  [--data-dir DIR]
@@ -49,6 +50,9 @@ async function server(argv: string[]): Promise<number> {
       'node-name': { type: 'string' },
       'node-ip': { type: 'string' },
       'log-level': { type: 'string', default: 'info' },
+      'etcd-compaction-interval': { type: 'string', default: '5m' },
+      'min-request-timeout': { type: 'string', default: '1800' },
+      'default-watch-cache-size': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -74,6 +78,20 @@ async function server(argv: string[]): Promise<number> {
   if (!values['disable-agent']) {
     throw new UsageError('the node agent is not built yet in this version; run with --disable-agent');
   }
+  const compactionIntervalSeconds = parseDuration(
+    values['etcd-compaction-interval']!,
+    '--etcd-compaction-interval',
+  );
+  const minRequestTimeout = values['min-request-timeout']!;
+  if (!/^[1-9]\d*$/.test(minRequestTimeout)) {
+    throw new UsageError(
+      `--min-request-timeout must be a positive number of seconds, got ${minRequestTimeout}`,
+    );
+  }
+  const cacheSize = values['default-watch-cache-size'];
+  if (cacheSize !== undefined && !/^[1-9]\d*$/.test(cacheSize)) {
+    throw new UsageError(`--default-watch-cache-size must be a positive number of events, got ${cacheSize}`);
+  }
   const { startControl } = await import('./control/main.js');
   const control = await startControl({
     dataDir: values['data-dir'] ?? defaultDataDir(),
@@ -82,6 +100,9 @@ async function server(argv: string[]): Promise<number> {
     datastore,
     etcdEndpoints,
     logLevel: logLevel as (typeof LOG_LEVELS)[number],
+    compactionIntervalSeconds,
+    minRequestTimeoutSeconds: Number(minRequestTimeout),
+    ...(cacheSize ? { watchCacheSize: Number(cacheSize) } : {}),
   });
   process.stdout.write(
     `k8ts server listening on ${control.url}\nkubeconfig: ${control.kubeconfigPath}\ntry: KUBECONFIG=${control.kubeconfigPath} kubectl get namespaces\n`,
@@ -93,6 +114,28 @@ async function server(argv: string[]): Promise<number> {
   });
   await control.stop();
   return 0;
+}
+
+/**
+ * Parses a duration as Go prints them (`300ms`, `10s`, `5m`, `1h30m`) into seconds.
+ * @throws UsageError naming `flag` when malformed or not positive.
+ */
+export function parseDuration(text: string, flag: string): number {
+  const units: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
+  let rest = text;
+  let seconds = 0;
+  while (rest.length > 0) {
+    const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)/.exec(rest);
+    if (!m)
+      throw new UsageError(`${flag} must be a duration such as 30s, 5m or 1h, got ${JSON.stringify(text)}`);
+    seconds += Number(m[1]) * units[m[2]!]!;
+    rest = rest.slice(m[0].length);
+  }
+  if (!(seconds > 0))
+    throw new UsageError(
+      `${flag} must be a positive duration such as 30s, 5m or 1h, got ${JSON.stringify(text)}`,
+    );
+  return seconds;
 }
 
 function kubeconfigCommand(argv: string[]): number {

@@ -25,6 +25,12 @@ export interface ControlConfig {
   datastore: 'sqlite' | 'etcd' | 'memory';
   etcdEndpoints: string[];
   logLevel: LogLevel;
+  /** Seconds between store compactions (kube-apiserver's --etcd-compaction-interval); default 300. */
+  compactionIntervalSeconds?: number;
+  /** See ApiServerConfig.minRequestTimeoutSeconds. */
+  minRequestTimeoutSeconds?: number;
+  /** See ApiServerConfig.watchCacheSize. */
+  watchCacheSize?: number;
 }
 
 /** A running control process. */
@@ -60,6 +66,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   const store: Store = await openStore(storeCfg);
   const compactor = new Compactor({
     store,
+    ...(cfg.compactionIntervalSeconds ? { intervalMs: cfg.compactionIntervalSeconds * 1000 } : {}),
     onError: (err) => logger.warn('compaction failed', { error: String(err) }),
   });
   const api = new ApiServer({
@@ -69,6 +76,8 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
     bindAddress: cfg.bindAddress,
     port: cfg.port,
     logger,
+    ...(cfg.minRequestTimeoutSeconds ? { minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds } : {}),
+    ...(cfg.watchCacheSize ? { watchCacheSize: cfg.watchCacheSize } : {}),
   });
   let address: { address: string; port: number };
   try {
@@ -100,12 +109,16 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   };
 }
 
-/** The admin kubeconfig for `url` (plain HTTP until TLS and authentication are built). */
+/**
+ * The admin kubeconfig for `url` (plain HTTP until TLS and authentication are built).
+ * `insecure-skip-tls-verify` is set because @kubernetes/client-node refuses an http://
+ * server otherwise; it has no effect on plain HTTP and goes away with TLS.
+ */
 export function kubeconfig(url: string): string {
   return toYaml({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'k8ts', cluster: { server: url } }],
+    clusters: [{ name: 'k8ts', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
     users: [{ name: 'admin', user: {} }],
     contexts: [{ name: 'k8ts', context: { cluster: 'k8ts', user: 'admin', namespace: 'default' } }],
     'current-context': 'k8ts',

@@ -31,3 +31,41 @@ describe('k8ts CLI', () => {
     assert.equal(r.stdout, '');
   });
 });
+
+describe('k8ts server flags', () => {
+  const cases: [string[], RegExp][] = [
+    [['server', '--port', '0'], /the node agent is not built yet in this version; run with --disable-agent/],
+    [['server', '--disable-agent', '--port', 'abc'], /--port must be 0–65535, got abc/],
+    [
+      ['server', '--disable-agent', '--datastore', 'mysql'],
+      /--datastore must be sqlite, etcd or memory, got mysql/,
+    ],
+    [['server', '--disable-agent', '--datastore', 'etcd'], /--datastore etcd needs --etcd-endpoints/],
+    [
+      ['server', '--disable-agent', '--log-level', 'loud'],
+      /--log-level must be one of error, warn, info, debug/,
+    ],
+    [
+      ['server', '--disable-agent', '--etcd-compaction-interval', '5x'],
+      /--etcd-compaction-interval must be a duration such as 30s, 5m or 1h/,
+    ],
+    [
+      ['server', '--disable-agent', '--min-request-timeout', '0'],
+      /--min-request-timeout must be a positive number of seconds/,
+    ],
+    [['server', '--disable-agent', '--no-such-flag'], /Unknown option '--no-such-flag'/],
+  ];
+  for (const [args, message] of cases) {
+    it(`refuses ${args.slice(1).join(' ')} with exit code 2 and a message saying what to fix`, () => {
+      const r = k8ts(...args);
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, message);
+    });
+  }
+
+  it('kubeconfig says where to start the server when the data dir has none', () => {
+    const r = k8ts('kubeconfig', '--data-dir', '/nonexistent-k8ts-dir');
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /no kubeconfig at \/nonexistent-k8ts-dir\/kubeconfig\.yaml; start 'k8ts server'/);
+  });
+});

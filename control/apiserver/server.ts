@@ -57,6 +57,14 @@ export interface ApiServerConfig {
   port?: number;
   logger: winston.Logger;
   now?: () => Date;
+  /**
+   * Seconds; a watch without `timeoutSeconds` ends after a random time between this and
+   * twice this (kube-apiserver's `--min-request-timeout`, default 1800), so clients
+   * reconnect spread out.
+   */
+  minRequestTimeoutSeconds?: number;
+  /** A fixed watch-cache history size per resource (events); default adaptive 100–102400. */
+  watchCacheSize?: number;
 }
 
 /** Namespaces that exist from the start, as in every Kubernetes cluster. */
@@ -548,6 +556,7 @@ export class ApiServer {
         store: this.cfg.store,
         prefix: storagePrefix(r),
         typeMeta: { apiVersion: groupVersion(r), kind: r.kind },
+        ...(this.cfg.watchCacheSize ? { capacity: this.cfg.watchCacheSize } : {}),
         onError: (err) => this.cfg.logger.warn('watch cache', { resource: r.resource, error: String(err) }),
       });
       entry = { cache, started: cache.start() };
@@ -580,7 +589,10 @@ export class ApiServer {
     const timeoutParam = q.get('timeoutSeconds');
     if (timeoutParam !== null && !/^\d+$/.test(timeoutParam))
       throw badRequest(`timeoutSeconds: Invalid value: "${timeoutParam}": must be a non-negative integer`);
-    const timeoutMs = timeoutParam ? Number(timeoutParam) * 1000 : (1800 + Math.random() * 1800) * 1000;
+    const minTimeout = this.cfg.minRequestTimeoutSeconds ?? 1800;
+    const timeoutMs = timeoutParam
+      ? Number(timeoutParam) * 1000
+      : (minTimeout + Math.random() * minTimeout) * 1000;
     const table = negotiateTable(req.headers.accept);
     const toRow = table
       ? tableWatchTransformer(rr.resource, {
