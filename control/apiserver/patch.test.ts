@@ -13,6 +13,10 @@ import {
   type ApplyPatchOptions,
 } from './patch.js';
 import { ApiError } from './status.js';
+import { loadModels } from './openapi.js';
+
+// The patch schemas come from the client-node models the OpenAPI catalog loads.
+await loadModels();
 
 const FIXTURE = readFileSync(
   new URL('../../../shared/fixtures/spring-deployment.yaml', import.meta.url),

@@ -4,9 +4,6 @@
  * for several control processes) or `memory` (tests).
  */
 import { join } from 'node:path';
-import { EtcdStore } from './etcd.js';
-import { MemoryStore } from './memory.js';
-import { SqliteStore } from './sqlite.js';
 import type { Store } from './store.js';
 
 export type {
@@ -40,16 +37,23 @@ export function sqlitePath(dataDir: string): string {
  */
 export async function openStore(cfg: StoreConfig): Promise<Store> {
   switch (cfg.datastore) {
-    case 'memory':
+    // Each backend is loaded only when chosen: the etcd client (gRPC) alone costs ~15 MB.
+    case 'memory': {
+      const { MemoryStore } = await import('./memory.js');
       return new MemoryStore();
-    case 'sqlite':
+    }
+    case 'sqlite': {
+      const { SqliteStore } = await import('./sqlite.js');
       return SqliteStore.open({ path: sqlitePath(cfg.dataDir) });
-    case 'etcd':
+    }
+    case 'etcd': {
+      const { EtcdStore } = await import('./etcd.js');
       if (cfg.endpoints.length === 0) throw new Error('--datastore etcd needs --etcd-endpoints URL[,URL...]');
       return EtcdStore.open(
         cfg.namespace === undefined
           ? { endpoints: cfg.endpoints }
           : { endpoints: cfg.endpoints, namespace: cfg.namespace },
       );
+    }
   }
 }

@@ -5,6 +5,10 @@ import { ApiError } from '../status.js';
 import { LAST_APPLIED_ANNOTATION, serverSideApply, type ServerSideApplyOptions } from './apply.js';
 import type { JsonObject } from './json.js';
 import { recordUpdate } from './record-update.js';
+import { loadModels } from '../openapi.js';
+
+// The patch schemas come from the client-node models the OpenAPI catalog loads.
+await loadModels();
 
 const T0 = new Date('2026-01-01T00:00:00Z');
 const T1 = new Date('2026-01-01T00:01:00Z');

@@ -9,7 +9,7 @@
  * (a model the package does not have, `any`, a field a model does not declare) is
  * `untyped`, which the mechanisms treat as plain JSON (maps merge by key, lists replace).
  */
-import * as clientNode from '@kubernetes/client-node';
+import { modelAttributeTypeMap } from '../openapi.js';
 
 /** The type of a value at some place in an object. */
 export type SchemaType =
@@ -22,42 +22,22 @@ export type SchemaType =
 export const SCALAR: SchemaType = { kind: 'scalar' };
 export const UNTYPED: SchemaType = { kind: 'untyped' };
 
-interface AttributeType {
-  name: string;
-  baseName: string;
-  type: string;
-}
+const fieldCache = new Map<string, ReadonlyMap<string, SchemaType>>();
 
-interface ModelClass {
-  getAttributeTypeMap(): AttributeType[];
-}
-
-const models = clientNode as unknown as Record<string, unknown>;
-const fieldCache = new Map<string, ReadonlyMap<string, SchemaType> | null>();
-
-function modelClass(model: string): ModelClass | undefined {
-  if (!Object.prototype.hasOwnProperty.call(models, model)) return undefined;
-  const c = models[model];
-  if (typeof c !== 'function') return undefined;
-  const fn = (c as unknown as Partial<ModelClass>).getAttributeTypeMap;
-  return typeof fn === 'function' ? (c as unknown as ModelClass) : undefined;
-}
-
-/** The fields of a client-node model by JSON name, or undefined if there is no such model. */
+/**
+ * The fields of a client-node model by JSON name, or undefined if there is no such model
+ * (or it is not loaded: the models come from openapi.ts's catalog, which the API server
+ * loads at start-up with `loadModels()`; a model it never reaches is treated as untyped).
+ */
 export function modelFields(model: string): ReadonlyMap<string, SchemaType> | undefined {
   let fields = fieldCache.get(model);
   if (fields === undefined) {
-    const c = modelClass(model);
-    if (c) {
-      const m = new Map<string, SchemaType>();
-      for (const a of c.getAttributeTypeMap()) m.set(a.baseName, parseTypeName(a.type));
-      fields = m;
-    } else {
-      fields = null;
-    }
+    const attrs = modelAttributeTypeMap(model);
+    if (!attrs) return undefined;
+    fields = new Map(attrs.map((a) => [a.baseName, parseTypeName(a.type)]));
     fieldCache.set(model, fields);
   }
-  return fields ?? undefined;
+  return fields;
 }
 
 const SCALAR_TYPES = new Set(['string', 'number', 'boolean', 'Date', 'IntOrString']);
@@ -70,7 +50,7 @@ export function parseTypeName(t: string): SchemaType {
   if (list) return { kind: 'list', elem: parseTypeName(list[1]!) };
   const map = /^\{\s*\[key: string\]:\s*(.+?);?\s*\}$/.exec(type);
   if (map) return { kind: 'map', elem: parseTypeName(map[1]!) };
-  if (modelClass(type)) return { kind: 'struct', model: type };
+  if (modelAttributeTypeMap(type)) return { kind: 'struct', model: type };
   return UNTYPED;
 }
 

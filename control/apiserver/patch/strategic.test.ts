@@ -2,6 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JsonObject } from './json.js';
 import { SmpError, strategicMergePatch } from './strategic.js';
+import { loadModels } from '../openapi.js';
+
+// The patch schemas come from the client-node models the OpenAPI catalog loads.
+await loadModels();
 
 /** A Pod whose containers are given by name (`'a'`) or whole. */
 function pod(spec: JsonObject): JsonObject {
