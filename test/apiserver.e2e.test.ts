@@ -173,6 +173,57 @@ describe('k8ts server with real kubectl', () => {
     );
   });
 
+  it('api-resources, explain and server-side apply behave as against a real cluster', async () => {
+    const resources = await ok('api-resources');
+    assert.match(resources, /^deployments\s+deploy\s+apps\/v1\s+true\s+Deployment$/m);
+    assert.match(resources, /^pods\s+po\s+v1\s+true\s+Pod$/m);
+    assert.match(resources, /^nodes\s+no\s+v1\s+false\s+Node$/m);
+    assert.match(
+      await ok('explain', 'deployment.spec.replicas'),
+      /FIELD: replicas <integer>[\s\S]*Number of desired pods/,
+    );
+
+    const cm = (value: string) =>
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'ssa' },
+        data: { key: value },
+      });
+    const first = await k.kubectlIn(cm('one'), 'apply', '--server-side', '-f', '-');
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /configmap\/ssa serverside-applied/);
+    await k.kubectlIn(cm('two'), 'apply', '--server-side', '-f', '-');
+    const applied = JSON.parse(await ok('get', 'cm', 'ssa', '-o', 'json', '--show-managed-fields')) as {
+      data: Record<string, string>;
+      metadata: { managedFields: { manager: string; operation: string }[] };
+    };
+    assert.deepEqual(applied.data, { key: 'two' });
+    assert.ok(applied.metadata.managedFields.some((m) => m.manager === 'kubectl' && m.operation === 'Apply'));
+    // Another manager changing an applied field conflicts unless forced.
+    const conflict = await k.kubectlIn(
+      cm('three'),
+      'apply',
+      '--server-side',
+      '--field-manager=other',
+      '-f',
+      '-',
+    );
+    assert.notEqual(conflict.code, 0);
+    assert.match(conflict.stderr, /conflict with "kubectl"/);
+    const forced = await k.kubectlIn(
+      cm('three'),
+      'apply',
+      '--server-side',
+      '--field-manager=other',
+      '--force-conflicts',
+      '-f',
+      '-',
+    );
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.equal(await ok('get', 'cm', 'ssa', '-o', 'jsonpath={.data.key}'), 'three');
+  });
+
   it('get -w sees a concurrent change', async () => {
     // -v=6 logs each response as it arrives: the watch's "200 OK" line says it is open.
     const watching = k.kubectlStart('get', 'cm', '-w', '--request-timeout=8s', '-o', 'name', '-v=6');
