@@ -464,3 +464,34 @@ describe('k8ts server answers bad requests with the Kubernetes status and writes
     assert.equal(await revision(), before, 'no bad request wrote anything');
   });
 });
+
+describe('namespaces', () => {
+  let k: K8tsServer;
+  before(async () => {
+    k = await startK8tsServer();
+  });
+  after(async () => {
+    await k?.stop();
+  });
+
+  it('deleting a namespace deletes what is in it; system namespaces cannot be deleted', async () => {
+    const apply = await k.kubectlIn(
+      [
+        '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}}',
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"team"},"data":{"a":"b"}}',
+      ].join('\n'),
+      'apply',
+      '-f',
+      '-',
+    );
+    assert.equal(apply.code, 0, apply.stderr);
+    assert.equal((await k.kubectl('get', 'sa', 'default', '-n', 'team')).code, 0);
+    const del = await k.kubectl('delete', 'namespace', 'team');
+    assert.equal(del.code, 0, del.stderr);
+    const r = await fetch(`${k.url}/api/v1/namespaces/team/configmaps`);
+    assert.deepEqual(((await r.json()) as { items: unknown[] }).items, []);
+    const sys = await k.kubectl('delete', 'namespace', 'kube-system');
+    assert.notEqual(sys.code, 0);
+    assert.match(sys.stderr, /this namespace may not be deleted/);
+  });
+});

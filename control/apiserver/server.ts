@@ -470,6 +470,9 @@ export class ApiServer {
             `DELETE is not supported on ${rr.resource.resource}/${sub}`,
           );
         const opts = await deleteOptions(req, q);
+        if (rr.resource.group === '' && rr.resource.resource === 'namespaces') {
+          await this.deleteNamespaceContents(rr.name!, opts);
+        }
         const result = await registry.delete(rr.namespace, rr.name!, opts);
         writeJson(res, result.deleted ? 200 : 202, result.object);
         return;
@@ -637,6 +640,37 @@ export class ApiServer {
       timer.unref();
     });
     await finished;
+  }
+
+  /**
+   * Deletes everything in a namespace before the namespace itself. A stopgap: in
+   * Kubernetes the namespace goes `Terminating` and the namespace controller empties it;
+   * until k8ts has that controller, the API server empties it within the DELETE. The
+   * system namespaces may not be deleted (403, as Kubernetes).
+   */
+  private async deleteNamespaceContents(namespace: string, opts: DeleteOptions): Promise<void> {
+    if ((SYSTEM_NAMESPACES as readonly string[]).includes(namespace)) {
+      throw new ApiError(
+        403,
+        'Forbidden',
+        `namespaces "${namespace}" is forbidden: this namespace may not be deleted`,
+        {
+          name: namespace,
+          kind: 'namespaces',
+        },
+      );
+    }
+    await this.registry('', 'v1', 'namespaces').get(undefined, namespace); // 404 when missing
+    for (const [r, registry] of this.registries) {
+      if (!r.namespaced) continue;
+      for (const item of (await registry.list(namespace)).items) {
+        try {
+          await registry.delete(namespace, item.metadata!.name!, opts);
+        } catch (err) {
+          if (!(err instanceof ApiError && err.code === 404)) throw err;
+        }
+      }
+    }
   }
 
   /**
