@@ -33,6 +33,7 @@
  * whose import alone takes over a second); each document is serialized once and cached
  * with its SHA-512 ETag.
  */
+import { PATCH_CONTENT_TYPES } from './media-types.js';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -165,13 +166,7 @@ export const CONTENT_TYPE_OPENAPI_V2_PROTOBUF = 'application/com.github.proto-op
 /** OpenAPI v3 protobuf; not served (406). kubectl asks for application/json. */
 export const CONTENT_TYPE_OPENAPI_V3_PROTOBUF = 'application/com.github.proto-openapi.spec.v3@v1.0+protobuf';
 
-/** The request bodies a PATCH accepts: JSON patch, merge patch, strategic merge patch, server-side apply. */
-export const PATCH_CONTENT_TYPES = [
-  'application/json-patch+json',
-  'application/merge-patch+json',
-  'application/strategic-merge-patch+json',
-  'application/apply-patch+yaml',
-] as const;
+export { PATCH_CONTENT_TYPES } from './media-types.js';
 
 // ---------------------------------------------------------------------------------------
 // Definition names

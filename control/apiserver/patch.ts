@@ -35,14 +35,8 @@ import { ApiError, badRequest, invalid, unsupportedMediaType } from './status.js
 export { recordUpdate, type RecordUpdateOptions } from './patch/record-update.js';
 export { LAST_APPLIED_ANNOTATION } from './patch/apply.js';
 
-/** The patch media types, in the order Kubernetes lists them in a 415. */
-export const PATCH_CONTENT_TYPES = [
-  'application/json-patch+json',
-  'application/merge-patch+json',
-  'application/strategic-merge-patch+json',
-  'application/apply-patch+yaml',
-] as const;
-export type PatchContentType = (typeof PATCH_CONTENT_TYPES)[number];
+import { PATCH_CONTENT_TYPES, type PatchContentType } from './media-types.js';
+export { PATCH_CONTENT_TYPES, type PatchContentType } from './media-types.js';
 
 export const APPLY_PATCH_TYPE: PatchContentType = 'application/apply-patch+yaml';
 

@@ -6,7 +6,15 @@
 import { decodeContinue, encodeContinue } from './continue.js';
 import { StorageError } from './errors.js';
 import type { KeyValue, ListOptions, ListResult, Store, Watch, WatchEvent, WatchHandler } from './store.js';
-import { checkKey, checkPrefix, checkRevision, checkValue, prefixEnd } from './validate.js';
+import {
+  checkKey,
+  checkPrefix,
+  checkRevision,
+  checkValue,
+  prefixEnd,
+  readRevision,
+  watchStart,
+} from './validate.js';
 import { WatchHub } from './watch-hub.js';
 
 /** One write of one key: a value, or a tombstone. */
@@ -128,17 +136,7 @@ export class MemoryStore implements Store {
   async watch(prefix: string, sinceRevision: number, handler: WatchHandler): Promise<Watch> {
     this.checkOpen();
     checkPrefix(prefix);
-    checkRevision(sinceRevision, 'sinceRevision', true);
-    const since = sinceRevision === 0 ? this.revision : sinceRevision;
-    if (since < this.compacted - 1) {
-      throw new StorageError(
-        'Compacted',
-        `revision ${since} has been compacted (oldest is ${this.compacted})`,
-        {
-          compactRevision: this.compacted,
-        },
-      );
-    }
+    const since = watchStart(sinceRevision, this.revision, this.compacted);
     const replay = this.events.filter((e) => e.kv.modRevision > since && e.kv.key.startsWith(prefix));
     return this.hub.add(prefix, since, handler, replay);
   }
@@ -214,24 +212,7 @@ export class MemoryStore implements Store {
 
   /** Resolves the revision a read happens at, checking it against history. */
   private readRevision(requested: number | undefined): number {
-    if (requested === undefined || requested === 0) return this.revision;
-    checkRevision(requested, 'revision');
-    if (requested < this.compacted) {
-      throw new StorageError(
-        'Compacted',
-        `revision ${requested} has been compacted (oldest is ${this.compacted})`,
-        {
-          compactRevision: this.compacted,
-        },
-      );
-    }
-    if (requested > this.revision) {
-      throw new StorageError(
-        'FutureRevision',
-        `revision ${requested} is newer than the current ${this.revision}`,
-      );
-    }
-    return requested;
+    return readRevision(requested, this.revision, this.compacted);
   }
 
   private checkOpen(): void {

@@ -35,7 +35,15 @@ import { dirname } from 'node:path';
 import { decodeContinue, encodeContinue } from './continue.js';
 import { StorageError } from './errors.js';
 import type { KeyValue, ListOptions, ListResult, Store, Watch, WatchEvent, WatchHandler } from './store.js';
-import { checkKey, checkPrefix, checkRevision, checkValue, prefixEnd } from './validate.js';
+import {
+  checkKey,
+  checkPrefix,
+  checkRevision,
+  checkValue,
+  prefixEnd,
+  readRevision,
+  watchStart,
+} from './validate.js';
 import { WatchHub } from './watch-hub.js';
 
 /** The layout this code reads and writes; a newer file is refused rather than misread. */
@@ -287,15 +295,7 @@ export class SqliteStore implements Store {
   async watch(prefix: string, sinceRevision: number, handler: WatchHandler): Promise<Watch> {
     this.checkOpen();
     checkPrefix(prefix);
-    checkRevision(sinceRevision, 'sinceRevision', true);
-    const since = sinceRevision === 0 ? this.revision : sinceRevision;
-    if (since < this.compacted - 1) {
-      throw new StorageError(
-        'Compacted',
-        `revision ${since} has been compacted (oldest is ${this.compacted})`,
-        { compactRevision: this.compacted },
-      );
-    }
+    const since = watchStart(sinceRevision, this.revision, this.compacted);
     // Replay and registration in one synchronous step: commits (which publish) cannot
     // run in between, so the live stream starts exactly where the replay ends.
     if (since >= this.revision) return this.hub.add(prefix, since, handler, []);
@@ -467,22 +467,7 @@ export class SqliteStore implements Store {
 
   /** Resolves the revision a read happens at, checking it against history. */
   private readRevision(requested: number | undefined): number {
-    if (requested === undefined || requested === 0) return this.revision;
-    checkRevision(requested, 'revision');
-    if (requested < this.compacted) {
-      throw new StorageError(
-        'Compacted',
-        `revision ${requested} has been compacted (oldest is ${this.compacted})`,
-        { compactRevision: this.compacted },
-      );
-    }
-    if (requested > this.revision) {
-      throw new StorageError(
-        'FutureRevision',
-        `revision ${requested} is newer than the current ${this.revision}`,
-      );
-    }
-    return requested;
+    return readRevision(requested, this.revision, this.compacted);
   }
 
   /** Runs database work, reporting a failure of SQLite itself (I/O, corruption) as Unavailable. */

@@ -83,3 +83,39 @@ export function checkRevision(rev: unknown, what: string, allowZero = false): as
 export function prefixEnd(prefix: string): string {
   return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
 }
+
+/**
+ * The revision a read happens at, for backends that know their current and compacted
+ * revisions: `requested` undefined/0 → `current`.
+ * @throws StorageError InvalidArgument (not a positive integer), Compacted (older than
+ *   `compacted`), FutureRevision (newer than `current`).
+ */
+export function readRevision(requested: number | undefined, current: number, compacted: number): number {
+  if (requested === undefined || requested === 0) return current;
+  checkRevision(requested, 'revision');
+  if (requested < compacted) {
+    throw new StorageError('Compacted', `revision ${requested} has been compacted (oldest is ${compacted})`, {
+      compactRevision: compacted,
+    });
+  }
+  if (requested > current) {
+    throw new StorageError('FutureRevision', `revision ${requested} is newer than the current ${current}`);
+  }
+  return requested;
+}
+
+/**
+ * The start of a watch: events after `sinceRevision` (0 = after `current`). Events from
+ * `compacted` on are kept, so a watch may start at `compacted - 1` at the earliest.
+ * @throws StorageError InvalidArgument, Compacted.
+ */
+export function watchStart(sinceRevision: number, current: number, compacted: number): number {
+  checkRevision(sinceRevision, 'sinceRevision', true);
+  const since = sinceRevision === 0 ? current : sinceRevision;
+  if (since < compacted - 1) {
+    throw new StorageError('Compacted', `revision ${since} has been compacted (oldest is ${compacted})`, {
+      compactRevision: compacted,
+    });
+  }
+  return since;
+}
