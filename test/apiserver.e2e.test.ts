@@ -495,3 +495,85 @@ describe('namespaces', () => {
     assert.match(sys.stderr, /this namespace may not be deleted/);
   });
 });
+
+describe('write semantics found in review', () => {
+  let k: K8tsServer;
+  before(async () => {
+    k = await startK8tsServer();
+  });
+  after(async () => {
+    await k?.stop();
+  });
+  const cms = '/api/v1/namespaces/default/configmaps';
+  const send = async (method: string, path: string, body?: unknown, type = 'application/json') => {
+    const init: RequestInit = { method, headers: { 'Content-Type': type } };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    const r = await fetch(k.url + path, init);
+    return {
+      status: r.status,
+      body: (await r.json()) as {
+        metadata?: { resourceVersion?: string; creationTimestamp?: string };
+        items?: unknown[];
+        reason?: string;
+      },
+    };
+  };
+
+  it('a dry-run delete deletes nothing', async () => {
+    assert.equal((await send('POST', cms, { metadata: { name: 'keep' } })).status, 201);
+    assert.equal((await send('DELETE', `${cms}/keep?dryRun=All`)).status, 200);
+    assert.equal((await send('GET', `${cms}/keep`)).status, 200);
+    const r = await k.kubectl('delete', 'cm', 'keep', '--dry-run=server');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((await send('GET', `${cms}/keep`)).status, 200);
+  });
+
+  it('a write that changes nothing keeps the resourceVersion', async () => {
+    const created = await send('POST', cms, { metadata: { name: 'same', labels: { a: 'b' } } });
+    const rv = created.body.metadata!.resourceVersion;
+    const put = await send('PUT', `${cms}/same`, created.body);
+    assert.equal(put.body.metadata!.resourceVersion, rv);
+    const patched = await send('PATCH', `${cms}/same`, {}, 'application/merge-patch+json');
+    assert.equal(patched.body.metadata!.resourceVersion, rv);
+    const relabel = await k.kubectl('label', 'cm', 'same', 'a=b', '--overwrite');
+    assert.equal(relabel.code, 0, relabel.stderr);
+    assert.equal((await send('GET', `${cms}/same`)).body.metadata!.resourceVersion, rv);
+  });
+
+  it('a changed creationTimestamp is ignored, not refused', async () => {
+    const created = await send('POST', cms, { metadata: { name: 'ts' } });
+    const body = {
+      ...created.body,
+      metadata: { ...created.body.metadata, creationTimestamp: '2001-01-01T00:00:00Z' },
+      data: { x: 'y' },
+    };
+    const put = await send('PUT', `${cms}/ts`, body);
+    assert.equal(put.status, 200);
+    assert.equal(put.body.metadata!.creationTimestamp, created.body.metadata!.creationTimestamp);
+  });
+
+  it('watching one object by name sees only that object', async () => {
+    await send('POST', cms, { metadata: { name: 'other' } });
+    const r = await fetch(`${k.url}${cms}/same?watch=true&timeoutSeconds=1&resourceVersion=0`);
+    const lines = (await r.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { object: { metadata: { name: string } } });
+    assert.deepEqual(
+      lines.map((l) => l.object.metadata.name),
+      ['same'],
+    );
+  });
+
+  it('deletecollection needs a namespace; PUT creates a missing Lease', async () => {
+    assert.equal((await send('DELETE', '/api/v1/configmaps')).status, 405);
+    assert.equal((await send('GET', cms)).body.items!.length >= 3, true);
+    const lease = await send('PUT', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1', {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'n1' },
+      spec: { holderIdentity: 'n1', leaseDurationSeconds: 40 },
+    });
+    assert.equal(lease.status, 201);
+  });
+});

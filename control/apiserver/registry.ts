@@ -61,6 +61,8 @@ export interface WriteOptions {
 }
 
 export interface DeleteOptions {
+  /** Do everything but write (`dryRun=All`): the answer shows what would happen. */
+  dryRun?: boolean;
   /** Seconds; 0 = immediately. Only pods bound to a node honour a grace period (as Kubernetes). */
   gracePeriodSeconds?: number;
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
@@ -252,6 +254,7 @@ export class Registry {
     if (expected && expected !== current.modRevision) throw conflict(this.ref(name));
     const old = decode(current);
     const next = this.prepareUpdate(obj, old, opts.subresource);
+    if (unchanged(next, old)) return old;
     opts.beforeWrite?.(next, old);
     if (opts.dryRun) return next;
     try {
@@ -288,6 +291,7 @@ export class Registry {
       const expected = parseResourceVersion(meta.resourceVersion, 'metadata.resourceVersion');
       if (expected && expected !== kv.modRevision) throw conflict(this.ref(name));
       const next = this.prepareUpdate(changed, current, opts.subresource);
+      if (unchanged(next, current)) return current;
       opts.beforeWrite?.(next, current);
       if (opts.dryRun) return next;
       try {
@@ -350,6 +354,7 @@ export class Registry {
       const grace = this.gracePeriod(current, opts);
       try {
         if (finalizers.size === 0 && grace === 0) {
+          if (opts.dryRun) return { object: current, deleted: true };
           const { deleted } = await this.store.delete(kv.key, kv.modRevision);
           return { object: decode(deleted), deleted: true };
         }
@@ -362,6 +367,7 @@ export class Registry {
         }
         if (finalizers.size > 0) m.finalizers = [...finalizers];
         else delete m.finalizers;
+        if (opts.dryRun) return { object: next, deleted: false };
         const written = await this.store.update(kv.key, encode(next), kv.modRevision);
         return { object: decode(written), deleted: false };
       } catch (err) {
@@ -406,12 +412,14 @@ export class Registry {
     const oldMeta = old.metadata!;
     const errors: FieldError[] = [];
     // System fields: keep the stored ones; a different value sent by the client is an error.
-    for (const f of ['uid', 'creationTimestamp'] as const) {
-      if (meta[f] !== undefined && meta[f] !== oldMeta[f]) {
-        errors.push(invalidField(`metadata.${f}`, meta[f], 'field is immutable'));
-      }
-      meta[f] = oldMeta[f];
+    // System fields: the stored ones win. A different uid is an error (it names another
+    // object); a different creationTimestamp is silently replaced, as Kubernetes does, so
+    // manifests exported from elsewhere still apply.
+    if (meta.uid !== undefined && meta.uid !== oldMeta.uid) {
+      errors.push(invalidField('metadata.uid', meta.uid, 'field is immutable'));
     }
+    meta.uid = oldMeta.uid;
+    meta.creationTimestamp = oldMeta.creationTimestamp;
     meta.generation = oldMeta.generation;
     meta.deletionTimestamp = oldMeta.deletionTimestamp;
     meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
@@ -513,6 +521,16 @@ export class Registry {
       ? { group: this.resource.group, resource: this.resource.resource }
       : { group: this.resource.group, resource: this.resource.resource, name };
   }
+}
+
+/**
+ * True when an update would store exactly what is stored: Kubernetes then skips the
+ * write, so the resourceVersion stays and watchers see no MODIFIED event.
+ */
+function unchanged(next: KubeObject, old: KubeObject): boolean {
+  const { resourceVersion: _a, ...nextMeta } = next.metadata ?? {};
+  const { resourceVersion: _b, ...oldMeta } = old.metadata ?? {};
+  return isDeepStrictEqual({ ...next, metadata: nextMeta }, { ...old, metadata: oldMeta });
 }
 
 /** The stored form: JSON without `metadata.resourceVersion`. */

@@ -67,6 +67,9 @@ export interface ApiServerConfig {
   watchCacheSize?: number;
 }
 
+/** Resources whose PUT creates a missing object (Kubernetes' AllowCreateOnUpdate). */
+const CREATE_ON_UPDATE = new Set(['leases', 'endpoints', 'events']);
+
 /** Namespaces that exist from the start, as in every Kubernetes cluster. */
 export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
 
@@ -375,7 +378,27 @@ export class ApiServer {
             `PUT is not supported on ${rr.resource.resource}/${sub}`,
           );
         const opts = sub === 'status' ? { ...write, subresource: 'status' as const } : write;
-        const updated = await registry.update(rr.namespace, rr.name!, body, opts);
+        let updated: KubeObject;
+        try {
+          updated = await registry.update(rr.namespace, rr.name!, body, opts);
+        } catch (err) {
+          // Leases, Endpoints and Events are created by a PUT to a missing name, as
+          // Kubernetes' AllowCreateOnUpdate for these kinds.
+          if (!(
+            sub === undefined &&
+            CREATE_ON_UPDATE.has(rr.resource.resource) &&
+            err instanceof ApiError &&
+            err.code === 404 &&
+            err.details?.name === rr.name
+          ))
+            throw err;
+          const meta = (body.metadata ??= {});
+          if (meta.name !== undefined && meta.name !== rr.name) throw err;
+          meta.name = rr.name!;
+          delete meta.resourceVersion;
+          writeJson(res, 201, await registry.create(rr.namespace, body, write));
+          return;
+        }
         if (!dryRun) await registry.finishDeletionIfDone(updated);
         writeJson(res, 200, updated);
         return;
@@ -470,14 +493,21 @@ export class ApiServer {
             `DELETE is not supported on ${rr.resource.resource}/${sub}`,
           );
         const opts = await deleteOptions(req, q);
-        if (rr.resource.group === '' && rr.resource.resource === 'namespaces') {
-          await this.deleteNamespaceContents(rr.name!, opts);
+        if (rr.resource.group === '' && rr.resource.resource === 'namespaces' && !opts.dryRun) {
+          await this.deleteNamespaceContents(rr.name!, opts.gracePeriodSeconds);
         }
         const result = await registry.delete(rr.namespace, rr.name!, opts);
         writeJson(res, result.deleted ? 200 : 202, result.object);
         return;
       }
       case 'deletecollection': {
+        if (rr.resource.namespaced && rr.namespace === undefined) {
+          throw new ApiError(
+            405,
+            'MethodNotAllowed',
+            `deletecollection of ${rr.resource.resource} needs a namespace`,
+          );
+        }
         const opts = await deleteOptions(req, q);
         const list = await registry.list(rr.namespace, listQuery(q, registry));
         for (const item of list.items) {
@@ -584,6 +614,8 @@ export class ApiServer {
     q: URLSearchParams,
   ): Promise<void> {
     const query = listQuery(q, registry);
+    // GET .../name?watch=true watches that one object, as Kubernetes does.
+    const only = rr.name;
     const rv = q.get('resourceVersion') ?? '';
     if (rv !== '' && !/^\d{1,16}$/.test(rv))
       throw badRequest(
@@ -605,7 +637,8 @@ export class ApiServer {
         })
       : undefined;
     const cache = await this.watchCache(rr.resource);
-    const filtered = query.labelSelector !== undefined || query.fieldSelector !== undefined;
+    const filtered =
+      query.labelSelector !== undefined || query.fieldSelector !== undefined || only !== undefined;
     res.writeHead(200, {
       'Content-Type': 'application/json',
       'Transfer-Encoding': 'chunked',
@@ -618,7 +651,12 @@ export class ApiServer {
         ...(rr.namespace !== undefined ? { namespace: rr.namespace } : {}),
         sinceRevision: rv === '' ? undefined : Number(rv),
         ...(q.get('sendInitialEvents') === 'true' ? { sendInitialEvents: true } : {}),
-        ...(filtered ? { filter: (obj: KubeObject) => registry.matches(obj, query) } : {}),
+        ...(filtered
+          ? {
+              filter: (obj: KubeObject) =>
+                (only === undefined || obj.metadata?.name === only) && registry.matches(obj, query),
+            }
+          : {}),
         allowBookmarks: q.get('allowWatchBookmarks') === 'true',
         timeoutMs,
         onEvent: (ev) => {
@@ -628,9 +666,11 @@ export class ApiServer {
               : ev.line();
           return res.write(line);
         },
-        onClose: () => {
+        onClose: (reason) => {
           clearTimeout(timer);
-          res.end();
+          // A watcher too slow to keep up is cut off, not left with a full send buffer.
+          if (reason === 'too slow') res.destroy();
+          else res.end();
           resolve();
         },
       });
@@ -648,7 +688,12 @@ export class ApiServer {
    * until k8ts has that controller, the API server empties it within the DELETE. The
    * system namespaces may not be deleted (403, as Kubernetes).
    */
-  private async deleteNamespaceContents(namespace: string, opts: DeleteOptions): Promise<void> {
+  private async deleteNamespaceContents(
+    namespace: string,
+    gracePeriodSeconds: number | undefined,
+  ): Promise<void> {
+    // Contents go in the background, whatever the namespace's own propagation policy.
+    const opts: DeleteOptions = gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds };
     if ((SYSTEM_NAMESPACES as readonly string[]).includes(namespace)) {
       throw new ApiError(
         403,
@@ -757,6 +802,8 @@ async function deleteOptions(req: IncomingMessage, q: URLSearchParams): Promise<
   }
   const pre = body.preconditions as DeleteOptions['preconditions'] | undefined;
   if (pre) opts.preconditions = pre;
+  const bodyDryRun = Array.isArray(body.dryRun) && (body.dryRun as unknown[]).includes('All');
+  if (q.getAll('dryRun').includes('All') || bodyDryRun) opts.dryRun = true;
   return opts;
 }
 
