@@ -113,7 +113,7 @@ describe('decodeObject', () => {
     ['kind: [', 'application/yaml', 400],
     ['[1,2]', 'application/json', 400],
     ['"str"', 'application/json', 400],
-    ['x', 'application/vnd.kubernetes.protobuf', 415],
+    ['x', 'application/vnd.kubernetes.protobuf', 400],
     ['x', 'text/plain', 415],
   ];
   for (const [body, type, code] of bad) {

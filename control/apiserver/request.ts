@@ -1,10 +1,11 @@
 /**
  * Request parsing for the API server: which resource a URL names (Kubernetes' request
- * info resolver), and the request body (JSON or YAML, at most 3 MiB).
+ * info resolver), and the request body (JSON, YAML or protobuf, at most 3 MiB).
  */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import type { KubeObject } from '../../api/object.js';
+import { decodeProtobufObject, PROTOBUF_MEDIA_TYPE } from './protobuf.js';
 import { findResource, type ResourceInfo, type Subresource } from './resources.js';
 import {
   badRequest,
@@ -112,7 +113,9 @@ function verbOf(method: string, name: string | undefined, query: URLSearchParams
 }
 
 /**
- * Reads a request body of at most `limit` bytes.
+ * Reads a request body of at most `limit` bytes, as UTF-8 text — except a protobuf body
+ * (Content-Type application/vnd.kubernetes.protobuf), which is binary: it comes back as
+ * latin1, one char per byte, which decodeObject turns back into the bytes.
  * @throws ApiError 413 when it is larger (the rest is not read).
  */
 export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
@@ -131,7 +134,8 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  const bytes = Buffer.concat(chunks);
+  return bytes.toString(mediaType(req.headers['content-type']) === PROTOBUF_MEDIA_TYPE ? 'latin1' : 'utf8');
 }
 
 /** The media types an object body may be sent in. */
@@ -147,12 +151,17 @@ export function mediaType(contentType: string | undefined): string {
 }
 
 /**
- * Decodes an object body (POST/PUT) from JSON or YAML.
- * @throws ApiError 415 for other media types (protobuf is not served), 400 for a body
- *   that does not parse or is not an object.
+ * Decodes an object body (POST/PUT) from JSON, YAML or protobuf (protobuf.ts). A string
+ * body is readBody's: UTF-8 text, or latin1 for protobuf.
+ * @throws ApiError 415 for other media types, 400 for a body that does not parse or is
+ *   not an object.
  */
-export function decodeObject(body: string, contentType: string | undefined): KubeObject {
+export function decodeObject(raw: Buffer | string, contentType: string | undefined): KubeObject {
   const type = mediaType(contentType) || 'application/json';
+  if (type === PROTOBUF_MEDIA_TYPE) {
+    return decodeProtobufObject(typeof raw === 'string' ? Buffer.from(raw, 'latin1') : raw);
+  }
+  const body = typeof raw === 'string' ? raw : raw.toString('utf8');
   let value: unknown;
   if (type === 'application/json') {
     try {
@@ -167,7 +176,7 @@ export function decodeObject(body: string, contentType: string | undefined): Kub
       throw badRequest(`the body of the request could not be decoded as YAML: ${(err as Error).message}`);
     }
   } else {
-    throw unsupportedMediaType(type, ['application/json', 'application/yaml']);
+    throw unsupportedMediaType(type, OBJECT_MEDIA_TYPES);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw badRequest('the body of the request must be a JSON or YAML object');
