@@ -195,6 +195,26 @@ export function runStoreConformance(name: string, makeStore: StoreFactory): void
           call: (s) => s.create('/registry/pods/default/a', '{not json'),
         },
         {
+          what: 'value over 1.5 MiB',
+          code: 'InvalidValue',
+          call: (s) => s.create('/registry/pods/default/a', json({ d: 'x'.repeat(1.5 * 1024 * 1024) })),
+        },
+        {
+          what: 'lone surrogate in a value',
+          code: 'InvalidValue',
+          call: (s) => s.create('/registry/pods/default/a', '"\uD800"'),
+        },
+        {
+          what: 'lone surrogate in a key',
+          code: 'InvalidKey',
+          call: (s) => s.create('/registry/pods/default/a\uDC00', json({})),
+        },
+        {
+          what: 'key over 1 KiB',
+          code: 'InvalidKey',
+          call: (s) => s.create(`/registry/pods/default/${'k'.repeat(1100)}`, json({})),
+        },
+        {
           what: 'non-string value',
           code: 'InvalidValue',
           call: (s) => s.create('/registry/pods/default/a', { a: 1 } as unknown as string),
@@ -496,6 +516,8 @@ export function runStoreConformance(name: string, makeStore: StoreFactory): void
         await rejectsWith(s.list('/registry/pods/', { revision: old }), 'Compacted');
         await rejectsWith(s.get('/registry/pods/default/a', { revision: old }), 'Compacted');
         await rejectsWith(s.watch('/registry/pods/', old, new EventSink().handler), 'Compacted');
+        // A watch needs the state at its start revision (each event carries its previous value).
+        await rejectsWith(s.watch('/registry/pods/', at - 1, new EventSink().handler), 'Compacted');
 
         const now = await s.list('/registry/pods/default/', { revision: at });
         assert.deepEqual(

@@ -336,7 +336,7 @@ export class EtcdStore implements Store {
    *
    * etcd accepts a watch from a compacted revision and cancels it only later, from its
    * background sync (about 100 ms), with no reason text through etcd3. So the start is
-   * checked first: a read at sinceRevision + 1 that fails with "compacted" rejects the
+   * checked first: a read at sinceRevision that fails with "compacted" rejects the
    * promise with Compacted. A compaction that races the start, or that overtakes a watch
    * while it is disconnected, ends it through onError with Compacted instead. See
    * etcd-watch.ts for how reconnections keep events exactly-once.
@@ -348,7 +348,9 @@ export class EtcdStore implements Store {
     checkPrefix(prefix);
     checkRevision(sinceRevision, 'sinceRevision', true);
     const startRevision = sinceRevision > 0 ? sinceRevision + 1 : 0;
-    if (startRevision > 0 && !(await this.readable(startRevision))) {
+    // The state at sinceRevision must be readable: etcd reads each event's previous value
+    // at the revision before it, so a watch from compacted - 1 would lose prevKv.
+    if (startRevision > 0 && !(await this.readable(sinceRevision))) {
       throw await this.compactedError(sinceRevision);
     }
     this.checkOpen();

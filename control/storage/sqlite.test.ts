@@ -61,11 +61,10 @@ describe('SqliteStore', () => {
       assert.equal(await s.get(gone.key), undefined);
       await assert.rejects(s.get(a.key, { revision: a.modRevision }), (e) => isStorageError(e, 'Compacted'));
       // The history after the compaction point replays with previous values.
-      const events = await collect(s, '/registry/pods/', a2.modRevision - 1, 4);
+      const events = await collect(s, '/registry/pods/', a2.modRevision, 3);
       assert.deepEqual(
         events.map((e) => [e.type, e.kv.key, e.kv.modRevision, e.prevKv?.modRevision]),
         [
-          ['PUT', a.key, a2.modRevision, a.modRevision],
           ['PUT', '/registry/pods/default/b', a2.modRevision + 1, undefined],
           ['PUT', gone.key, gone.modRevision, undefined],
           ['DELETE', gone.key, rev, gone.modRevision],

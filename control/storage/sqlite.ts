@@ -290,7 +290,7 @@ export class SqliteStore implements Store {
   /**
    * As store.ts: replays the log rows after `sinceRevision` under `prefix` (prevKv from
    * the row at prev_revision), then goes on live through the in-process WatchHub.
-   * Compacted when sinceRevision < compactedRevision() - 1, exactly as memory.ts.
+   * Compacted when sinceRevision < compactedRevision(), exactly as memory.ts.
    */
   async watch(prefix: string, sinceRevision: number, handler: WatchHandler): Promise<Watch> {
     this.checkOpen();

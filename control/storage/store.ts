@@ -118,14 +118,14 @@ export interface Store {
    * Watches every key under `prefix` for changes with revision > `sinceRevision`
    * (sinceRevision 0 = from now on). Past events still in history are replayed first,
    * then live ones, with no gap and no duplicate.
-   * @throws StorageError Compacted (the promise rejects) when events after sinceRevision
-   *   are no longer all in history; InvalidKey, InvalidArgument.
+   * @throws StorageError Compacted (the promise rejects) when the state at sinceRevision
+   *   is no longer readable (sinceRevision < compactedRevision()); InvalidKey, InvalidArgument.
    */
   watch(prefix: string, sinceRevision: number, handler: WatchHandler): Promise<Watch>;
 
   /**
    * Discards history older than `revision`: afterwards reads at revisions < `revision`
-   * and watches with sinceRevision < revision - 1 fail with Compacted. The state at
+   * and watches with sinceRevision < revision fail with Compacted. The state at
    * `revision` and later stays readable. Compacting at or below a previous compaction is
    * a no-op.
    * @throws StorageError InvalidArgument, FutureRevision.

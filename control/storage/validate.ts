@@ -7,6 +7,14 @@ import { StorageError } from './errors.js';
 /** Every key lives under this prefix (as kube-apiserver's default `--etcd-prefix`). */
 export const KEY_ROOT = '/registry/';
 
+/** The largest value stored, in bytes: 1.5 MiB, etcd's default request limit (and so Kubernetes' object limit). */
+export const MAX_VALUE_BYTES = 1.5 * 1024 * 1024;
+/** The longest key, in bytes (names are at most 253 characters; this leaves room for the rest of the path). */
+export const MAX_KEY_BYTES = 1024;
+
+/** A UTF-16 surrogate without its pair: not encodable as UTF-8, so backends would alter it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /**
  * Checks a key (`/registry/...`, no NUL, no empty segments at the end).
  * @throws StorageError InvalidKey.
@@ -23,6 +31,11 @@ export function checkKey(key: unknown): asserts key is string {
   }
   if (key.includes('\0') || key.endsWith('/')) {
     throw new StorageError('InvalidKey', `key ${JSON.stringify(key)} must not contain NUL or end with '/'`, {
+      key,
+    });
+  }
+  if (Buffer.byteLength(key) > MAX_KEY_BYTES || LONE_SURROGATE.test(key)) {
+    throw new StorageError('InvalidKey', `key must be valid UTF-8 of at most ${MAX_KEY_BYTES} bytes`, {
       key,
     });
   }
@@ -58,6 +71,16 @@ export function checkPrefix(prefix: unknown): asserts prefix is string {
 export function checkValue(value: unknown): asserts value is string {
   if (typeof value !== 'string')
     throw new StorageError('InvalidValue', `value must be a JSON string, got ${typeof value}`);
+  const bytes = Buffer.byteLength(value);
+  if (bytes > MAX_VALUE_BYTES) {
+    throw new StorageError(
+      'InvalidValue',
+      `value of ${bytes} bytes exceeds the limit of ${MAX_VALUE_BYTES} bytes`,
+    );
+  }
+  if (LONE_SURROGATE.test(value)) {
+    throw new StorageError('InvalidValue', 'value is not valid UTF-8 text (it has a lone surrogate)');
+  }
   try {
     JSON.parse(value);
   } catch (err) {
@@ -105,14 +128,16 @@ export function readRevision(requested: number | undefined, current: number, com
 }
 
 /**
- * The start of a watch: events after `sinceRevision` (0 = after `current`). Events from
- * `compacted` on are kept, so a watch may start at `compacted - 1` at the earliest.
+ * The start of a watch: events after `sinceRevision` (0 = after `current`). The state at
+ * `sinceRevision` must still be readable (so every event can carry its previous value,
+ * which etcd reads at the revision before the event): a watch may start at `compacted`
+ * at the earliest.
  * @throws StorageError InvalidArgument, Compacted.
  */
 export function watchStart(sinceRevision: number, current: number, compacted: number): number {
   checkRevision(sinceRevision, 'sinceRevision', true);
   const since = sinceRevision === 0 ? current : sinceRevision;
-  if (since < compacted - 1) {
+  if (since < compacted) {
     throw new StorageError('Compacted', `revision ${since} has been compacted (oldest is ${compacted})`, {
       compactRevision: compacted,
     });

@@ -59,7 +59,7 @@ export class WatchHub {
   failAll(err: StorageError): void {
     for (const w of this.watchers) {
       w.done = true;
-      queueMicrotask(() => w.handler.onError(err));
+      queueMicrotask(() => safeOnError(w.handler, err));
     }
     this.watchers.clear();
   }
@@ -79,8 +79,20 @@ export class WatchHub {
         // A handler that throws loses its watch rather than breaking the other watchers.
         w.done = true;
         this.watchers.delete(w);
-        w.handler.onError(new StorageError('Unavailable', `watch handler failed: ${(err as Error).message}`));
+        safeOnError(
+          w.handler,
+          new StorageError('Unavailable', `watch handler failed: ${(err as Error).message}`),
+        );
       }
     });
+  }
+}
+
+/** Calls onError; a handler that throws there too cannot take the process down with it. */
+function safeOnError(handler: WatchHandler, err: StorageError): void {
+  try {
+    handler.onError(err);
+  } catch {
+    // Nothing more can be told to a watcher whose error handler fails.
   }
 }
