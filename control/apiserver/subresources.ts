@@ -42,9 +42,9 @@ export async function updateScale(
   scale: KubeObject,
   dryRun: boolean,
 ): Promise<KubeObject> {
-  const replicas = (scale.spec as { replicas?: unknown } | undefined)?.replicas;
+  // Go clients omit a zero `replicas` (omitempty), so a missing value means 0, as in Kubernetes.
+  const replicas = (scale.spec as { replicas?: unknown } | undefined)?.replicas ?? 0;
   const ref = { group: 'autoscaling', resource: 'scale', name };
-  if (replicas === undefined) replicasInvalid(ref, replicas, 'Required value');
   if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0 || replicas > 2 ** 31 - 1) {
     replicasInvalid(ref, replicas, 'must be greater than or equal to 0');
   }
@@ -70,9 +70,9 @@ function replicasInvalid(
 ): never {
   throw invalid('Scale', ref, [
     {
-      reason: value === undefined ? 'FieldValueRequired' : 'FieldValueInvalid',
+      reason: 'FieldValueInvalid',
       field: 'spec.replicas',
-      message: value === undefined ? message : `Invalid value: ${JSON.stringify(value)}: ${message}`,
+      message: `Invalid value: ${JSON.stringify(value)}: ${message}`,
     },
   ]);
 }
