@@ -565,6 +565,41 @@ describe('write semantics found in review', () => {
     );
   });
 
+  it('a Scale without spec.replicas (as Go clients send 0) scales to zero', async () => {
+    const d = await k.kubectlIn(
+      JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'zero' },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'zero' } },
+          template: {
+            metadata: { labels: { app: 'zero' } },
+            spec: { containers: [{ name: 'c', image: 'spring-server:1.0' }] },
+          },
+        },
+      }),
+      'apply',
+      '-f',
+      '-',
+    );
+    assert.equal(d.code, 0, d.stderr);
+    const r = await send('PUT', '/apis/apps/v1/namespaces/default/deployments/zero/scale', {
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: { name: 'zero', namespace: 'default' },
+      spec: {},
+    });
+    assert.equal(r.status, 200);
+    assert.equal(
+      await (
+        await k.kubectl('get', 'deploy', 'zero', '-o', 'jsonpath={.spec.replicas}')
+      ).stdout,
+      '0',
+    );
+  });
+
   it('deletecollection needs a namespace; PUT creates a missing Lease', async () => {
     assert.equal((await send('DELETE', '/api/v1/configmaps')).status, 405);
     assert.equal((await send('GET', cms)).body.items!.length >= 3, true);
