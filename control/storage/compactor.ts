@@ -9,6 +9,7 @@
  */
 import type { Store } from './store.js';
 
+/** The configuration of a Compactor: the store, and the interval (ms) with injectable timers. */
 export interface CompactorConfig {
   store: Store;
   /** Milliseconds between compactions; kube-apiserver's default is 5 minutes. */
@@ -20,8 +21,13 @@ export interface CompactorConfig {
   onError?: (err: unknown) => void;
 }
 
+/** kube-apiserver's default `--etcd-compaction-interval`: 5 minutes, in ms. */
 export const DEFAULT_COMPACTION_INTERVAL_MS = 5 * 60 * 1000;
 
+/**
+ * Compacts `store` every `intervalMs` at the revision seen one interval before.
+ * @throws Error from the constructor when intervalMs is not a positive number.
+ */
 export class Compactor {
   private readonly cfg: Required<Omit<CompactorConfig, 'store'>> & { store: Store };
   private handle: unknown;

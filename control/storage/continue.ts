@@ -5,6 +5,7 @@
  */
 import { StorageError } from './errors.js';
 
+/** Where a paginated list resumes: the snapshot revision and the first key of the next page. */
 export interface ContinuePoint {
   /** The revision all pages are read at. */
   revision: number;

@@ -25,6 +25,12 @@ interface Version {
   deleted: boolean;
 }
 
+/**
+ * The in-memory backend: per key, every version since the last compaction (values and
+ * tombstones), plus the ordered event log for watch replay. Reads at a past revision walk
+ * a key's versions; lists walk the sorted key array (O(keys) per list: fine for tests and
+ * simulated clusters, not for large data). Construct with `new MemoryStore()`.
+ */
 export class MemoryStore implements Store {
   readonly backend = 'memory' as const;
   private revision = 1;

@@ -52,6 +52,7 @@ export interface Watch {
   cancel(): void;
 }
 
+/** Options of `Store.list`. */
 export interface ListOptions {
   /** Read at this past revision instead of the current one (0/undefined = current). */
   revision?: number;
@@ -61,6 +62,7 @@ export interface ListOptions {
   continue?: string;
 }
 
+/** One page of a list: items in key order, the revision they were read at, and where to go on. */
 export interface ListResult {
   items: KeyValue[];
   /** The revision the list was read at (its `metadata.resourceVersion`). */
@@ -69,8 +71,13 @@ export interface ListResult {
   continue?: string;
 }
 
+/** The backend names of `--datastore`. */
 export type StoreBackend = 'memory' | 'sqlite' | 'etcd';
 
+/**
+ * The revisioned store (see the top of this file for the semantics every backend keeps).
+ * All methods reject with `StorageError` only.
+ */
 export interface Store {
   readonly backend: StoreBackend;
 

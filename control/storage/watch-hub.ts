@@ -20,6 +20,7 @@ interface Watcher {
   done: boolean;
 }
 
+/** The fan-out of committed events to the in-process watchers of one store. */
 export class WatchHub {
   private readonly watchers = new Set<Watcher>();
 
