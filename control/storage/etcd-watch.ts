@@ -25,6 +25,7 @@ import type { IWatchResponse, Watcher } from 'etcd3';
 import { StorageError } from './errors.js';
 import type { KeyValue, Watch, WatchEvent, WatchHandler } from './store.js';
 
+/** What an EtcdWatch needs: the etcd watch builder's inputs, the handler, and its retry deadline. */
 export interface EtcdWatchConfig {
   /** A watcher from `WatchBuilder.watcher()`: attached to the stream, not yet acknowledged. */
   watcher: Watcher;
@@ -46,6 +47,11 @@ export interface EtcdWatchConfig {
 
 type State = 'starting' | 'live' | 'ended';
 
+/**
+ * One Store watch over an etcd watch: converts responses to WatchEvent batches, tracks the
+ * next revision owed so a resumed stream neither repeats nor skips events, and ends once
+ * with onError on a failure it cannot resume from.
+ */
 export class EtcdWatch implements Watch {
   private state: State = 'starting';
   /** The revision of the next event to deliver (0 until known, for a watch "from now"). */

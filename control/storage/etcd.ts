@@ -34,6 +34,7 @@ import { StorageError, isStorageError } from './errors.js';
 import type { KeyValue, ListOptions, ListResult, Store, Watch, WatchHandler } from './store.js';
 import { KEY_ROOT, checkKey, checkPrefix, checkRevision, checkValue, prefixEnd } from './validate.js';
 
+/** Options of `EtcdStore.open`: client URLs, an optional key namespace, and deadlines in ms. */
 export interface EtcdStoreOptions {
   /** Client URLs of the etcd members, e.g. `['http://127.0.0.1:2379']`. */
   endpoints: string[];
@@ -69,6 +70,12 @@ type Policy = NonNullable<FaultHandling['global']>;
 type Backoff = NonNullable<FaultHandling['watchBackoff']>;
 type CallOptions = { deadline: number };
 
+/**
+ * The etcd backend: every Store operation is one etcd request or transaction (CAS through
+ * txn compares on create/mod revision), revisions are etcd's own, watches are etcd watches
+ * resumed exactly once across reconnects (etcd-watch.ts). Open with `EtcdStore.open()`;
+ * failures to reach etcd are `Unavailable`.
+ */
 export class EtcdStore implements Store {
   readonly backend = 'etcd' as const;
   private closed = false;
