@@ -1,0 +1,543 @@
+/**
+ * A small REST client for the Kubernetes API (client-go's rest.RESTClient plus the typed
+ * verbs of its dynamic client): JSON over node:http/https with a keep-alive agent,
+ * `metav1.Status` errors as `ApiStatusError`, per-request timeouts, and watches as async
+ * iterables of events.
+ *
+ * Connection settings take the shape a kubeconfig gives (server, CA, bearer token, client
+ * certificate and key), so TLS and authentication need no API change when the server
+ * gains them.
+ */
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import type { KubeList, KubeObject } from '../object.js';
+import type { FieldSelector } from '../meta/fields.js';
+import type { LabelSelector } from '../meta/labels.js';
+import { ApiStatusError, RequestTimeoutError } from './errors.js';
+import type { Status } from './errors.js';
+import { loadKubeconfig } from './kubeconfig.js';
+import type { KubeconfigOptions } from './kubeconfig.js';
+import { resourcePath } from './resource.js';
+import type { ResourceRef } from './resource.js';
+import { decodeWatchStream } from './watch.js';
+import type { WatchEvent, WatchStream } from './watch.js';
+
+/** How to reach and authenticate to an API server; PEM material is given as text, not paths. */
+export interface RestClientConfig {
+  /** Base URL, `http://127.0.0.1:6443` or `https://host:6443` (a path prefix is kept). */
+  server: string;
+  /** Bearer token, sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** PEM CA bundle that signed the server's certificate (default: Node's trusted roots). */
+  ca?: string;
+  /** PEM client certificate (with `key`) for TLS client authentication. */
+  cert?: string;
+  /** PEM private key of `cert`. */
+  key?: string;
+  /** Skip verification of the server's certificate (kubeconfig `insecure-skip-tls-verify`). */
+  insecureSkipTLSVerify?: boolean;
+  /** Name to verify the server's certificate against instead of the URL's host (`tls-server-name`). */
+  tlsServerName?: string;
+  /** `User-Agent` header; default `k8ts-client`. */
+  userAgent?: string;
+  /** Deadline of a non-watch request, milliseconds, from sending to the end of the body; default 30 000. */
+  timeoutMs?: number;
+}
+
+/** Patch flavours, as `kubectl patch --type` names them (`apply` is server-side apply). */
+export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
+
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  json: 'application/json-patch+json',
+  merge: 'application/merge-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  apply: 'application/apply-patch+yaml',
+};
+
+/** A label selector as the `?labelSelector=` string or a parsed selector (sent in canonical form). */
+export type LabelSelectorInput = string | LabelSelector;
+/** A field selector as the `?fieldSelector=` string or a parsed selector. */
+export type FieldSelectorInput = string | FieldSelector;
+
+/** Options every call takes. */
+export interface CallOptions {
+  /** Aborts the request; the call then rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Options of `list` (metav1.ListOptions). */
+export interface ListOptions extends CallOptions {
+  /** Namespace to list in; omitted: all namespaces (for namespaced resources). */
+  namespace?: string;
+  labelSelector?: LabelSelectorInput;
+  fieldSelector?: FieldSelectorInput;
+  /** Page size (objects); the response's `metadata.continue` fetches the next page. */
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+}
+
+/** Options of `watch` (metav1.ListOptions with `watch=true`). */
+export interface WatchOptions extends CallOptions {
+  namespace?: string;
+  labelSelector?: LabelSelectorInput;
+  fieldSelector?: FieldSelectorInput;
+  /** Start after this resourceVersion; omitted or '0': the current state first, as ADDED events. */
+  resourceVersion?: string;
+  /** Ask for BOOKMARK events (progress notifications carrying only a resourceVersion). */
+  allowWatchBookmarks?: boolean;
+  /**
+   * The server ends the watch after this many seconds. The client also gives up (the
+   * iteration throws RequestTimeoutError) if the stream is still open 30 s after that,
+   * which catches connections that died without a reset.
+   */
+  timeoutSeconds?: number;
+  sendInitialEvents?: boolean;
+}
+
+/** Options of writes (create, update, patch). */
+export interface WriteOptions extends CallOptions {
+  /** The field manager recorded in managedFields (required for `apply` patches). */
+  fieldManager?: string;
+  /** Validate and admit, but do not persist (`dryRun=All`). */
+  dryRun?: boolean;
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
+}
+
+/** Options of `create`. */
+export interface CreateOptions extends WriteOptions {
+  /** Namespace to create in; default: the object's `metadata.namespace`. */
+  namespace?: string;
+  /**
+   * POST to a subresource of the object named by `metadata.name` instead of the
+   * collection: `binding` (a Binding to pods/<name>/binding), `eviction`.
+   */
+  subresource?: string;
+}
+
+/** Options of `update`. */
+export interface UpdateOptions extends WriteOptions {
+  /** PUT a subresource (`status`, `scale`). */
+  subresource?: string;
+}
+
+/** Options of `patch`. */
+export interface PatchOptions extends WriteOptions {
+  /** Server-side apply only: take ownership of conflicting fields. */
+  force?: boolean;
+  subresource?: string;
+}
+
+/** Options of `delete` (metav1.DeleteOptions). */
+export interface DeleteOptions extends CallOptions {
+  /** Seconds before the object is deleted (pods: default from the pod spec; 0 = immediately). */
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  /** Delete only if the object still has this uid / resourceVersion (else 409 Conflict). */
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: boolean;
+}
+
+/** Options of `request`. */
+export interface RequestOptions extends CallOptions {
+  query?: URLSearchParams | Record<string, string | undefined>;
+  /** Sent as JSON unless it is a string. */
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  /** Overrides the client's `timeoutMs`. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** How long after its `timeoutSeconds` a watch may stay open before the client gives up on it. */
+const WATCH_GRACE_MS = 30_000;
+
+/**
+ * Talks to one API server.
+ *
+ *   const c = RestClient.fromKubeconfig(path);
+ *   const pod = await c.get<Pod>(resources.pods, 'default', 'web-0');
+ *   for await (const ev of await c.watch(resources.pods, { namespace: 'default', resourceVersion }))
+ *
+ * Every call rejects with `ApiStatusError` when the server answers non-2xx (its
+ * metav1.Status parsed), with `RequestTimeoutError` when it does not finish within the
+ * timeout, with Node's own error (`code` ECONNREFUSED, ECONNRESET, ...) when the
+ * connection fails, and with the signal's reason when aborted. Namespaced verbs on one
+ * object throw a TypeError without a namespace. Connections are kept alive; call
+ * `close()` to release them.
+ */
+export class RestClient {
+  /** The base URL requests go to. */
+  readonly server: string;
+  private readonly base: URL;
+  private readonly transport: typeof http | typeof https;
+  private readonly agent: http.Agent;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+  private readonly tlsServerName: string | undefined;
+
+  /** @throws TypeError for a server URL that is not http(s), or a certificate without key. */
+  constructor(config: RestClientConfig) {
+    let base: URL;
+    try {
+      base = new URL(config.server);
+    } catch {
+      throw new TypeError(`server ${JSON.stringify(config.server)} is not a URL`);
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:')
+      throw new TypeError(`server ${config.server}: only http:// and https:// are supported`);
+    if ((config.cert === undefined) !== (config.key === undefined))
+      throw new TypeError('a client certificate needs its key (cert and key go together)');
+    this.server = config.server;
+    this.base = base;
+    this.timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.tlsServerName = config.tlsServerName;
+    const tls = base.protocol === 'https:';
+    this.transport = tls ? https : http;
+    this.agent = tls
+      ? new https.Agent({
+          keepAlive: true,
+          ...(config.ca !== undefined ? { ca: config.ca } : {}),
+          ...(config.cert !== undefined ? { cert: config.cert, key: config.key } : {}),
+          rejectUnauthorized: config.insecureSkipTLSVerify !== true,
+        })
+      : new http.Agent({ keepAlive: true });
+    this.headers = {
+      'User-Agent': config.userAgent ?? 'k8ts-client',
+      ...(config.token !== undefined ? { Authorization: `Bearer ${config.token}` } : {}),
+    };
+  }
+
+  /**
+   * A client for the current (or named) context of the kubeconfig at `path`.
+   * @throws KubeconfigError (see loadKubeconfig), TypeError (see the constructor).
+   */
+  static fromKubeconfig(path: string, opts: KubeconfigOptions & { userAgent?: string } = {}): RestClient {
+    const { config } = loadKubeconfig(path, opts);
+    return new RestClient({
+      ...config,
+      ...(opts.userAgent !== undefined ? { userAgent: opts.userAgent } : {}),
+    });
+  }
+
+  /** GET one object (or a subresource of it, e.g. `status`, `scale`). */
+  get<T extends KubeObject = KubeObject>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    opts: CallOptions & { subresource?: string } = {},
+  ): Promise<T> {
+    return this.request<T>('GET', this.objectPath(ref, namespace, name, opts.subresource), opts);
+  }
+
+  /** LIST a collection (one page when `limit` is set; follow `metadata.continue` for the rest). */
+  list<T extends KubeObject = KubeObject>(ref: ResourceRef, opts: ListOptions = {}): Promise<KubeList<T>> {
+    return this.request<KubeList<T>>('GET', resourcePath(ref, opts.namespace), {
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      query: {
+        labelSelector: selectorString(opts.labelSelector),
+        fieldSelector: selectorString(opts.fieldSelector),
+        limit: opts.limit !== undefined ? String(opts.limit) : undefined,
+        continue: opts.continue,
+        resourceVersion: opts.resourceVersion,
+        resourceVersionMatch: opts.resourceVersionMatch,
+      },
+    });
+  }
+
+  /** POST a new object (its namespace from `opts.namespace` or its metadata), or to a subresource. */
+  create<T extends KubeObject = KubeObject>(ref: ResourceRef, obj: T, opts: CreateOptions = {}): Promise<T> {
+    const namespace = opts.namespace ?? obj.metadata?.namespace;
+    const path =
+      opts.subresource !== undefined
+        ? this.objectPath(ref, namespace, requireName(obj), opts.subresource)
+        : this.collectionPath(ref, namespace);
+    return this.request<T>('POST', path, { ...writeRequest(opts), body: obj });
+  }
+
+  /** PUT an object (replace); `metadata.resourceVersion` makes it a compare-and-swap (409 Conflict when stale). */
+  update<T extends KubeObject = KubeObject>(ref: ResourceRef, obj: T, opts: UpdateOptions = {}): Promise<T> {
+    const path = this.objectPath(ref, obj.metadata?.namespace, requireName(obj), opts.subresource);
+    return this.request<T>('PUT', path, { ...writeRequest(opts), body: obj });
+  }
+
+  /** PUT the `status` subresource (only status changes are kept by the server). */
+  updateStatus<T extends KubeObject = KubeObject>(
+    ref: ResourceRef,
+    obj: T,
+    opts: WriteOptions = {},
+  ): Promise<T> {
+    return this.update(ref, obj, { ...opts, subresource: 'status' });
+  }
+
+  /**
+   * PATCH an object: `json` (RFC 6902 operations array), `merge` (RFC 7386), `strategic`
+   * (strategic merge patch), `apply` (server-side apply; `fieldManager` required).
+   * @throws TypeError for an apply patch without fieldManager.
+   */
+  patch<T extends KubeObject = KubeObject>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    opts: PatchOptions = {},
+  ): Promise<T> {
+    if (type === 'apply' && !opts.fieldManager) throw new TypeError('an apply patch needs a fieldManager');
+    const req = writeRequest(opts);
+    if (opts.force) req.query.force = 'true';
+    return this.request<T>('PATCH', this.objectPath(ref, namespace, name, opts.subresource), {
+      ...req,
+      body: patch,
+      contentType: PATCH_CONTENT_TYPES[type],
+    });
+  }
+
+  /**
+   * DELETE an object. Resolves with what the server returns: the object (still present
+   * with a deletionTimestamp while finalizers or a grace period hold it, or its last
+   * state) or a Success Status.
+   */
+  delete<T extends KubeObject = KubeObject>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions = {},
+  ): Promise<T | Status> {
+    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
+    if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
+    if (opts.propagationPolicy !== undefined) body.propagationPolicy = opts.propagationPolicy;
+    if (opts.preconditions !== undefined) body.preconditions = opts.preconditions;
+    if (opts.dryRun) body.dryRun = ['All'];
+    return this.request<T | Status>('DELETE', this.objectPath(ref, namespace, name), {
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      body,
+    });
+  }
+
+  /**
+   * Opens a watch. Resolves once the server has answered 200 (rejects with ApiStatusError
+   * otherwise, e.g. 410 for a too-old resourceVersion); iterate the stream for events —
+   * ERROR events are yielded as they come, not thrown. The stream ends when the server
+   * ends it (`timeoutSeconds`), on `stop()`, or on `opts.signal`.
+   */
+  async watch<T extends KubeObject = KubeObject>(
+    ref: ResourceRef,
+    opts: WatchOptions = {},
+  ): Promise<WatchStream<T>> {
+    const path = resourcePath(ref, opts.namespace);
+    const query = {
+      watch: 'true',
+      labelSelector: selectorString(opts.labelSelector),
+      fieldSelector: selectorString(opts.fieldSelector),
+      resourceVersion: opts.resourceVersion,
+      allowWatchBookmarks: opts.allowWatchBookmarks ? 'true' : undefined,
+      timeoutSeconds: opts.timeoutSeconds !== undefined ? String(opts.timeoutSeconds) : undefined,
+      sendInitialEvents: opts.sendInitialEvents ? 'true' : undefined,
+    };
+    const guardMs =
+      opts.timeoutSeconds !== undefined ? opts.timeoutSeconds * 1000 + WATCH_GRACE_MS : undefined;
+    const { req, res } = await this.open('GET', path, {
+      query,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      headerTimeoutMs: this.timeoutMs,
+    });
+    if (res.statusCode !== 200) {
+      const body = await readBody(res);
+      throw ApiStatusError.fromResponse(res.statusCode ?? 500, body);
+    }
+    let stopped = false;
+    let guard: NodeJS.Timeout | undefined;
+    const finish = () => {
+      stopped = true;
+      clearTimeout(guard);
+      opts.signal?.removeEventListener('abort', stop);
+    };
+    const stop = () => {
+      if (stopped) return;
+      finish();
+      res.destroy();
+      req.destroy();
+    };
+    opts.signal?.addEventListener('abort', stop, { once: true });
+    if (guardMs !== undefined) {
+      guard = setTimeout(() => {
+        if (!stopped) res.destroy(new RequestTimeoutError('WATCH', path, guardMs));
+      }, guardMs);
+      guard.unref();
+    }
+    const events = async function* (): AsyncGenerator<WatchEvent<T>, void, undefined> {
+      try {
+        yield* decodeWatchStream<T>(res);
+        // The server ended the stream: the connection goes back to the pool.
+        finish();
+      } catch (err) {
+        const wasStopped = stopped;
+        stop();
+        if (!wasStopped) throw err;
+      } finally {
+        // An early `break` by the consumer: close the connection.
+        stop();
+      }
+    };
+    let iterated = false;
+    return {
+      stop,
+      [Symbol.asyncIterator]() {
+        if (iterated) throw new Error('a watch stream can be iterated once');
+        iterated = true;
+        return events();
+      },
+    };
+  }
+
+  /**
+   * Any JSON request, for paths the typed verbs do not cover (`/version`, discovery).
+   * Resolves with the parsed body (`{}` for an empty one).
+   */
+  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
+    const { res } = await this.open(method, path, { ...opts, deadlineMs: timeoutMs });
+    const body = await readBody(res);
+    const code = res.statusCode ?? 500;
+    if (code < 200 || code >= 300) throw ApiStatusError.fromResponse(code, body);
+    if (body.trim() === '') return {} as T;
+    try {
+      return JSON.parse(body) as T;
+    } catch {
+      throw ApiStatusError.fromResponse(
+        500,
+        `${method} ${path}: the response is not JSON: ${body.slice(0, 200)}`,
+      );
+    }
+  }
+
+  /** Releases the kept-alive connections; open watches are closed too. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private collectionPath(ref: ResourceRef, namespace: string | undefined): string {
+    if (ref.namespaced && namespace === undefined)
+      throw new TypeError(`${ref.resource} are namespaced: a namespace is required`);
+    return resourcePath(ref, namespace);
+  }
+
+  private objectPath(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    subresource?: string,
+  ): string {
+    if (ref.namespaced && namespace === undefined)
+      throw new TypeError(`${ref.resource} are namespaced: a namespace is required`);
+    if (name === '') throw new TypeError('an object name is required');
+    return resourcePath(ref, namespace, name, subresource);
+  }
+
+  /**
+   * Sends a request and resolves with the response once its headers are in. With
+   * `deadlineMs`, the whole exchange (including reading the body) must finish in time;
+   * with `headerTimeoutMs`, only the headers must.
+   */
+  private open(
+    method: string,
+    path: string,
+    opts: RequestOptions & { deadlineMs?: number; headerTimeoutMs?: number },
+  ): Promise<{ req: http.ClientRequest; res: IncomingMessage }> {
+    const url = new URL(this.base.toString());
+    url.pathname = `${this.base.pathname.replace(/\/+$/, '')}${path}`;
+    const query = opts.query instanceof URLSearchParams ? opts.query : undefined;
+    if (query) url.search = query.toString();
+    else if (opts.query) {
+      for (const [k, v] of Object.entries(opts.query)) if (v !== undefined) url.searchParams.set(k, v);
+    }
+    const headers: Record<string, string> = { ...this.headers, Accept: opts.accept ?? 'application/json' };
+    let payload: string | undefined;
+    if (opts.body !== undefined) {
+      payload = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+      headers['Content-Type'] = opts.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    const signal = opts.signal;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const req = this.transport.request(url, {
+        method,
+        headers,
+        agent: this.agent,
+        ...(this.tlsServerName !== undefined ? { servername: this.tlsServerName } : {}),
+      });
+      const limitMs = opts.deadlineMs ?? opts.headerTimeoutMs;
+      let response: IncomingMessage | undefined;
+      const fail = (err: Error) => {
+        req.destroy(err);
+        response?.destroy(err);
+      };
+      let timer: NodeJS.Timeout | undefined;
+      if (limitMs !== undefined) {
+        timer = setTimeout(() => fail(new RequestTimeoutError(method, url.pathname, limitMs)), limitMs);
+        timer.unref();
+      }
+      const onAbort = () => fail(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const cleanup = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      req.on('error', (err) => {
+        cleanup();
+        reject(err);
+      });
+      req.once('response', (res) => {
+        response = res;
+        // Whoever reads the body sees its errors; this only keeps an unread one from
+        // becoming an uncaught exception.
+        res.on('error', () => {});
+        // With a deadline, the timer and the abort listener stay until the body is read.
+        if (opts.deadlineMs === undefined) cleanup();
+        else res.once('close', cleanup);
+        resolve({ req, res });
+      });
+      req.end(payload);
+    });
+  }
+}
+
+function selectorString(s: LabelSelectorInput | FieldSelectorInput | undefined): string | undefined {
+  if (s === undefined) return undefined;
+  const text = typeof s === 'string' ? s : s.toString();
+  return text === '' ? undefined : text;
+}
+
+function requireName(obj: KubeObject): string {
+  const name = obj.metadata?.name;
+  if (!name) throw new TypeError('the object has no metadata.name');
+  return name;
+}
+
+function writeRequest(opts: WriteOptions): {
+  query: Record<string, string | undefined>;
+  signal?: AbortSignal;
+} {
+  return {
+    query: {
+      fieldManager: opts.fieldManager,
+      dryRun: opts.dryRun ? 'All' : undefined,
+      fieldValidation: opts.fieldValidation,
+    },
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  };
+}
+
+async function readBody(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
