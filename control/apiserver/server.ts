@@ -28,6 +28,8 @@ import { discoveryResponse, type DocumentResponse } from './discovery.js';
 import { openAPIResponse, warmOpenAPI } from './openapi.js';
 import {
   applyFieldValidation,
+  checkFieldTypes,
+  checkPatchedFieldTypes,
   duplicateFields,
   fieldValidationDirective,
   formatGoValue,
@@ -451,6 +453,7 @@ export class ApiServer {
             rr.name!,
             (current) => {
               const patched = applyPatch({ contentType: type, original: current, patch: body, ...common });
+              checkPatchedFieldTypes(rr.resource.model, patched, type, body);
               // Server-side apply rejects undeclared fields itself, whatever the directive.
               if (!isApply) this.checkPatchedFields(patched, type, body, res, q, rr.resource.model);
               return patched;
@@ -547,6 +550,8 @@ export class ApiServer {
     const directive = fieldValidationDirective(q, verb);
     const obj = decodeObject(raw, req.headers['content-type']);
     if (!model) return obj;
+    // Wrong JSON types are refused before anything looks at the object, as Go decoding does.
+    checkFieldTypes(model, obj, rr.resource.kind, rr.resource.version, raw);
     const isJson = !/yaml/i.test(req.headers['content-type'] ?? '');
     const duplicate = directive !== 'Ignore' && isJson ? duplicateFields(raw, { model, parsed: obj }) : [];
     const unknown = pruneUnknownFields(model, obj);
