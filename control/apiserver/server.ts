@@ -550,11 +550,12 @@ export class ApiServer {
     const directive = fieldValidationDirective(q, verb);
     const obj = decodeObject(raw, req.headers['content-type']);
     if (!model) return obj;
-    // Wrong JSON types are refused before anything looks at the object, as Go decoding does.
-    checkFieldTypes(model, obj, rr.resource.kind, rr.resource.version, raw);
-    const isJson = !/yaml/i.test(req.headers['content-type'] ?? '');
+    const isJson = !/yaml|protobuf/i.test(req.headers['content-type'] ?? '');
     const duplicate = directive !== 'Ignore' && isJson ? duplicateFields(raw, { model, parsed: obj }) : [];
     const unknown = pruneUnknownFields(model, obj);
+    // Wrong JSON types are refused before anything else looks at the object (and before
+    // strict-field errors), as Go decoding does; duplicateFields above needs it untouched.
+    checkFieldTypes(model, obj, model === 'V1Scale' ? 'Scale' : rr.resource.kind, rr.resource.version, raw);
     const { warnings } = applyFieldValidation(
       directive,
       { unknown, duplicate },
