@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, flushPromises } from '../workqueue/clock.js';
+import { FakeClock, flushPromises } from '../clock.js';
 import type { LeaderElectionConfig } from './leaderelection.js';
 import { LeaderElector } from './leaderelection.js';
 import { formatMicroTime } from './lease.js';

@@ -24,8 +24,8 @@
  * Like client-go this is not fencing: a leader that is paused longer than the lease can
  * briefly overlap with its successor.
  */
-import type { Clock } from '../workqueue/clock.js';
-import { realClock, sleep } from '../workqueue/clock.js';
+import type { Clock } from '../clock.js';
+import { realClock, sleep } from '../clock.js';
 import type { Lease, LeaseClient, LeaseSpec } from './lease.js';
 import { formatMicroTime, isConflict, isNotFound } from './lease.js';
 

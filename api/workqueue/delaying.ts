@@ -2,8 +2,8 @@
  * The delaying workqueue (client-go `DelayingInterface`): addAfter(key, ms) adds a key once
  * a delay has passed, which is how failed keys are retried without a hot loop.
  */
-import type { Clock } from './clock.js';
-import { realClock } from './clock.js';
+import type { Clock } from '../clock.js';
+import { realClock } from '../clock.js';
 import { WorkQueue } from './queue.js';
 
 /** Configuration of a DelayingQueue. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { flushPromises } from './clock.js';
+import { flushPromises } from '../clock.js';
 import { WorkQueue } from './queue.js';
 
 /** Gets every key queued right now (done() each at once), in order. */

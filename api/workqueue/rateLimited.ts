@@ -3,8 +3,8 @@
  * a failed key goes back with addRateLimited(key) and waits as its RateLimiter says;
  * a key that succeeded is forget()-ten so its backoff starts over next time.
  */
-import type { Clock } from './clock.js';
-import { realClock } from './clock.js';
+import type { Clock } from '../clock.js';
+import { realClock } from '../clock.js';
 import { DelayingQueue } from './delaying.js';
 import type { RateLimiter } from './ratelimit.js';
 import { defaultControllerRateLimiter } from './ratelimit.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock } from './clock.js';
+import { FakeClock } from '../clock.js';
 import {
   BucketRateLimiter,
   defaultControllerRateLimiter,

@@ -2,8 +2,8 @@
  * Rate limiters for retries (client-go `default_rate_limiters.go`): how long a key waits
  * before it is retried. Delays are in milliseconds.
  */
-import type { Clock } from './clock.js';
-import { realClock } from './clock.js';
+import type { Clock } from '../clock.js';
+import { realClock } from '../clock.js';
 
 /** Decides how long a key waits before its next retry, and counts its failures. */
 export interface RateLimiter<T = string> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, flushPromises } from './clock.js';
+import { FakeClock, flushPromises } from '../clock.js';
 import { RateLimitingQueue } from './rateLimited.js';
 import { ItemExponentialFailureRateLimiter } from './ratelimit.js';
 import { runWorkers } from './workers.js';

@@ -57,6 +57,7 @@ import type {
 import type { CacheWatcherHost, CloseReason, ReplayStart } from './cache-watcher.js';
 import { CacheWatcher } from './cache-watcher.js';
 import { ApiError, badRequest, expired, toApiError } from './status.js';
+import { realClock, type Clock } from '../../api/clock.js';
 import { EventBuffer } from './watchcache-buffer.js';
 import type { WatchEvent } from './watchcache-event.js';
 import { bookmarkEvent, CachedObject, CacheEvent, errorEvent } from './watchcache-event.js';
@@ -65,24 +66,9 @@ export type { CloseReason } from './cache-watcher.js';
 export { CacheWatcher } from './cache-watcher.js';
 export type { WatchEvent, WatchEventType } from './watchcache-event.js';
 
-/** Time, injectable so that tests of bookmarks, backoff and timeouts do not wait. */
-export interface Clock {
-  /** Milliseconds since the epoch. */
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/** The real clock; its timers do not keep the process alive. */
-export const realClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => {
-    const t = setTimeout(fn, ms);
-    t.unref();
-    return t;
-  },
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
+/** Time, injectable so that tests of bookmarks, backoff and timeouts do not wait (api/clock.ts). */
+export type { Clock } from '../../api/clock.js';
+export { realClock } from '../../api/clock.js';
 
 /** kube-apiserver's defaultBookmarkFrequency. */
 export const DEFAULT_BOOKMARK_INTERVAL_MS = 60_000;

@@ -1,9 +1,7 @@
 /**
- * Time, injected into the workqueue and leader election so that tests of backoff, delays
- * and leases run in milliseconds without real sleeping (as client-go's `k8s.io/utils/clock`).
- *
- * The interface is the same shape as the API server's watch-cache clock, so one fake
- * serves both.
+ * Time, injected into the workqueue, leader election and the API server's watch cache so
+ * that tests of backoff, delays, leases and bookmarks run in milliseconds without real
+ * sleeping (as client-go's `k8s.io/utils/clock`).
  */
 
 /** A source of wall-clock time and one-shot timers. */
