@@ -311,8 +311,9 @@ export class SqliteStore implements Store {
    * transactions of COMPACT_CHUNK rows so writers are not held up, every row below
    * `revision` that no read or watch at `revision` or later can reach: tombstones, and
    * versions superseded by a later row that is itself below `revision`. Versions
-   * superseded exactly at `revision` stay: they are the `prevKv` of the events a watch
-   * from `revision - 1` replays. As etcd's, the sweep goes in batches; rows a crash
+   * superseded exactly at `revision` stay (the `prevKv` of the event at `revision`, which
+   * a watch can no longer start early enough to replay since watches need the state at
+   * their start; they cost one row per key changed at `revision`). As etcd's, the sweep goes in batches; rows a crash
    * leaves behind are hidden by later rows of their key and go with the next compaction.
    * @throws StorageError InvalidArgument, FutureRevision, Closed (closed while
    *   sweeping), Unavailable (disk error).
