@@ -14,6 +14,7 @@ import {
   prefixEnd,
   readRevision,
   watchStart,
+  checkCompactRevision,
 } from './validate.js';
 import { WatchHub } from './watch-hub.js';
 
@@ -149,13 +150,7 @@ export class MemoryStore implements Store {
 
   async compact(revision: number): Promise<void> {
     this.checkOpen();
-    checkRevision(revision, 'compact revision');
-    if (revision > this.revision) {
-      throw new StorageError(
-        'FutureRevision',
-        `cannot compact at ${revision}: current revision is ${this.revision}`,
-      );
-    }
+    checkCompactRevision(revision, this.revision);
     if (revision <= this.compacted) return;
     this.compacted = revision;
     this.events = this.events.filter((e) => e.kv.modRevision >= revision);

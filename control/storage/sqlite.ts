@@ -43,6 +43,7 @@ import {
   prefixEnd,
   readRevision,
   watchStart,
+  checkCompactRevision,
 } from './validate.js';
 import { WatchHub } from './watch-hub.js';
 
@@ -320,13 +321,7 @@ export class SqliteStore implements Store {
    */
   async compact(revision: number): Promise<void> {
     this.checkOpen();
-    checkRevision(revision, 'compact revision');
-    if (revision > this.revision) {
-      throw new StorageError(
-        'FutureRevision',
-        `cannot compact at ${revision}: current revision is ${this.revision}`,
-      );
-    }
+    checkCompactRevision(revision, this.revision);
     const run = this.compacting.then(() => this.compactNow(revision));
     this.compacting = run.catch(() => {});
     return run;

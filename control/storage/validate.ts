@@ -144,3 +144,14 @@ export function watchStart(sinceRevision: number, current: number, compacted: nu
   }
   return since;
 }
+
+/**
+ * Checks a compaction point against the current revision.
+ * @throws StorageError InvalidArgument (not a positive integer), FutureRevision (newer than `current`).
+ */
+export function checkCompactRevision(revision: unknown, current: number): asserts revision is number {
+  checkRevision(revision, 'compact revision');
+  if (revision > current) {
+    throw new StorageError('FutureRevision', `cannot compact at ${revision}: current revision is ${current}`);
+  }
+}
