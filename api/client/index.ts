@@ -1,6 +1,7 @@
 /** The client machinery in one import: REST client, reflector, indexer, listers, informers. */
 export * from './backoff.js';
 export * from './errors.js';
+export * from './events.js';
 export * from './factory.js';
 export * from './indexer.js';
 export * from './informer.js';

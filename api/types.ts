@@ -1,0 +1,317 @@
+/**
+ * Typed wire views of the kinds k8ts's own components read and write (core/v1 Pod, Node,
+ * Service, Endpoints, Event; apps/v1 ReplicaSet, Deployment; discovery.k8s.io/v1
+ * EndpointSlice; coordination.k8s.io/v1 Lease). Only the fields some component uses are
+ * listed; everything else passes through untouched via KubeObject's index signature.
+ * Timestamps are RFC 3339 strings, quantities strings ("500m", "1Gi"), as on the wire.
+ * Field names and meanings are Kubernetes' (k8s.io/api).
+ */
+import type { KubeObject, ObjectMeta } from './object.js';
+import type { LabelSelectorObject } from './meta/labels.js';
+
+/** A condition of a Pod, Node, Deployment, ... (`status` is the string 'True' | 'False' | 'Unknown'). */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+  lastProbeTime?: string | null;
+  lastHeartbeatTime?: string;
+  lastUpdateTime?: string;
+}
+
+export interface ContainerPort {
+  name?: string;
+  containerPort: number;
+  hostPort?: number;
+  hostIP?: string;
+  protocol?: 'TCP' | 'UDP' | 'SCTP';
+}
+
+export interface ResourceRequirements {
+  limits?: Record<string, string>;
+  requests?: Record<string, string>;
+}
+
+export interface Container {
+  name: string;
+  image?: string;
+  imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  command?: string[];
+  args?: string[];
+  workingDir?: string;
+  ports?: ContainerPort[];
+  resources?: ResourceRequirements;
+  [field: string]: unknown;
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: 'Exists' | 'Equal';
+  value?: string;
+  effect?: '' | 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  tolerationSeconds?: number;
+}
+
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  timeAdded?: string;
+}
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+export interface NodeAffinity {
+  requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeSelectorTerm[] };
+  preferredDuringSchedulingIgnoredDuringExecution?: { weight: number; preference: NodeSelectorTerm }[];
+}
+
+export interface TopologySpreadConstraint {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway';
+  labelSelector?: LabelSelectorObject;
+  minDomains?: number;
+  matchLabelKeys?: string[];
+}
+
+export interface PodSpec {
+  nodeName?: string;
+  nodeSelector?: Record<string, string>;
+  affinity?: { nodeAffinity?: NodeAffinity; [field: string]: unknown };
+  tolerations?: Toleration[];
+  topologySpreadConstraints?: TopologySpreadConstraint[];
+  containers: Container[];
+  initContainers?: Container[];
+  restartPolicy?: 'Always' | 'OnFailure' | 'Never';
+  terminationGracePeriodSeconds?: number;
+  schedulerName?: string;
+  priority?: number;
+  overhead?: Record<string, string>;
+  [field: string]: unknown;
+}
+
+export interface ContainerStatus {
+  name: string;
+  ready: boolean;
+  started?: boolean;
+  restartCount: number;
+  image: string;
+  imageID: string;
+  containerID?: string;
+  state?: Record<string, unknown>;
+  lastState?: Record<string, unknown>;
+}
+
+export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+
+export interface PodStatus {
+  phase?: PodPhase;
+  conditions?: Condition[];
+  message?: string;
+  reason?: string;
+  hostIP?: string;
+  podIP?: string;
+  podIPs?: { ip: string }[];
+  startTime?: string;
+  containerStatuses?: ContainerStatus[];
+  [field: string]: unknown;
+}
+
+export interface Pod extends KubeObject {
+  metadata: ObjectMeta;
+  spec: PodSpec;
+  status?: PodStatus;
+}
+
+export interface PodTemplateSpec {
+  metadata?: ObjectMeta;
+  spec: PodSpec;
+}
+
+export interface NodeAddress {
+  type: 'InternalIP' | 'ExternalIP' | 'Hostname' | 'InternalDNS' | 'ExternalDNS';
+  address: string;
+}
+
+export interface Node extends KubeObject {
+  metadata: ObjectMeta;
+  spec?: {
+    unschedulable?: boolean;
+    taints?: Taint[];
+    podCIDR?: string;
+    podCIDRs?: string[];
+    [f: string]: unknown;
+  };
+  status?: {
+    capacity?: Record<string, string>;
+    allocatable?: Record<string, string>;
+    conditions?: Condition[];
+    addresses?: NodeAddress[];
+    [field: string]: unknown;
+  };
+}
+
+export interface ReplicaSet extends KubeObject {
+  metadata: ObjectMeta;
+  spec: {
+    replicas?: number;
+    minReadySeconds?: number;
+    selector: LabelSelectorObject;
+    template: PodTemplateSpec;
+  };
+  status?: {
+    replicas: number;
+    fullyLabeledReplicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+    observedGeneration?: number;
+    conditions?: Condition[];
+  };
+}
+
+export interface Deployment extends KubeObject {
+  metadata: ObjectMeta;
+  spec: {
+    replicas?: number;
+    selector: LabelSelectorObject;
+    template: PodTemplateSpec;
+    strategy?: {
+      type?: 'RollingUpdate' | 'Recreate';
+      rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string };
+    };
+    minReadySeconds?: number;
+    revisionHistoryLimit?: number;
+    paused?: boolean;
+    progressDeadlineSeconds?: number;
+  };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+    unavailableReplicas?: number;
+    conditions?: Condition[];
+    collisionCount?: number;
+  };
+}
+
+export interface ServicePort {
+  name?: string;
+  protocol?: 'TCP' | 'UDP' | 'SCTP';
+  port: number;
+  targetPort?: number | string;
+  nodePort?: number;
+  appProtocol?: string;
+}
+
+export interface Service extends KubeObject {
+  metadata: ObjectMeta;
+  spec: {
+    type?: 'ClusterIP' | 'NodePort' | 'LoadBalancer' | 'ExternalName';
+    selector?: Record<string, string>;
+    ports?: ServicePort[];
+    clusterIP?: string;
+    clusterIPs?: string[];
+    sessionAffinity?: 'None' | 'ClientIP';
+    sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
+    publishNotReadyAddresses?: boolean;
+    externalName?: string;
+    [field: string]: unknown;
+  };
+  status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } };
+}
+
+/** core/v1 ObjectReference (Endpoints' targetRef, Event's involvedObject). */
+export interface ObjectReference {
+  apiVersion?: string;
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  uid?: string;
+  resourceVersion?: string;
+  fieldPath?: string;
+}
+
+export interface EndpointAddress {
+  ip: string;
+  hostname?: string;
+  nodeName?: string;
+  targetRef?: ObjectReference;
+}
+
+export interface EndpointPort {
+  name?: string;
+  port: number;
+  protocol?: 'TCP' | 'UDP' | 'SCTP';
+  appProtocol?: string;
+}
+
+export interface Endpoints extends KubeObject {
+  metadata: ObjectMeta;
+  subsets?: {
+    addresses?: EndpointAddress[];
+    notReadyAddresses?: EndpointAddress[];
+    ports?: EndpointPort[];
+  }[];
+}
+
+export interface Endpoint {
+  addresses: string[];
+  conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
+  hostname?: string;
+  nodeName?: string;
+  zone?: string;
+  targetRef?: ObjectReference;
+}
+
+export interface EndpointSlice extends KubeObject {
+  metadata: ObjectMeta;
+  addressType: 'IPv4' | 'IPv6' | 'FQDN';
+  endpoints: Endpoint[];
+  ports?: EndpointPort[];
+}
+
+export interface Lease extends KubeObject {
+  metadata: ObjectMeta;
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+export interface Namespace extends KubeObject {
+  metadata: ObjectMeta;
+  spec?: { finalizers?: string[] };
+  status?: { phase?: 'Active' | 'Terminating'; conditions?: Condition[] };
+}
+
+/** core/v1 Event. */
+export interface CoreEvent extends KubeObject {
+  metadata: ObjectMeta;
+  involvedObject: ObjectReference;
+  reason?: string;
+  message?: string;
+  source?: { component?: string; host?: string };
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  count?: number;
+  type?: 'Normal' | 'Warning';
+  reportingComponent?: string;
+  reportingInstance?: string;
+}

@@ -1,0 +1,78 @@
+/**
+ * What every controller is built from (one config object, as kube-controller-manager's
+ * ControllerContext): the REST client, the shared informer factory, the clock, a logger,
+ * an event recorder per component, and the manager's settings. Controllers are API
+ * clients only: they read through informers and write through `client` (hub and spoke).
+ */
+import type { Clock } from '../../api/clock.js';
+import type { EventRecorder } from '../../api/client/events.js';
+import type { InformerFactory } from '../../api/client/factory.js';
+import type { RestClient } from '../../api/client/rest.js';
+
+/** Where components log; winston's Logger fits. `meta` is structured context. */
+export interface Logger {
+  debug(message: string, meta?: Record<string, unknown>): void;
+  info(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: Record<string, unknown>): void;
+  error(message: string, meta?: Record<string, unknown>): void;
+}
+
+/** A logger that drops everything (tests). */
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** Settings of the controllers, named as kube-controller-manager's flags. */
+export interface ControllersConfig {
+  /** --node-monitor-grace-period: seconds without a Lease renewal before a node is NotReady/Unknown. Default 50. */
+  nodeMonitorGracePeriodSeconds: number;
+  /** --node-monitor-period: seconds between node health checks. Default 5. */
+  nodeMonitorPeriodSeconds: number;
+  /** --node-startup-grace-period: seconds a new node has to become Ready before it is marked. Default 60. */
+  nodeStartupGracePeriodSeconds: number;
+  /** --terminated-pod-gc-threshold: terminated pods kept before Pod GC deletes the oldest. Default 12500. */
+  terminatedPodGCThreshold: number;
+  /** Workers per controller (--concurrent-*-syncs). */
+  concurrentReplicaSetSyncs: number;
+  concurrentDeploymentSyncs: number;
+  concurrentEndpointSyncs: number;
+  concurrentGCSyncs: number;
+  concurrentNamespaceSyncs: number;
+}
+
+/** kube-controller-manager's defaults. */
+export const DEFAULT_CONTROLLERS_CONFIG: ControllersConfig = {
+  nodeMonitorGracePeriodSeconds: 50,
+  nodeMonitorPeriodSeconds: 5,
+  nodeStartupGracePeriodSeconds: 60,
+  terminatedPodGCThreshold: 12500,
+  concurrentReplicaSetSyncs: 5,
+  concurrentDeploymentSyncs: 5,
+  concurrentEndpointSyncs: 5,
+  concurrentGCSyncs: 20,
+  concurrentNamespaceSyncs: 10,
+};
+
+/** Everything a controller's constructor gets. */
+export interface ControllerContext {
+  client: RestClient;
+  /** Shared informers: ask here (in the constructor) rather than listing and watching yourself. */
+  informers: InformerFactory;
+  clock: Clock;
+  logger: Logger;
+  /** An EventRecorder reporting as `component` (e.g. `replicaset-controller`). */
+  recorder(component: string): EventRecorder;
+  config: ControllersConfig;
+}
+
+/**
+ * A controller. The constructor registers informer handlers (which only enqueue keys);
+ * run() starts once the informers have synced and works until `signal` aborts, then
+ * resolves after its workers have stopped.
+ */
+export interface Controller {
+  /** The controller's name as kube-controller-manager's `--controllers` list spells it, e.g. `replicaset`. */
+  readonly name: string;
+  run(signal: AbortSignal): Promise<void>;
+}
+
+/** Builds a controller from the shared context. */
+export type ControllerFactory = (ctx: ControllerContext) => Controller;
