@@ -8,15 +8,24 @@
  *   after(() => api.stop());
  *   await api.client.create(resources.nodes, node);
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import winston from 'winston';
 import { RestClient } from '../../api/client/rest.js';
 import { ApiServer } from '../../control/apiserver/server.js';
 import { nameValidatorFor, strategyFor } from '../../control/apiserver/strategies/index.js';
+import { kubeconfig } from '../../control/main.js';
 import { MemoryStore } from '../../control/storage/memory.js';
+import { run, type CommandResult } from './k8ts-server.js';
 
 export interface TestApi {
   url: string;
   client: RestClient;
+  /** Runs the real kubectl against this server (own kubeconfig and cache dir); never rejects on a non-zero exit. */
+  kubectl(...args: string[]): Promise<CommandResult>;
+  /** Like kubectl(), writing `stdin` to it (`kubectl apply -f -`). */
+  kubectlIn(stdin: string, ...args: string[]): Promise<CommandResult>;
   /** Stops the server, closes the client and the store. Idempotent. */
   stop(): Promise<void>;
 }
@@ -35,15 +44,28 @@ export async function startTestApi(): Promise<TestApi> {
   const { port } = await server.start();
   const url = `http://127.0.0.1:${port}`;
   const client = new RestClient({ server: url });
+  const dir = mkdtempSync(join(tmpdir(), 'k8ts-test-api-'));
+  const kubeconfigPath = join(dir, 'kubeconfig.yaml');
+  writeFileSync(kubeconfigPath, kubeconfig(url), { mode: 0o600 });
+  const kubectlArgs = (args: string[]) => [
+    '--kubeconfig',
+    kubeconfigPath,
+    '--cache-dir',
+    join(dir, 'cache'),
+    ...args,
+  ];
   let stopped: Promise<void> | undefined;
   return {
     url,
     client,
+    kubectl: (...args) => run('kubectl', kubectlArgs(args)),
+    kubectlIn: (stdin, ...args) => run('kubectl', kubectlArgs(args), { stdin }),
     stop: () =>
       (stopped ??= (async () => {
         client.close();
         await server.stop();
         await store.close();
+        rmSync(dir, { recursive: true, force: true });
       })()),
   };
 }

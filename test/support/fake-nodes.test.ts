@@ -54,3 +54,9 @@ test('a pod bound to a fake node becomes Running and Ready; a graceful delete is
     return list.items.length === 0 ? true : undefined;
   });
 });
+
+test('kubectl works against the in-process API server', async () => {
+  const r = await api.kubectl('get', 'nodes', '-o', 'name');
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split('\n').sort(), ['node/n1', 'node/n2']);
+});
