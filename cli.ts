@@ -15,7 +15,12 @@ Usage:
   k8ts server      [--data-dir DIR] [--bind-address ADDR] [--port N] [--datastore sqlite|etcd|memory]
                    [--etcd-endpoints URL,...] [--disable-agent] [--node-name NAME] [--node-ip IP]
                    [--log-level LEVEL] [--etcd-compaction-interval 5m] [--min-request-timeout 1800]
-                   [--default-watch-cache-size N]
+                   [--default-watch-cache-size N] [--leader-elect-lease-duration 15s]
+                   [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]
+                   [--node-monitor-grace-period 50s] [--node-monitor-period 5s]
+                   [--node-startup-grace-period 60s] [--terminated-pod-gc-threshold 12500]
+                   [--default-not-ready-toleration-seconds 300]
+                   [--default-unreachable-toleration-seconds 300]
   k8ts agent       --server URL (--token T | --token-file F) [--node-name NAME] [--node-ip IP]
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
   k8ts kubeconfig  [--data-dir DIR]
@@ -23,7 +28,7 @@ Usage:
   k8ts help
 
 Status: \`k8ts server --disable-agent\` runs the control process (API server over the
-store); the node agent is not built yet.
+store, the controllers and the scheduler); the node agent is not built yet.
 `;
 
 const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
@@ -53,6 +58,15 @@ async function server(argv: string[]): Promise<number> {
       'etcd-compaction-interval': { type: 'string', default: '5m' },
       'min-request-timeout': { type: 'string', default: '1800' },
       'default-watch-cache-size': { type: 'string' },
+      'leader-elect-lease-duration': { type: 'string', default: '15s' },
+      'leader-elect-renew-deadline': { type: 'string', default: '10s' },
+      'leader-elect-retry-period': { type: 'string', default: '2s' },
+      'node-monitor-grace-period': { type: 'string', default: '50s' },
+      'node-monitor-period': { type: 'string', default: '5s' },
+      'node-startup-grace-period': { type: 'string', default: '60s' },
+      'terminated-pod-gc-threshold': { type: 'string', default: '12500' },
+      'default-not-ready-toleration-seconds': { type: 'string', default: '300' },
+      'default-unreachable-toleration-seconds': { type: 'string', default: '300' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -92,6 +106,33 @@ async function server(argv: string[]): Promise<number> {
   if (cacheSize !== undefined && !/^[1-9]\d*$/.test(cacheSize)) {
     throw new UsageError(`--default-watch-cache-size must be a positive number of events, got ${cacheSize}`);
   }
+  const leaseDuration = parseDuration(
+    values['leader-elect-lease-duration']!,
+    '--leader-elect-lease-duration',
+  );
+  const renewDeadline = parseDuration(
+    values['leader-elect-renew-deadline']!,
+    '--leader-elect-renew-deadline',
+  );
+  const retryPeriod = parseDuration(values['leader-elect-retry-period']!, '--leader-elect-retry-period');
+  if (!Number.isInteger(leaseDuration)) {
+    throw new UsageError(
+      `--leader-elect-lease-duration must be whole seconds, got ${values['leader-elect-lease-duration']}`,
+    );
+  }
+  // client-go's NewLeaderElector rules, said in flag terms.
+  if (!(leaseDuration > renewDeadline && renewDeadline > 1.2 * retryPeriod)) {
+    throw new UsageError(
+      '--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline, which must be greater than 1.2 × --leader-elect-retry-period',
+    );
+  }
+  const wholeNumber = (flag: string, min: number): number => {
+    const text = values[flag as keyof typeof values] as string;
+    if (!/^\d+$/.test(text) || Number(text) < min) {
+      throw new UsageError(`--${flag} must be a whole number >= ${min}, got ${text}`);
+    }
+    return Number(text);
+  };
   const { startControl } = await import('./control/main.js');
   const control = await startControl({
     dataDir: values['data-dir'] ?? defaultDataDir(),
@@ -103,6 +144,25 @@ async function server(argv: string[]): Promise<number> {
     compactionIntervalSeconds,
     minRequestTimeoutSeconds: Number(minRequestTimeout),
     ...(cacheSize ? { watchCacheSize: Number(cacheSize) } : {}),
+    leaderElection: {
+      leaseDurationSeconds: leaseDuration,
+      renewDeadlineSeconds: renewDeadline,
+      retryPeriodSeconds: retryPeriod,
+    },
+    controllers: {
+      nodeMonitorGracePeriodSeconds: parseDuration(
+        values['node-monitor-grace-period']!,
+        '--node-monitor-grace-period',
+      ),
+      nodeMonitorPeriodSeconds: parseDuration(values['node-monitor-period']!, '--node-monitor-period'),
+      nodeStartupGracePeriodSeconds: parseDuration(
+        values['node-startup-grace-period']!,
+        '--node-startup-grace-period',
+      ),
+      terminatedPodGCThreshold: wholeNumber('terminated-pod-gc-threshold', 1),
+    },
+    defaultNotReadyTolerationSeconds: wholeNumber('default-not-ready-toleration-seconds', 0),
+    defaultUnreachableTolerationSeconds: wholeNumber('default-unreachable-toleration-seconds', 0),
   });
   process.stdout.write(
     `k8ts server listening on ${control.url}\nkubeconfig: ${control.kubeconfigPath}\ntry: KUBECONFIG=${control.kubeconfigPath} kubectl get namespaces\n`,

@@ -1,15 +1,22 @@
 /**
  * The control process (`k8ts server`): opens the store, starts the API server and the
  * store compactor, and writes `DATA_DIR/kubeconfig.yaml` (pointing at the real port) and
- * `DATA_DIR/node-token`. The scheduler, controllers and the local agent join it as later
- * issues build them.
+ * `DATA_DIR/node-token`, then runs the controller manager and the scheduler as API clients
+ * of that server, each under leader election (control/leader.ts). The local agent joins it
+ * when it is built.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import winston from 'winston';
 import { stringify as toYaml } from 'yaml';
+import { RestClient } from '../api/client/rest.js';
 import { ApiServer } from './apiserver/server.js';
+import type { ControllersConfig } from './controllers/context.js';
+import { ControllerManager } from './controllers/manager.js';
+import { CONTROLLERS } from './controllers/registry.js';
+import { DEFAULT_LEADER_ELECTION, runWhileLeading, type LeaderElectionTimings } from './leader.js';
 import { nameValidatorFor, strategyFor } from './apiserver/strategies/index.js';
 import { Compactor } from './storage/compactor.js';
 import { openStore, type StoreConfig } from './storage/index.js';
@@ -31,6 +38,13 @@ export interface ControlConfig {
   minRequestTimeoutSeconds?: number;
   /** See ApiServerConfig.watchCacheSize. */
   watchCacheSize?: number;
+  /** Settings of the controllers (kube-controller-manager's flags); defaults DEFAULT_CONTROLLERS_CONFIG. */
+  controllers?: Partial<ControllersConfig>;
+  /** Lease timings of the controller manager's and the scheduler's leader elections (default 15/10/2 s). */
+  leaderElection?: LeaderElectionTimings;
+  /** DefaultTolerationSeconds admission: seconds pods tolerate a not-ready / unreachable node (default 300). */
+  defaultNotReadyTolerationSeconds?: number;
+  defaultUnreachableTolerationSeconds?: number;
 }
 
 /** A running control process. */
@@ -97,11 +111,37 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   const kubeconfigPath = join(cfg.dataDir, 'kubeconfig.yaml');
   writeFileSync(kubeconfigPath, kubeconfig(url), { mode: 0o600 });
   ensureNodeToken(cfg.dataDir);
-  logger.info('control process started', { url, datastore: cfg.datastore, dataDir: cfg.dataDir });
+  // The controllers and the scheduler are API clients of this server (hub and spoke), each
+  // acting only while this process holds its Lease, so several control processes can share a store.
+  const client = new RestClient({ server: url, userAgent: 'k8ts-control' });
+  const leading = new AbortController();
+  const identity = `${hostname()}_${randomUUID()}`;
+  const timings = cfg.leaderElection ?? DEFAULT_LEADER_ELECTION;
+  const manager = new ControllerManager({
+    client,
+    controllers: CONTROLLERS,
+    logger,
+    ...(cfg.controllers ? { config: cfg.controllers } : {}),
+  });
+  const workers = [
+    runWhileLeading({
+      url,
+      leaseName: 'kube-controller-manager',
+      identity,
+      timings,
+      logger,
+      signal: leading.signal,
+      work: (signal) => manager.run(signal),
+    }),
+  ];
+  logger.info('control process started', { url, datastore: cfg.datastore, dataDir: cfg.dataDir, identity });
   return {
     url,
     kubeconfigPath,
     stop: async () => {
+      leading.abort();
+      await Promise.all(workers);
+      client.close();
       await api.stop();
       await compactor.stop();
       await store.close();
