@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startTestApi, type TestApi } from '../../test/support/api.js';
+import { FakeClock } from '../clock.js';
+import type { CoreEvent, Pod } from '../types.js';
+import { EventRecorder, referenceOf } from './events.js';
+import { resources } from './resource.js';
+
+let api: TestApi;
+before(async () => {
+  api = await startTestApi();
+});
+after(() => api.stop());
+
+const pod: Pod = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'web-0', namespace: 'default', uid: 'u-1', resourceVersion: '7' },
+  spec: { containers: [] },
+};
+
+async function events(): Promise<CoreEvent[]> {
+  return (await api.client.list<CoreEvent>(resources.events, { namespace: 'default' })).items;
+}
+
+test('referenceOf takes apiVersion, kind, namespace, name, uid and resourceVersion', () => {
+  assert.deepEqual(referenceOf(pod), {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    namespace: 'default',
+    name: 'web-0',
+    uid: 'u-1',
+    resourceVersion: '7',
+  });
+  assert.deepEqual(referenceOf({ kind: 'Node', name: 'n1' }), { kind: 'Node', name: 'n1' });
+});
+
+test('a repeated event increments count and lastTimestamp; a different message is a new Event', async () => {
+  const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
+  const recorder = new EventRecorder({
+    client: api.client,
+    component: 'test-controller',
+    host: 'node-a',
+    clock,
+  });
+  recorder.event(pod, 'Warning', 'BackOff', 'Back-off restarting failed container');
+  await recorder.flush();
+  await clock.advance(5_000);
+  recorder.event(pod, 'Warning', 'BackOff', 'Back-off restarting failed container');
+  recorder.event(pod, 'Normal', 'Pulled', 'Container image "x" already present on machine');
+  await recorder.flush();
+  const all = await events();
+  assert.equal(all.length, 2);
+  const backoff = all.find((e) => e.reason === 'BackOff')!;
+  assert.equal(backoff.count, 2);
+  assert.equal(backoff.type, 'Warning');
+  assert.equal(backoff.firstTimestamp, '2026-01-01T00:00:00Z');
+  assert.equal(backoff.lastTimestamp, '2026-01-01T00:00:05Z');
+  assert.deepEqual(backoff.source, { component: 'test-controller', host: 'node-a' });
+  assert.equal(backoff.involvedObject.uid, 'u-1');
+  assert.match(backoff.metadata.name!, /^web-0\.[0-9a-f]+$/);
+});
+
+test('an event whose Event object was deleted is written anew; a cluster-scoped object reports in default', async () => {
+  const recorder = new EventRecorder({ client: api.client, component: 'c' });
+  const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n9', uid: 'n-9' } };
+  recorder.event(node, 'Normal', 'NodeReady', 'Node n9 status is now: NodeReady');
+  await recorder.flush();
+  const first = (await events()).find((e) => e.reason === 'NodeReady')!;
+  assert.equal(first.metadata.namespace, 'default');
+  await api.client.delete(resources.events, 'default', first.metadata.name!);
+  recorder.event(node, 'Normal', 'NodeReady', 'Node n9 status is now: NodeReady');
+  await recorder.flush();
+  const again = (await events()).filter((e) => e.reason === 'NodeReady');
+  assert.equal(again.length, 1);
+  assert.equal(again[0]!.count, 1);
+  assert.notEqual(again[0]!.metadata.name, first.metadata.name);
+});
+
+test('a failed write is reported to onError and never thrown', async () => {
+  const errors: unknown[] = [];
+  const recorder = new EventRecorder({ client: api.client, component: 'c', onError: (e) => errors.push(e) });
+  recorder.event({ kind: 'Pod', namespace: 'no-such-namespace', name: 'p' }, 'Normal', 'X', 'y');
+  await recorder.flush();
+  assert.equal(errors.length, 1);
+});
