@@ -43,6 +43,8 @@ export interface Container {
   workingDir?: string;
   ports?: ContainerPort[];
   resources?: ResourceRequirements;
+  /** Init containers only: `Always` makes it a sidecar (runs alongside the app containers). */
+  restartPolicy?: 'Always';
   [field: string]: unknown;
 }
 
@@ -98,6 +100,9 @@ export interface PodSpec {
   terminationGracePeriodSeconds?: number;
   schedulerName?: string;
   priority?: number;
+  /** With `subdomain`, the pod's DNS name `<hostname>.<subdomain>.<ns>.svc` (a headless Service named as the subdomain). */
+  hostname?: string;
+  subdomain?: string;
   overhead?: Record<string, string>;
   [field: string]: unknown;
 }
@@ -229,6 +234,7 @@ export interface Service extends KubeObject {
     sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
     publishNotReadyAddresses?: boolean;
     externalName?: string;
+    ipFamilies?: ('IPv4' | 'IPv6')[];
     [field: string]: unknown;
   };
   status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } };
@@ -259,13 +265,16 @@ export interface EndpointPort {
   appProtocol?: string;
 }
 
+/** core/v1 EndpointSubset: addresses that all serve the same `ports`. */
+export interface EndpointSubset {
+  addresses?: EndpointAddress[];
+  notReadyAddresses?: EndpointAddress[];
+  ports?: EndpointPort[];
+}
+
 export interface Endpoints extends KubeObject {
   metadata: ObjectMeta;
-  subsets?: {
-    addresses?: EndpointAddress[];
-    notReadyAddresses?: EndpointAddress[];
-    ports?: EndpointPort[];
-  }[];
+  subsets?: EndpointSubset[];
 }
 
 export interface Endpoint {
