@@ -47,10 +47,16 @@ import {
   validatePatchOptions,
 } from './patch.js';
 
+/** What ApiServerConfig passes to `strategyFor` (the kube-apiserver flags strategies depend on). */
+export type StrategySettings = Pick<
+  ApiServerConfig,
+  'defaultNotReadyTolerationSeconds' | 'defaultUnreachableTolerationSeconds'
+>;
+
 export interface ApiServerConfig {
   store: Store;
-  /** The strategy of each resource (strategies/index.ts `strategyFor`). */
-  strategyFor: (r: ResourceInfo) => Strategy;
+  /** The strategy of each resource (strategies/index.ts `strategyFor`), given the settings below that strategies use. */
+  strategyFor: (r: ResourceInfo, options?: StrategySettings) => Strategy;
   /** The object-name rule of each resource (strategies/index.ts `nameValidatorFor`). */
   nameValidatorFor?: (r: ResourceInfo) => (name: string, prefix: boolean) => string[];
   /** Address to listen on; default 127.0.0.1. */
@@ -67,6 +73,10 @@ export interface ApiServerConfig {
   minRequestTimeoutSeconds?: number;
   /** A fixed watch-cache history size per resource (events); default adaptive 100–102400. */
   watchCacheSize?: number;
+  /** --default-not-ready-toleration-seconds (DefaultTolerationSeconds admission of Pods); default 300. */
+  defaultNotReadyTolerationSeconds?: number;
+  /** --default-unreachable-toleration-seconds (DefaultTolerationSeconds admission of Pods); default 300. */
+  defaultUnreachableTolerationSeconds?: number;
 }
 
 /** Resources whose PUT creates a missing object (Kubernetes' AllowCreateOnUpdate). */
@@ -95,7 +105,14 @@ export class ApiServer {
         new Registry({
           store: cfg.store,
           resource: r,
-          strategy: cfg.strategyFor(r),
+          strategy: cfg.strategyFor(r, {
+            ...(cfg.defaultNotReadyTolerationSeconds !== undefined
+              ? { defaultNotReadyTolerationSeconds: cfg.defaultNotReadyTolerationSeconds }
+              : {}),
+            ...(cfg.defaultUnreachableTolerationSeconds !== undefined
+              ? { defaultUnreachableTolerationSeconds: cfg.defaultUnreachableTolerationSeconds }
+              : {}),
+          }),
           ...(cfg.nameValidatorFor ? { validateName: cfg.nameValidatorFor(r) } : {}),
           ...(cfg.now ? { now: cfg.now } : {}),
         }),

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import winston from 'winston';
 import { RestClient } from '../../api/client/rest.js';
-import { ApiServer } from '../../control/apiserver/server.js';
+import { ApiServer, type ApiServerConfig } from '../../control/apiserver/server.js';
 import { nameValidatorFor, strategyFor } from '../../control/apiserver/strategies/index.js';
 import { kubeconfig } from '../../control/main.js';
 import { MemoryStore } from '../../control/storage/memory.js';
@@ -30,10 +30,17 @@ export interface TestApi {
   stop(): Promise<void>;
 }
 
-/** Starts the API server; see the file comment. */
-export async function startTestApi(): Promise<TestApi> {
+/** Settings of the in-process API server that tests may change (kube-apiserver flags). */
+export type TestApiOptions = Pick<
+  ApiServerConfig,
+  'defaultNotReadyTolerationSeconds' | 'defaultUnreachableTolerationSeconds'
+>;
+
+/** Starts the API server (with `opts` added to its config); see the file comment. */
+export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> {
   const store = new MemoryStore();
   const server = new ApiServer({
+    ...opts,
     store,
     strategyFor,
     nameValidatorFor,

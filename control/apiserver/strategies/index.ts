@@ -21,7 +21,8 @@ import { leaseStrategy } from './leases.js';
 import type { KindStrategy } from './meta.js';
 import { namespaceStrategy } from './namespaces.js';
 import { nodeStrategy } from './nodes.js';
-import { podStrategy } from './pods.js';
+import type { PodAdmissionConfig } from './pods.js';
+import { podStrategy, podStrategyWith } from './pods.js';
 import { replicaSetStrategy } from './replicasets.js';
 import { secretStrategy } from './secrets.js';
 import { serviceAccountStrategy } from './serviceaccounts.js';
@@ -53,11 +54,21 @@ function lookup(resource: Pick<ResourceInfo, 'group' | 'version' | 'resource'>):
 }
 
 /**
- * The strategy of a served resource (resources.ts `RESOURCES`).
+ * Settings of the strategies that kube-apiserver takes from flags: today the
+ * DefaultTolerationSeconds admission of Pods (`--default-not-ready-toleration-seconds`,
+ * `--default-unreachable-toleration-seconds`, 300 s each by default).
+ */
+export type StrategyOptions = PodAdmissionConfig;
+
+/**
+ * The strategy of a served resource (resources.ts `RESOURCES`), configured by `options`
+ * where a strategy has settings (Pods' admission defaults).
  * @throws Error for a resource without one (a programming error: every served resource has one).
  */
-export function strategyFor(resource: ResourceInfo): Strategy {
-  return lookup(resource);
+export function strategyFor(resource: ResourceInfo, options?: StrategyOptions): Strategy {
+  const strategy = lookup(resource);
+  if (strategy === podStrategy && options) return podStrategyWith(options);
+  return strategy;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   updateStatus,
   type Json,
 } from './testing.js';
+import { podStrategyWith } from './pods.js';
 
 const P = 'v1/pods';
 
@@ -146,6 +147,84 @@ describe('pods: create', () => {
     assert.equal(obj.spec.serviceAccount, 'builder');
     assert.equal(obj.spec.priority, 2000001000);
   });
+
+  const TOLERATION_CASES: [string, Json[] | undefined, Json[]][] = [
+    [
+      'no tolerations: both added with the configured seconds',
+      undefined,
+      [
+        {
+          key: 'node.kubernetes.io/not-ready',
+          operator: 'Exists',
+          effect: 'NoExecute',
+          tolerationSeconds: 7,
+        },
+        {
+          key: 'node.kubernetes.io/unreachable',
+          operator: 'Exists',
+          effect: 'NoExecute',
+          tolerationSeconds: 9,
+        },
+      ],
+    ],
+    [
+      'an unreachable toleration of its own: only not-ready added',
+      [
+        {
+          key: 'node.kubernetes.io/unreachable',
+          operator: 'Exists',
+          effect: 'NoExecute',
+          tolerationSeconds: 2,
+        },
+      ],
+      [
+        {
+          key: 'node.kubernetes.io/unreachable',
+          operator: 'Exists',
+          effect: 'NoExecute',
+          tolerationSeconds: 2,
+        },
+        {
+          key: 'node.kubernetes.io/not-ready',
+          operator: 'Exists',
+          effect: 'NoExecute',
+          tolerationSeconds: 7,
+        },
+      ],
+    ],
+    [
+      'a NoSchedule toleration does not count',
+      [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoSchedule' }],
+      [
+        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoSchedule' },
+        {
+          key: 'node.kubernetes.io/not-ready',
+          operator: 'Exists',
+          effect: 'NoExecute',
+          tolerationSeconds: 7,
+        },
+        {
+          key: 'node.kubernetes.io/unreachable',
+          operator: 'Exists',
+          effect: 'NoExecute',
+          tolerationSeconds: 9,
+        },
+      ],
+    ],
+  ];
+  for (const [name, given, want] of TOLERATION_CASES) {
+    it(`DefaultTolerationSeconds with configured seconds: ${name}`, () => {
+      const s = podStrategyWith({
+        defaultNotReadyTolerationSeconds: 7,
+        defaultUnreachableTolerationSeconds: 9,
+      });
+      const obj = modified(nginx(), (p) => {
+        if (given) p.spec.tolerations = given;
+      });
+      s.prepareForCreate(obj);
+      assert.deepEqual((obj as Json).spec.tolerations, want);
+    });
+  }
 
   const QOS: [string, Json, string][] = [
     ['no resources', {}, 'BestEffort'],

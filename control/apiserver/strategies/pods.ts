@@ -20,7 +20,7 @@ import {
   isValidIPForLegacyField,
 } from '../../../api/meta/validation.js';
 import type { KubeObject } from '../../../api/object.js';
-import type { Obj } from './meta.js';
+import type { KindRules, KindStrategy, Obj } from './meta.js';
 import {
   asObj,
   boolString,
@@ -43,7 +43,18 @@ const SYSTEM_PRIORITIES: Readonly<Record<string, number>> = {
   'system-cluster-critical': 2000000000,
 };
 
-/** DefaultTolerationSeconds admission: 300 s for not-ready and unreachable nodes. */
+/**
+ * Settings of the admission defaults of new Pods, named as kube-apiserver's flags of the
+ * DefaultTolerationSeconds plugin.
+ */
+export interface PodAdmissionConfig {
+  /** --default-not-ready-toleration-seconds: tolerationSeconds of the added `node.kubernetes.io/not-ready` toleration; default 300. */
+  defaultNotReadyTolerationSeconds?: number;
+  /** --default-unreachable-toleration-seconds: tolerationSeconds of the added `node.kubernetes.io/unreachable` toleration; default 300. */
+  defaultUnreachableTolerationSeconds?: number;
+}
+
+/** DefaultTolerationSeconds admission: 300 s for not-ready and unreachable nodes unless configured. */
 const DEFAULT_TOLERATION_SECONDS = 300;
 const NOT_READY = 'node.kubernetes.io/not-ready';
 const UNREACHABLE = 'node.kubernetes.io/unreachable';
@@ -56,9 +67,10 @@ const UNREACHABLE = 'node.kubernetes.io/unreachable';
  *   in k8ts), the built-in system classes' values for theirs, and `preemptionPolicy`
  *   PreemptLowerPriority;
  * - DefaultTolerationSeconds: NoExecute tolerations of `node.kubernetes.io/not-ready`
- *   and `node.kubernetes.io/unreachable` for 300 s, unless the pod already tolerates them.
+ *   and `node.kubernetes.io/unreachable` for 300 s (or as `config` says), unless the pod
+ *   already tolerates them.
  */
-function admitPod(obj: KubeObject): void {
+function admitPod(obj: KubeObject, config: PodAdmissionConfig): void {
   const spec = section(obj, 'spec');
   const mirror = obj.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined;
   if (!mirror && str(spec.serviceAccountName) === '' && str(spec.serviceAccount) === '') {
@@ -83,13 +95,16 @@ function admitPod(obj: KubeObject): void {
         (str(t.key) === key || str(t.key) === '') && (str(t.effect) === 'NoExecute' || str(t.effect) === ''),
     );
   const added: Obj[] = [];
-  for (const key of [NOT_READY, UNREACHABLE]) {
+  for (const [key, seconds] of [
+    [NOT_READY, config.defaultNotReadyTolerationSeconds],
+    [UNREACHABLE, config.defaultUnreachableTolerationSeconds],
+  ] as const) {
     if (!tolerates(key)) {
       added.push({
         key,
         operator: 'Exists',
         effect: 'NoExecute',
-        tolerationSeconds: DEFAULT_TOLERATION_SECONDS,
+        tolerationSeconds: seconds ?? DEFAULT_TOLERATION_SECONDS,
       });
     }
   }
@@ -268,9 +283,10 @@ function validatePodStatus(obj: KubeObject, old: KubeObject): FieldError[] {
  * the only thing a status write changes (besides metadata; ownerReferences stay, and an
  * empty qosClass is backfilled). Field selectors: spec.nodeName, spec.restartPolicy,
  * spec.schedulerName, spec.serviceAccountName, spec.hostNetwork, status.phase,
- * status.podIP (the first of podIPs), status.nominatedNodeName.
+ * status.podIP (the first of podIPs), status.nominatedNodeName. `prepareForCreate` is
+ * added by podStrategyWith (it depends on the admission settings).
  */
-export const podStrategy = defineStrategy({
+const POD_RULES: Omit<KindRules, 'prepareForCreate'> = {
   namespaced: true,
   initialStatus(obj) {
     const spec = asObj(obj.spec) ?? {};
@@ -289,7 +305,6 @@ export const podStrategy = defineStrategy({
     }
     return status;
   },
-  prepareForCreate: admitPod,
   prepareForStatusUpdate(obj, old) {
     const meta = (obj.metadata ??= {});
     if (old.metadata?.ownerReferences) meta.ownerReferences = clone(old.metadata.ownerReferences);
@@ -325,4 +340,15 @@ export const podStrategy = defineStrategy({
       'status.nominatedNodeName': str(status.nominatedNodeName),
     };
   },
-});
+};
+
+/**
+ * The Pod strategy with `admission` as the settings of the defaults admitPod adds to new
+ * Pods (DefaultTolerationSeconds); `{}` gives kube-apiserver's defaults.
+ */
+export function podStrategyWith(admission: PodAdmissionConfig = {}): KindStrategy {
+  return defineStrategy({ ...POD_RULES, prepareForCreate: (obj) => admitPod(obj, admission) });
+}
+
+/** The Pod strategy with kube-apiserver's default admission settings. */
+export const podStrategy: KindStrategy = podStrategyWith();
