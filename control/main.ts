@@ -92,6 +92,12 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
     logger,
     ...(cfg.minRequestTimeoutSeconds ? { minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds } : {}),
     ...(cfg.watchCacheSize ? { watchCacheSize: cfg.watchCacheSize } : {}),
+    ...(cfg.defaultNotReadyTolerationSeconds !== undefined
+      ? { defaultNotReadyTolerationSeconds: cfg.defaultNotReadyTolerationSeconds }
+      : {}),
+    ...(cfg.defaultUnreachableTolerationSeconds !== undefined
+      ? { defaultUnreachableTolerationSeconds: cfg.defaultUnreachableTolerationSeconds }
+      : {}),
   });
   let address: { address: string; port: number };
   try {
