@@ -179,7 +179,7 @@ interface SubresourceShape {
  * status and scale are get/update/patch (scale answers autoscaling/v1 Scale); binding and
  * eviction are create-only (policy/v1 Eviction); log is a get returning the Pod's log;
  * exec/attach/portforward are "connect" endpoints, which discovery lists as get and create
- * (GET and POST) with the options kind as their kind.
+ * (GET and POST) with the options kind as their kind; a Namespace's finalize is update-only.
  */
 export const SUBRESOURCE_SHAPES: Readonly<Record<Subresource, SubresourceShape>> = {
   status: { verbs: ['get', 'patch', 'update'] },
@@ -190,6 +190,7 @@ export const SUBRESOURCE_SHAPES: Readonly<Record<Subresource, SubresourceShape>>
   exec: { verbs: ['create', 'get'], kind: { group: '', version: '', kind: 'PodExecOptions' } },
   attach: { verbs: ['create', 'get'], kind: { group: '', version: '', kind: 'PodAttachOptions' } },
   portforward: { verbs: ['create', 'get'], kind: { group: '', version: '', kind: 'PodPortForwardOptions' } },
+  finalize: { verbs: ['update'] },
 };
 
 /**

@@ -1114,6 +1114,11 @@ function resourcePaths(r: ResourceInfo): PathSpec[] {
           }),
         );
         break;
+      case 'finalize':
+        ops.push(
+          subOp(replaceOp(`replace${id}${subId}`, `replace finalize of the specified ${r.kind}`, ref)),
+        );
+        break;
       case 'log':
         ops.push(
           subOp({

@@ -84,6 +84,9 @@ const GENERATE_NAME_ATTEMPTS = 8;
 /** How often a read-modify-write retries on a storage conflict before answering 409. */
 const GUARANTEED_UPDATE_ATTEMPTS = 16;
 
+/** The subresources whose writes go through the update rules: `status`, and a Namespace's `finalize`. */
+export type UpdateSubresource = 'status' | 'finalize';
+
 /** Kubernetes' finalizers for deletion propagation. */
 export const FINALIZER_ORPHAN = 'orphan';
 export const FINALIZER_FOREGROUND = 'foregroundDeletion';
@@ -239,7 +242,7 @@ export class Registry {
     namespace: string | undefined,
     name: string,
     body: KubeObject,
-    opts: WriteOptions & { subresource?: 'status' } = {},
+    opts: WriteOptions & { subresource?: UpdateSubresource } = {},
   ): Promise<KubeObject> {
     const obj = structuredClone(body);
     this.checkTypeMeta(obj);
@@ -275,7 +278,7 @@ export class Registry {
     namespace: string | undefined,
     name: string,
     mutate: (current: KubeObject) => KubeObject | Promise<KubeObject>,
-    opts: WriteOptions & { subresource?: 'status' } = {},
+    opts: WriteOptions & { subresource?: UpdateSubresource } = {},
   ): Promise<KubeObject> {
     for (let attempt = 1; ; attempt++) {
       const kv = await this.read(namespace, name);
@@ -306,7 +309,8 @@ export class Registry {
   }
 
   /**
-   * Deletes an object (DELETE). Objects with finalizers, or deleted with propagation
+   * Deletes an object (DELETE). Objects with finalizers (metadata's, or the strategy's
+   * specFinalizers such as a Namespace's spec.finalizers), or deleted with propagation
    * Orphan/Foreground (which add the `orphan`/`foregroundDeletion` finalizers for the
    * garbage collector), and pods bound to a node with a grace period, are only marked:
    * `deletionTimestamp` and `deletionGracePeriodSeconds` are set and the object stays
@@ -352,8 +356,9 @@ export class Registry {
         finalizers.delete(FINALIZER_FOREGROUND);
       }
       const grace = this.gracePeriod(current, opts);
+      const specFinalizers = this.strategy.specFinalizers?.(current) ?? [];
       try {
-        if (finalizers.size === 0 && grace === 0) {
+        if (finalizers.size === 0 && specFinalizers.length === 0 && grace === 0) {
           if (opts.dryRun) return { object: current, deleted: true };
           const { deleted } = await this.store.delete(kv.key, kv.modRevision);
           return { object: decode(deleted), deleted: true };
@@ -367,6 +372,7 @@ export class Registry {
         }
         if (finalizers.size > 0) m.finalizers = [...finalizers];
         else delete m.finalizers;
+        this.strategy.prepareForDelete?.(next);
         if (opts.dryRun) return { object: next, deleted: false };
         const written = await this.store.update(kv.key, encode(next), kv.modRevision);
         return { object: decode(written), deleted: false };
@@ -386,6 +392,7 @@ export class Registry {
     const m = obj.metadata;
     if (!m?.deletionTimestamp || (m.finalizers?.length ?? 0) > 0 || (m.deletionGracePeriodSeconds ?? 0) > 0)
       return false;
+    if ((this.strategy.specFinalizers?.(obj).length ?? 0) > 0) return false;
     try {
       await this.store.delete(this.key(m.namespace, m.name!), Number(m.resourceVersion));
       return true;
@@ -407,7 +414,11 @@ export class Registry {
   }
 
   /** The update rules shared by PUT and read-modify-write. */
-  private prepareUpdate(obj: KubeObject, old: KubeObject, subresource: 'status' | undefined): KubeObject {
+  private prepareUpdate(
+    obj: KubeObject,
+    old: KubeObject,
+    subresource: UpdateSubresource | undefined,
+  ): KubeObject {
     const meta = obj.metadata!;
     const oldMeta = old.metadata!;
     const errors: FieldError[] = [];
@@ -442,6 +453,10 @@ export class Registry {
     if (subresource === 'status') {
       this.strategy.prepareForStatusUpdate(obj, old);
       this.validate(obj, this.strategy.validateStatusUpdate(obj, old));
+    } else if (subresource === 'finalize') {
+      if (!this.strategy.prepareForFinalizeUpdate) throw notFound(this.ref(meta.name));
+      this.strategy.prepareForFinalizeUpdate(obj, old);
+      this.validate(obj, this.strategy.validateFinalizeUpdate?.(obj, old) ?? []);
     } else {
       this.strategy.prepareForUpdate(obj, old);
       this.strategy.defaults(obj);

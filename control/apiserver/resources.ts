@@ -10,7 +10,7 @@ export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | '
 
 /** Subresources served under `<resource>/<name>/<subresource>`. */
 export type Subresource =
-  'status' | 'scale' | 'binding' | 'eviction' | 'log' | 'exec' | 'attach' | 'portforward';
+  'status' | 'scale' | 'binding' | 'eviction' | 'log' | 'exec' | 'attach' | 'portforward' | 'finalize';
 
 export interface ResourceInfo {
   /** API group, '' for the core group. */
@@ -72,7 +72,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
   res('', 'v1', 'Namespace', 'namespaces', false, {
     shortNames: ['ns'],
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
-    subresources: ['status'],
+    subresources: ['status', 'finalize'],
   }),
   res('', 'v1', 'Node', 'nodes', false, { shortNames: ['no'], subresources: ['status'] }),
   res('', 'v1', 'Pod', 'pods', true, {

@@ -287,6 +287,13 @@ export class ApiServer {
         `pods/${sub} needs the node agent, which is not built yet`,
       );
     }
+    // A Namespace's finalize subresource is update-only, as Kubernetes serves it.
+    if (sub === 'finalize' && rr.verb !== 'update')
+      throw new ApiError(
+        405,
+        'MethodNotAllowed',
+        `${req.method ?? 'GET'} is not supported on ${rr.resource.resource}/${sub}`,
+      );
     const table = rr.verb === 'get' || rr.verb === 'list' ? negotiateTable(req.headers.accept) : undefined;
     const now = this.cfg.now?.() ?? new Date();
     const manager = managerOrUserAgent(q.get('fieldManager') ?? undefined, req.headers['user-agent']);
@@ -390,13 +397,13 @@ export class ApiServer {
           writeJson(res, 200, await updateScale(registry, rr.namespace!, rr.name!, body, dryRun));
           return;
         }
-        if (sub !== undefined && sub !== 'status')
+        if (sub !== undefined && sub !== 'status' && sub !== 'finalize')
           throw new ApiError(
             405,
             'MethodNotAllowed',
             `PUT is not supported on ${rr.resource.resource}/${sub}`,
           );
-        const opts = sub === 'status' ? { ...write, subresource: 'status' as const } : write;
+        const opts = sub === 'status' || sub === 'finalize' ? { ...write, subresource: sub } : write;
         let updated: KubeObject;
         try {
           updated = await registry.update(rr.namespace, rr.name!, body, opts);
@@ -513,11 +520,12 @@ export class ApiServer {
             `DELETE is not supported on ${rr.resource.resource}/${sub}`,
           );
         const opts = await deleteOptions(req, q);
-        if (rr.resource.group === '' && rr.resource.resource === 'namespaces' && !opts.dryRun) {
-          await this.deleteNamespaceContents(rr.name!, opts.gracePeriodSeconds);
-        }
+        const isNamespace = rr.resource.group === '' && rr.resource.resource === 'namespaces';
+        if (isNamespace) checkNamespaceDeletable(rr.name!);
         const result = await registry.delete(rr.namespace, rr.name!, opts);
-        writeJson(res, result.deleted ? 200 : 202, result.object);
+        // A namespace being terminated answers 200 with the object, as Kubernetes does (its
+        // contents are removed by the namespace controller, which then finalizes it).
+        writeJson(res, result.deleted || isNamespace ? 200 : 202, result.object);
         return;
       }
       case 'deletecollection': {
@@ -706,42 +714,6 @@ export class ApiServer {
   }
 
   /**
-   * Deletes everything in a namespace before the namespace itself. A stopgap: in
-   * Kubernetes the namespace goes `Terminating` and the namespace controller empties it;
-   * until k8ts has that controller, the API server empties it within the DELETE. The
-   * system namespaces may not be deleted (403, as Kubernetes).
-   */
-  private async deleteNamespaceContents(
-    namespace: string,
-    gracePeriodSeconds: number | undefined,
-  ): Promise<void> {
-    // Contents go in the background, whatever the namespace's own propagation policy.
-    const opts: DeleteOptions = gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds };
-    if ((SYSTEM_NAMESPACES as readonly string[]).includes(namespace)) {
-      throw new ApiError(
-        403,
-        'Forbidden',
-        `namespaces "${namespace}" is forbidden: this namespace may not be deleted`,
-        {
-          name: namespace,
-          kind: 'namespaces',
-        },
-      );
-    }
-    await this.registry('', 'v1', 'namespaces').get(undefined, namespace); // 404 when missing
-    for (const [r, registry] of this.registries) {
-      if (!r.namespaced) continue;
-      for (const item of (await registry.list(namespace)).items) {
-        try {
-          await registry.delete(namespace, item.metadata!.name!, opts);
-        } catch (err) {
-          if (!(err instanceof ApiError && err.code === 404)) throw err;
-        }
-      }
-    }
-  }
-
-  /**
    * NamespaceLifecycle admission: objects are created only in namespaces that exist and
    * are not terminating.
    */
@@ -765,6 +737,21 @@ export class ApiServer {
         `unable to create new content in namespace ${namespace} because it is being terminated`,
       );
     }
+  }
+}
+
+/**
+ * The system namespaces may not be deleted (403, as Kubernetes' NamespaceLifecycle
+ * admission protects default, kube-system and kube-public; k8ts adds kube-node-lease).
+ */
+function checkNamespaceDeletable(namespace: string): void {
+  if ((SYSTEM_NAMESPACES as readonly string[]).includes(namespace)) {
+    throw new ApiError(
+      403,
+      'Forbidden',
+      `namespaces "${namespace}" is forbidden: this namespace may not be deleted`,
+      { name: namespace, kind: 'namespaces' },
+    );
   }
 }
 

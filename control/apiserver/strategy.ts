@@ -7,6 +7,7 @@
  * Order on create:  prepareForCreate → defaults → validate (→ write)
  * Order on update:  prepareForUpdate → defaults → validate + validateUpdate (→ write)
  * Order on status:  prepareForStatusUpdate → validateStatusUpdate (→ write)
+ * Order on finalize: prepareForFinalizeUpdate → validateFinalizeUpdate (→ write)
  *
  * All hooks mutate the given object in place and never touch the store; validation
  * returns field errors (empty = valid) instead of throwing.
@@ -61,4 +62,25 @@ export interface Strategy {
    * A selector on a field not listed here is refused with 400 BadRequest.
    */
   selectableFields(obj: KubeObject): Record<string, string>;
+
+  /**
+   * Finalizers a kind keeps outside `metadata.finalizers` that hold a deleted object the
+   * same way: while any is left, a DELETE only marks the object and an update does not
+   * remove it (a Namespace's `spec.finalizers`, as Kubernetes'
+   * ShouldDeleteNamespaceDuringUpdate). Omitted: none.
+   */
+  specFinalizers?(obj: KubeObject): readonly string[];
+
+  /** Called on the copy a DELETE marks terminating (a Namespace's `status.phase: Terminating`). */
+  prepareForDelete?(obj: KubeObject): void;
+
+  /**
+   * For `.../finalize` writes (Namespaces only, as Kubernetes' namespaceFinalizeStrategy):
+   * keeps everything but what the subresource may change from `old`. Omitted: the kind
+   * has no finalize subresource.
+   */
+  prepareForFinalizeUpdate?(obj: KubeObject, old: KubeObject): void;
+
+  /** Validation of a finalize write. */
+  validateFinalizeUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
 }

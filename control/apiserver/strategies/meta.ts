@@ -307,6 +307,11 @@ export interface KindRules {
   validateStatusUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
   /** Kind-specific field-selector values (the kind's ToSelectableFields / GetAttrs). */
   fields?(obj: KubeObject): Record<string, string>;
+  /** See Strategy: deletion hooks and the finalize subresource (Namespaces). */
+  specFinalizers?(obj: KubeObject): readonly string[];
+  prepareForDelete?(obj: KubeObject): void;
+  prepareForFinalizeUpdate?(obj: KubeObject, old: KubeObject): void;
+  validateFinalizeUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
 }
 
 /** A kind's strategy, with the `nameFn` the registry should check names with. */
@@ -383,6 +388,17 @@ export function defineStrategy(rules: KindRules): KindStrategy {
       if (rules.namespaced) base['metadata.namespace'] = str(meta.namespace);
       return { ...base, ...(rules.fields?.(obj) ?? {}) };
     },
+    ...(rules.specFinalizers ? { specFinalizers: rules.specFinalizers } : {}),
+    ...(rules.prepareForDelete ? { prepareForDelete: rules.prepareForDelete } : {}),
+    ...(rules.prepareForFinalizeUpdate ? { prepareForFinalizeUpdate: rules.prepareForFinalizeUpdate } : {}),
+    ...(rules.validateFinalizeUpdate
+      ? {
+          validateFinalizeUpdate: (obj: KubeObject, old: KubeObject) => [
+            ...validateMetadata(obj, rules.namespaced, kubeFinalizers),
+            ...rules.validateFinalizeUpdate!(obj, old),
+          ],
+        }
+      : {}),
   };
 }
 

@@ -27,6 +27,12 @@ export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
  * `namespaces/NAME/finalize` and `/status`). Defaults label the namespace with
  * `kubernetes.io/metadata.name: <name>`. Names are DNS-1123 labels. Field selector:
  * `status.phase` (cluster-scoped: no metadata.namespace).
+ *
+ * Deletion (Kubernetes' namespace REST Delete and finalize store): `spec.finalizers`
+ * hold a deleted namespace like metadata finalizers, so a DELETE sets deletionTimestamp
+ * and `status.phase: Terminating`; `PUT namespaces/NAME/finalize` changes only
+ * spec.finalizers, and the namespace is removed once neither spec.finalizers nor
+ * metadata.finalizers has anything left.
  */
 export const namespaceStrategy = defineStrategy({
   namespaced: false,
@@ -68,4 +74,24 @@ export const namespaceStrategy = defineStrategy({
       : [invalid('status.phase', phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")];
   },
   fields: (obj) => ({ 'status.phase': str(asObj(obj.status)?.phase) }),
+  specFinalizers: (obj) =>
+    list(asObj(obj.spec)?.finalizers).filter((f): f is string => typeof f === 'string'),
+  prepareForDelete(obj) {
+    section(obj, 'status').phase = 'Terminating';
+  },
+  prepareForFinalizeUpdate(obj, old) {
+    const finalizers = asObj(obj.spec)?.finalizers;
+    for (const k of Object.keys(obj)) if (k !== 'apiVersion' && k !== 'kind') delete obj[k];
+    for (const [k, v] of Object.entries(old)) if (k !== 'apiVersion' && k !== 'kind') obj[k] = clone(v);
+    const spec = section(obj, 'spec');
+    if (finalizers === undefined) delete spec.finalizers;
+    else spec.finalizers = clone(finalizers);
+  },
+  validateFinalizeUpdate(obj) {
+    const errs: FieldError[] = [];
+    for (const f of list(asObj(obj.spec)?.finalizers)) {
+      errs.push(...qualifiedName(str(f), 'spec.finalizers'), ...kubeFinalizerName(str(f), 'spec.finalizers'));
+    }
+    return errs;
+  },
 });
