@@ -1,0 +1,247 @@
+/**
+ * The runtime interface the agent drives, named after CRI v1 (k8s.io/cri-api
+ * runtime/v1/api.proto): a RuntimeService for pod sandboxes and containers and an
+ * ImageService for images. Adapters implement it — `docker` (dockerode), `fake` (memory,
+ * for unit tests and simulated nodes) — and one conformance suite (conformance.ts) runs
+ * unchanged against each. The agent never talks to a runtime any other way.
+ *
+ * Shapes follow CRI's messages with JavaScript types: timestamps are nanoseconds since the
+ * epoch as `bigint` where CRI has int64 nanoseconds (createdAt, startedAt, finishedAt),
+ * sizes are bytes, CPU shares/quota/period in CRI's units. Every object carries the
+ * labels and annotations it was created with, so the runtime alone can rebuild the
+ * agent's view after a restart (the kubelet's labels `io.kubernetes.pod.name`, ... go
+ * in `labels`).
+ *
+ * Errors: methods reject with a CriError (errors.ts) whose `code` says what went wrong
+ * (NotFound for an unknown id, ...). Removing what is already gone succeeds (CRI's
+ * idempotent Remove*/Stop*).
+ */
+
+/** CRI's PodSandboxState. */
+export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
+
+/** CRI's ContainerState. */
+export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
+
+/** CRI's PodSandboxMetadata: who the sandbox belongs to. */
+export interface PodSandboxMetadata {
+  name: string;
+  uid: string;
+  namespace: string;
+  attempt: number;
+}
+
+/** CRI's ContainerMetadata. */
+export interface ContainerMetadata {
+  name: string;
+  attempt: number;
+}
+
+/** CRI's PortMapping (hostPort published on the node). */
+export interface PortMapping {
+  protocol: 'TCP' | 'UDP' | 'SCTP';
+  containerPort: number;
+  hostPort: number;
+  /** Host address to bind; '' = all. */
+  hostIp: string;
+}
+
+/** What RunPodSandbox needs (CRI's PodSandboxConfig, trimmed to what k8ts uses). */
+export interface PodSandboxConfig {
+  metadata: PodSandboxMetadata;
+  hostname: string;
+  /** Directory for the pod's container logs on the host. */
+  logDirectory?: string;
+  portMappings: PortMapping[];
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /**
+   * The network the sandbox joins (k8ts extension of CRI's DNS/network settings): the
+   * docker adapter's bridge network name for this node; the fake adapter ignores it.
+   */
+  network?: string;
+  /** Linux settings: cgroup parent, sysctls (CRI's LinuxPodSandboxConfig). */
+  linux?: { cgroupParent?: string; sysctls?: Record<string, string> };
+}
+
+/** CRI's PodSandbox (ListPodSandbox item). */
+export interface PodSandbox {
+  id: string;
+  metadata: PodSandboxMetadata;
+  state: PodSandboxState;
+  /** Nanoseconds since the epoch. */
+  createdAt: bigint;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+/** CRI's PodSandboxStatus. */
+export interface PodSandboxStatus extends PodSandbox {
+  /** The pod's IP address on its network ('' when it has none). */
+  network: { ip: string };
+}
+
+/** CRI's KeyValue for environment variables. */
+export interface KeyValue {
+  key: string;
+  value: string;
+}
+
+/** CRI's Mount. */
+export interface Mount {
+  containerPath: string;
+  hostPath: string;
+  readonly: boolean;
+}
+
+/** CRI's LinuxContainerResources (the subset k8ts sets). */
+export interface LinuxContainerResources {
+  /** CFS period, microseconds (0 = runtime default). */
+  cpuPeriod?: number;
+  /** CFS quota, microseconds per period (0 = unlimited). */
+  cpuQuota?: number;
+  /** CPU shares (relative weight; Kubernetes: requests in millicores × 1024 / 1000, min 2). */
+  cpuShares?: number;
+  /** Memory limit, bytes (0 = unlimited). */
+  memoryLimitInBytes?: number;
+}
+
+/** CRI's ContainerConfig (what CreateContainer needs). */
+export interface ContainerConfig {
+  metadata: ContainerMetadata;
+  image: { image: string };
+  command?: string[];
+  args?: string[];
+  workingDir?: string;
+  envs?: KeyValue[];
+  mounts?: Mount[];
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** Path of the container's log, relative to the sandbox's logDirectory. */
+  logPath?: string;
+  stdin?: boolean;
+  stdinOnce?: boolean;
+  tty?: boolean;
+  linux?: {
+    resources?: LinuxContainerResources;
+    securityContext?: { runAsUser?: number; runAsGroup?: number; readonlyRootfs?: boolean; privileged?: boolean };
+  };
+}
+
+/** CRI's Container (ListContainers item). */
+export interface Container {
+  id: string;
+  podSandboxId: string;
+  metadata: ContainerMetadata;
+  /** The image as asked for (e.g. `spring-server:1.0`). */
+  image: string;
+  /** The image's id (`sha256:...`). */
+  imageRef: string;
+  state: ContainerState;
+  createdAt: bigint;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+/** CRI's ContainerStatus. */
+export interface ContainerStatus extends Container {
+  /** Nanoseconds since the epoch; 0n when not started / not finished. */
+  startedAt: bigint;
+  finishedAt: bigint;
+  exitCode: number;
+  /** `Completed`, `Error`, `OOMKilled`, ... when exited. */
+  reason: string;
+  message: string;
+  logPath: string;
+}
+
+/** CRI's ContainerStats (ContainerStats/ListContainerStats). */
+export interface ContainerStats {
+  id: string;
+  /** Nanoseconds since the epoch when sampled. */
+  timestamp: bigint;
+  /** Cumulative CPU time, nanoseconds. */
+  cpuUsageCoreNanoSeconds: bigint;
+  /** Working set memory, bytes. */
+  memoryWorkingSetBytes: number;
+}
+
+/** Filters of ListPodSandbox (CRI's PodSandboxFilter): all given fields must match. */
+export interface PodSandboxFilter {
+  id?: string;
+  state?: PodSandboxState;
+  labelSelector?: Record<string, string>;
+}
+
+/** Filters of ListContainers (CRI's ContainerFilter). */
+export interface ContainerFilter {
+  id?: string;
+  podSandboxId?: string;
+  state?: ContainerState;
+  labelSelector?: Record<string, string>;
+}
+
+/** What ExecSync returns. */
+export interface ExecSyncResponse {
+  stdout: Buffer;
+  stderr: Buffer;
+  exitCode: number;
+}
+
+/** CRI's RuntimeService. */
+export interface RuntimeService {
+  /** Runtime name and version (CRI's Version): e.g. `{runtimeName: 'docker', runtimeVersion: '20.10.24'}`. */
+  version(): Promise<{ runtimeName: string; runtimeVersion: string; runtimeApiVersion: string }>;
+  /** Creates and starts a sandbox (the pod's network namespace); resolves with its id. */
+  runPodSandbox(config: PodSandboxConfig): Promise<string>;
+  /** Stops the sandbox and every container in it; idempotent. */
+  stopPodSandbox(podSandboxId: string): Promise<void>;
+  /** Removes the sandbox and its containers (force); idempotent. */
+  removePodSandbox(podSandboxId: string): Promise<void>;
+  podSandboxStatus(podSandboxId: string): Promise<PodSandboxStatus>;
+  listPodSandbox(filter?: PodSandboxFilter): Promise<PodSandbox[]>;
+  /** Creates (does not start) a container in the sandbox; resolves with its id. */
+  createContainer(podSandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string>;
+  startContainer(containerId: string): Promise<void>;
+  /** SIGTERM, then SIGKILL after `timeoutSeconds` (0 = kill at once); idempotent. */
+  stopContainer(containerId: string, timeoutSeconds: number): Promise<void>;
+  /** Removes a container (force); idempotent. */
+  removeContainer(containerId: string): Promise<void>;
+  listContainers(filter?: ContainerFilter): Promise<Container[]>;
+  containerStatus(containerId: string): Promise<ContainerStatus>;
+  /** Runs `cmd` in the container and waits (at most `timeoutSeconds`, 0 = no limit). */
+  execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResponse>;
+  containerStats(containerId: string): Promise<ContainerStats>;
+}
+
+/** CRI's Image. */
+export interface Image {
+  /** `sha256:...`. */
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  /** Bytes. */
+  size: number;
+}
+
+/** Progress of PullImage, as the layers arrive (bytes). */
+export interface PullProgress {
+  status: string;
+  current?: number;
+  total?: number;
+}
+
+/** CRI's ImageService. */
+export interface ImageService {
+  listImages(): Promise<Image[]>;
+  /** The image, or undefined when it is not present. */
+  imageStatus(image: string): Promise<Image | undefined>;
+  /** Pulls and resolves with the image's id; rejects with a CriError (ImagePullFailed, ...). */
+  pullImage(image: string, onProgress?: (p: PullProgress) => void): Promise<string>;
+  removeImage(image: string): Promise<void>;
+}
+
+/** A runtime: both services, and a way to close connections. */
+export interface Runtime extends RuntimeService, ImageService {
+  close(): Promise<void>;
+}
