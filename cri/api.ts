@@ -14,14 +14,15 @@
  *
  * Errors: methods reject with a CriError (errors.ts) whose `code` says what went wrong
  * (NotFound for an unknown id, ...). Removing what is already gone succeeds (CRI's
- * idempotent Remove*/Stop*).
+ * idempotent Remove and Stop calls).
  */
 
 /** CRI's PodSandboxState. */
 export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
 
 /** CRI's ContainerState. */
-export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
+export type ContainerState =
+  'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
 
 /** CRI's PodSandboxMetadata: who the sandbox belongs to. */
 export interface PodSandboxMetadata {
@@ -124,7 +125,12 @@ export interface ContainerConfig {
   tty?: boolean;
   linux?: {
     resources?: LinuxContainerResources;
-    securityContext?: { runAsUser?: number; runAsGroup?: number; readonlyRootfs?: boolean; privileged?: boolean };
+    securityContext?: {
+      runAsUser?: number;
+      runAsGroup?: number;
+      readonlyRootfs?: boolean;
+      privileged?: boolean;
+    };
   };
 }
 
@@ -201,7 +207,11 @@ export interface RuntimeService {
   podSandboxStatus(podSandboxId: string): Promise<PodSandboxStatus>;
   listPodSandbox(filter?: PodSandboxFilter): Promise<PodSandbox[]>;
   /** Creates (does not start) a container in the sandbox; resolves with its id. */
-  createContainer(podSandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string>;
+  createContainer(
+    podSandboxId: string,
+    config: ContainerConfig,
+    sandboxConfig: PodSandboxConfig,
+  ): Promise<string>;
   startContainer(containerId: string): Promise<void>;
   /** SIGTERM, then SIGKILL after `timeoutSeconds` (0 = kill at once); idempotent. */
   stopContainer(containerId: string, timeoutSeconds: number): Promise<void>;
