@@ -194,10 +194,33 @@ export interface ExecSyncResponse {
   exitCode: number;
 }
 
+/** CRI's RuntimeCondition types: the kubelet's node Ready condition needs both true. */
+export type RuntimeConditionType = 'RuntimeReady' | 'NetworkReady';
+
+/** CRI's RuntimeCondition. */
+export interface RuntimeCondition {
+  type: RuntimeConditionType;
+  status: boolean;
+  /** CamelCase reason when `status` is false ('' otherwise). */
+  reason: string;
+  message: string;
+}
+
+/** CRI's RuntimeStatus (Status RPC). */
+export interface RuntimeStatus {
+  conditions: RuntimeCondition[];
+}
+
 /** CRI's RuntimeService. */
 export interface RuntimeService {
   /** Runtime name and version (CRI's Version): e.g. `{runtimeName: 'docker', runtimeVersion: '20.10.24'}`. */
   version(): Promise<{ runtimeName: string; runtimeVersion: string; runtimeApiVersion: string }>;
+  /**
+   * The runtime's health (CRI's Status): RuntimeReady and NetworkReady. The kubelet reports
+   * its node NotReady ("container runtime is down") while either is false. Rejects with
+   * Unavailable when the runtime cannot be reached at all.
+   */
+  status(): Promise<RuntimeStatus>;
   /** Creates and starts a sandbox (the pod's network namespace); resolves with its id. */
   runPodSandbox(config: PodSandboxConfig): Promise<string>;
   /** Stops the sandbox and every container in it; idempotent. */

@@ -11,6 +11,8 @@ export const CRI_ERROR_CODES = [
   'InvalidArgument',
   /** The image could not be pulled (unreachable registry, unknown image: ErrImagePull). */
   'ImagePullFailed',
+  /** A name or id already in use (a container name the runtime has reserved). */
+  'AlreadyExists',
   /** The operation is not valid in the object's state (start of a removed container, ...). */
   'FailedPrecondition',
   /** The runtime is not reachable (daemon down); the caller retries. */
