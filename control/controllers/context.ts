@@ -36,6 +36,10 @@ export interface ControllersConfig {
   concurrentEndpointSyncs: number;
   concurrentGCSyncs: number;
   concurrentNamespaceSyncs: number;
+  /** --cluster-cidr: the range node pod CIDRs are cut from. Default 10.42.0.0/16 (as k3s). */
+  clusterCIDR: string;
+  /** --node-cidr-mask-size: prefix length of each node's pod CIDR. Default 24. */
+  nodeCIDRMaskSize: number;
 }
 
 /** kube-controller-manager's defaults. */
@@ -49,6 +53,8 @@ export const DEFAULT_CONTROLLERS_CONFIG: ControllersConfig = {
   concurrentEndpointSyncs: 5,
   concurrentGCSyncs: 20,
   concurrentNamespaceSyncs: 10,
+  clusterCIDR: '10.42.0.0/16',
+  nodeCIDRMaskSize: 24,
 };
 
 /** Everything a controller's constructor gets. */

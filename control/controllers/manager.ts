@@ -36,12 +36,12 @@ export class ControllerManager {
   private readonly opts: ControllerManagerOptions;
   private readonly config: ControllersConfig;
 
-  /** @throws Error when a config value is not a positive number. */
+  /** @throws Error when a numeric config value is not positive. */
   constructor(opts: ControllerManagerOptions) {
     this.opts = opts;
     this.config = { ...DEFAULT_CONTROLLERS_CONFIG, ...opts.config };
     for (const [k, v] of Object.entries(this.config)) {
-      if (!(typeof v === 'number' && v > 0))
+      if (typeof v === 'number' && !(v > 0))
         throw new Error(`controller manager: ${k} must be > 0, got ${v}`);
     }
   }
