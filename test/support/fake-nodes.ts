@@ -10,7 +10,7 @@ import { resources } from '../../api/client/resource.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../../api/client/errors.js';
 import { InformerFactory } from '../../api/client/factory.js';
 import { rfc3339 } from '../../api/object.js';
-import type { Lease, Node, Pod, Taint } from '../../api/types.js';
+import type { Condition, Lease, Node, Pod, Taint } from '../../api/types.js';
 
 /** What makeNode() accepts; quantities as strings. */
 export interface FakeNodeSpec {
@@ -118,8 +118,20 @@ export class FakeKubelet {
     this.paused.add(node);
   }
 
+  /**
+   * Resumes `node`'s agent: its Lease is renewed again, its Ready condition re-posted True
+   * if someone (the node lifecycle controller) changed it, and its pods synced again, as a
+   * kubelet coming back does — pods bound meanwhile start, deletions requested meanwhile
+   * are confirmed, and running pods get back the readiness this kubelet last posted.
+   */
   resumeLease(node: string): void {
-    this.paused.delete(node);
+    if (!this.paused.delete(node)) return;
+    for (const pod of this.factory.informerFor<Pod>(resources.pods).lister().list()) {
+      if (pod.spec.nodeName !== node) continue;
+      if (pod.status?.phase === 'Running' && !pod.metadata.deletionTimestamp) this.repostReady(pod);
+      else this.sync(pod);
+    }
+    void this.renewLeases();
   }
 
   /** Stops everything; waits for writes in flight. */
@@ -153,10 +165,79 @@ export class FakeKubelet {
           if (isNotFound(err)) await this.opts.client.create(resources.leases, lease);
           else if (!isConflict(err)) throw err;
         }
+        await this.repostNodeReady(name);
       })();
       this.track(write);
       await write.catch(() => {});
     }
+  }
+
+  /**
+   * Posts Ready=True (fresh lastHeartbeatTime) through nodes/status when the node's Ready
+   * condition is not True, and the pressure conditions False where they are not, as a
+   * kubelet re-posts its status once it finds it wrong. A conflict waits for the next renewal.
+   */
+  private async repostNodeReady(name: string): Promise<void> {
+    let node: Node;
+    try {
+      node = await this.opts.client.get<Node>(resources.nodes, '', name);
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    const conditions = node.status?.conditions ?? [];
+    if (conditions.find((c) => c.type === 'Ready')?.status === 'True') return;
+    const now = rfc3339(new Date());
+    const fixed = conditions.map((c): Condition => {
+      if (c.type === 'Ready') {
+        return {
+          ...c,
+          status: 'True',
+          reason: 'KubeletReady',
+          message: 'fake kubelet is posting ready status',
+          lastHeartbeatTime: now,
+          lastTransitionTime: now,
+        };
+      }
+      if (c.status === 'False' || !['MemoryPressure', 'DiskPressure', 'PIDPressure'].includes(c.type))
+        return c;
+      return {
+        ...c,
+        status: 'False',
+        reason: 'KubeletHasSufficientResources',
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      };
+    });
+    if (!fixed.some((c) => c.type === 'Ready')) {
+      fixed.push({
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      });
+    }
+    try {
+      await this.opts.client.updateStatus<Node>(resources.nodes, {
+        ...node,
+        status: { ...node.status, conditions: fixed },
+      });
+    } catch (err) {
+      if (!isConflict(err) && !isNotFound(err)) throw err;
+    }
+  }
+
+  /** Re-posts the readiness this kubelet gives `pod` (ready option) when its Ready condition says otherwise. */
+  private repostReady(pod: Pod): void {
+    const want = (this.opts.ready ?? (() => true))(pod);
+    const cur = pod.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    if (this.stopped || cur === (want ? 'True' : 'False')) return;
+    this.track(
+      setPodReady(this.opts.client, pod, want).catch((err: unknown) => {
+        if (!isNotFound(err) && !isConflict(err)) throw err;
+      }),
+    );
   }
 
   private sync(pod: Pod): void {
