@@ -46,15 +46,15 @@ export interface DisruptionView {
 }
 
 /**
- * The NoExecute mode for `node` (which must be among `nodes`, in its latest state):
+ * The NoExecute mode for `node` (in its latest state, which wins over its copy in `nodes`):
  * `clear` when every zone is fully disrupted, `hold` when the node's zone is partially
  * disrupted and small, `normal` otherwise (a fully disrupted zone among healthy ones still
  * taints: Kubernetes keeps the healthy eviction rate there).
  */
 export function disruptionView(nodes: readonly Node[], node: Node): DisruptionView {
   const byZone = new Map<string, (string | undefined)[]>();
-  for (const n of nodes) {
-    const latest = n.metadata.name === node.metadata.name ? node : n;
+  const others = nodes.filter((n) => n.metadata.name !== node.metadata.name);
+  for (const latest of [...others, node]) {
     const key = zoneKey(latest);
     const list = byZone.get(key) ?? [];
     list.push(readyStatus(latest));
