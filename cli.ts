@@ -20,7 +20,7 @@ Usage:
                    [--node-monitor-grace-period 50s] [--node-monitor-period 5s]
                    [--node-startup-grace-period 60s] [--terminated-pod-gc-threshold 12500]
                    [--default-not-ready-toleration-seconds 300]
-                   [--default-unreachable-toleration-seconds 300]
+                   [--default-unreachable-toleration-seconds 300] [--cluster-cidr 10.42.0.0/16]
   k8ts agent       --server URL (--token T | --token-file F) [--node-name NAME] [--node-ip IP]
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
   k8ts kubeconfig  [--data-dir DIR]
@@ -65,6 +65,7 @@ async function server(argv: string[]): Promise<number> {
       'node-monitor-period': { type: 'string', default: '5s' },
       'node-startup-grace-period': { type: 'string', default: '60s' },
       'terminated-pod-gc-threshold': { type: 'string', default: '12500' },
+      'cluster-cidr': { type: 'string', default: '10.42.0.0/16' },
       'default-not-ready-toleration-seconds': { type: 'string', default: '300' },
       'default-unreachable-toleration-seconds': { type: 'string', default: '300' },
       help: { type: 'boolean', short: 'h' },
@@ -133,6 +134,13 @@ async function server(argv: string[]): Promise<number> {
     }
     return Number(text);
   };
+  const clusterCidr = values['cluster-cidr']!;
+  const { parseCidr } = await import('./control/controllers/nodeipam/cidr.js');
+  try {
+    if (parseCidr(clusterCidr).prefix > 23) throw new Error('it must hold at least two /24 node ranges');
+  } catch (err) {
+    throw new UsageError(`--cluster-cidr ${clusterCidr}: ${(err as Error).message}`);
+  }
   const { startControl } = await import('./control/main.js');
   const control = await startControl({
     dataDir: values['data-dir'] ?? defaultDataDir(),
@@ -160,6 +168,7 @@ async function server(argv: string[]): Promise<number> {
         '--node-startup-grace-period',
       ),
       terminatedPodGCThreshold: wholeNumber('terminated-pod-gc-threshold', 1),
+      clusterCIDR: clusterCidr,
     },
     defaultNotReadyTolerationSeconds: wholeNumber('default-not-ready-toleration-seconds', 0),
     defaultUnreachableTolerationSeconds: wholeNumber('default-unreachable-toleration-seconds', 0),

@@ -3,7 +3,9 @@
  * NewControllerDescriptors). The one place a controller is added.
  */
 import type { ControllerFactory } from './context.js';
+import { nodeIpamController } from './nodeipam/index.js';
 
 export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   // One line per controller, in alphabetical order: `name: factory,`.
+  nodeipam: nodeIpamController,
 };
