@@ -274,7 +274,33 @@ export interface ImageService {
   removeImage(image: string): Promise<void>;
 }
 
-/** A runtime: both services, and a way to close connections. */
-export interface Runtime extends RuntimeService, ImageService {
+/**
+ * The pod network of one node (the part CNI plays beside CRI): a bridge network whose
+ * subnet is the node's `spec.podCIDR`, so sandboxes get addresses from it. Not in CRI;
+ * k8ts keeps it here so the agent still reaches the runtime only through cri/.
+ */
+export interface PodNetworkConfig {
+  /** Network name, unique per node (e.g. `k8ts-<nodeName>`). */
+  name: string;
+  /** The node's pod CIDR, e.g. `10.42.1.0/24`. */
+  subnet: string;
+  /** Labels to put on the network (the node name, so cleanup finds it). */
+  labels: Record<string, string>;
+}
+
+/** Creates and removes pod networks. */
+export interface NetworkService {
+  /**
+   * Creates the network if missing; resolves when it exists with this subnet. A network of
+   * that name with another subnet is replaced when no container uses it, else rejects
+   * with FailedPrecondition.
+   */
+  ensurePodNetwork(config: PodNetworkConfig): Promise<void>;
+  /** Removes the network; idempotent. */
+  removePodNetwork(name: string): Promise<void>;
+}
+
+/** A runtime: both services, the pod network, and a way to close connections. */
+export interface Runtime extends RuntimeService, ImageService, NetworkService {
   close(): Promise<void>;
 }
