@@ -60,13 +60,12 @@ export function newDefaultFramework(opts: {
   /** Names of registered plugins to leave out. */
   disabled?: readonly string[];
 }): Framework {
-  let fwk: Framework | undefined;
   const handle: PreemptionHandle = {
     nodeInfos: opts.nodeInfos,
-    runFilterPlugins: (state, pod, node) => fwk!.runFilterPlugins(state, pod, node),
+    runFilterPlugins: (state, pod, node) => fwk.runFilterPlugins(state, pod, node),
   };
   const disabled = new Set(opts.disabled ?? []);
-  fwk = new Framework(
+  const fwk: Framework = new Framework(
     registry
       .filter((r) => !disabled.has(r.name))
       .map((r) => ({ plugin: r.build({ handle, client: opts.client }), weight: r.weight })),
