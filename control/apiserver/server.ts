@@ -272,12 +272,13 @@ export class ApiServer {
     const registry = this.registries.get(rr.resource)!;
     const q = url.searchParams;
     const dryRun = q.getAll('dryRun').includes('All');
+    let terminating = false;
     if (
       rr.resource.namespaced &&
       rr.namespace !== undefined &&
       (rr.verb === 'create' || rr.verb === 'update' || rr.verb === 'patch')
     ) {
-      await this.checkNamespaceActive(rr.namespace, rr.verb === 'create' && rr.subresource === undefined);
+      terminating = await this.checkNamespaceActive(rr.namespace);
     }
     const sub = rr.subresource;
     if (sub === 'log' || sub === 'exec' || sub === 'attach' || sub === 'portforward') {
@@ -376,6 +377,7 @@ export class ApiServer {
             'MethodNotAllowed',
             `POST is not supported on ${rr.resource.resource}/${sub ?? '{name}'}`,
           );
+        if (terminating) throw namespaceTerminating(rr, body);
         const created =
           rr.resource.resource === 'namespaces' && rr.resource.group === ''
             ? await this.createNamespace(body, write)
@@ -714,10 +716,11 @@ export class ApiServer {
   }
 
   /**
-   * NamespaceLifecycle admission: objects are created only in namespaces that exist and
-   * are not terminating.
+   * NamespaceLifecycle admission, first half: objects are written only in namespaces that
+   * exist. Resolves true when the namespace is terminating (creating in it is then
+   * refused by namespaceTerminating()).
    */
-  private async checkNamespaceActive(namespace: string, creating: boolean): Promise<void> {
+  private async checkNamespaceActive(namespace: string): Promise<boolean> {
     let ns: KubeObject;
     try {
       ns = await this.registry('', 'v1', 'namespaces').get(undefined, namespace);
@@ -730,14 +733,36 @@ export class ApiServer {
       }
       throw err;
     }
-    if (creating && ns.metadata?.deletionTimestamp) {
-      throw new ApiError(
-        403,
-        'Forbidden',
-        `unable to create new content in namespace ${namespace} because it is being terminated`,
-      );
-    }
+    return !!ns.metadata?.deletionTimestamp;
   }
+}
+
+/**
+ * NamespaceLifecycle admission, second half: 403 for a create in a terminating namespace,
+ * worded as Kubernetes (`configmaps "x" is forbidden: unable to create new content in
+ * namespace ns because it is being terminated`) with the `NamespaceTerminating` cause
+ * that controllers look for.
+ */
+function namespaceTerminating(rr: ResourceRequest, body: KubeObject): ApiError {
+  const namespace = rr.namespace!;
+  const name = body.metadata?.name ?? body.metadata?.generateName ?? '';
+  return new ApiError(
+    403,
+    'Forbidden',
+    `${rr.resource.resource}${rr.resource.group ? `.${rr.resource.group}` : ''} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+    {
+      name,
+      ...(rr.resource.group ? { group: rr.resource.group } : {}),
+      kind: rr.resource.resource,
+      causes: [
+        {
+          reason: 'NamespaceTerminating',
+          message: `namespace ${namespace} is being terminated`,
+          field: 'metadata.namespace',
+        },
+      ],
+    },
+  );
 }
 
 /**
