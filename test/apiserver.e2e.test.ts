@@ -498,11 +498,13 @@ describe('namespaces', () => {
     await k?.stop();
   });
 
-  it('deleting a namespace deletes what is in it; system namespaces cannot be deleted', async () => {
+  it('deleting a namespace marks it Terminating; creating in it is forbidden; system namespaces cannot be deleted', async () => {
+    // A finalizer on one object keeps the namespace Terminating whether or not the
+    // namespace controller runs (emptying it is the controller's job, tested with it).
     const apply = await k.kubectlIn(
       [
         '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}}',
-        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"team"},"data":{"a":"b"}}',
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"team","finalizers":["example.com/hold"]},"data":{"a":"b"}}',
       ].join('\n'),
       'apply',
       '-f',
@@ -510,10 +512,31 @@ describe('namespaces', () => {
     );
     assert.equal(apply.code, 0, apply.stderr);
     assert.equal((await k.kubectl('get', 'sa', 'default', '-n', 'team')).code, 0);
-    const del = await k.kubectl('delete', 'namespace', 'team');
+    const del = await k.kubectl('delete', 'namespace', 'team', '--wait=false');
     assert.equal(del.code, 0, del.stderr);
-    const r = await fetch(`${k.url}/api/v1/namespaces/team/configmaps`);
-    assert.deepEqual(((await r.json()) as { items: unknown[] }).items, []);
+    assert.match(await ok('get', 'namespace', 'team', '--no-headers'), /^team\s+Terminating\s/);
+    const ns = JSON.parse(await ok('get', 'namespace', 'team', '-o', 'json')) as {
+      metadata: { deletionTimestamp?: string };
+      spec: { finalizers?: string[] };
+    };
+    assert.ok(ns.metadata.deletionTimestamp);
+    assert.deepEqual(ns.spec.finalizers, ['kubernetes']);
+    const create = await k.kubectl('create', 'configmap', 'late', '-n', 'team', '--from-literal=a=b');
+    assert.notEqual(create.code, 0);
+    assert.match(
+      create.stderr,
+      /configmaps "late" is forbidden: unable to create new content in namespace team because it is being terminated/,
+    );
+    await ok(
+      'patch',
+      'configmap',
+      'c',
+      '-n',
+      'team',
+      '--type=merge',
+      '-p',
+      '{"metadata":{"finalizers":null}}',
+    );
     const sys = await k.kubectl('delete', 'namespace', 'kube-system');
     assert.notEqual(sys.code, 0);
     assert.match(sys.stderr, /this namespace may not be deleted/);
