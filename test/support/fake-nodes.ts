@@ -82,6 +82,8 @@ export class FakeKubelet {
   private readonly factory: InformerFactory;
   private readonly names: Set<string>;
   private readonly paused = new Set<string>();
+  /** Resumed nodes whose pods' readiness is still to be re-posted. */
+  private readonly resyncing = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private readonly inflight = new Set<Promise<unknown>>();
   private ipSeq = 1;
@@ -119,19 +121,18 @@ export class FakeKubelet {
   }
 
   /**
-   * Resumes `node`'s agent: its Lease is renewed again, its Ready condition re-posted True
-   * if someone (the node lifecycle controller) changed it, and its pods synced again, as a
-   * kubelet coming back does — pods bound meanwhile start, deletions requested meanwhile
-   * are confirmed, and running pods get back the readiness this kubelet last posted.
+   * Resumes `node`'s agent, as a kubelet coming back: its Lease is renewed again, its Ready
+   * condition re-posted True if someone (the node lifecycle controller) changed it, pods
+   * bound or deleted meanwhile are started or confirmed deleted, and — once the node shows
+   * Ready again — its running pods get back the readiness this kubelet gives them (`ready`),
+   * re-posted at each renewal until they all show it.
    */
   resumeLease(node: string): void {
     if (!this.paused.delete(node)) return;
-    for (const pod of this.factory.informerFor<Pod>(resources.pods).lister().list()) {
-      if (pod.spec.nodeName !== node) continue;
-      if (pod.status?.phase === 'Running' && !pod.metadata.deletionTimestamp) this.repostReady(pod);
-      else this.sync(pod);
+    this.resyncing.add(node);
+    for (const pod of this.podsOn(node)) {
+      if (pod.status?.phase !== 'Running' || pod.metadata.deletionTimestamp) this.sync(pod);
     }
-    void this.renewLeases();
   }
 
   /** Stops everything; waits for writes in flight. */
@@ -165,7 +166,9 @@ export class FakeKubelet {
           if (isNotFound(err)) await this.opts.client.create(resources.leases, lease);
           else if (!isConflict(err)) throw err;
         }
-        await this.repostNodeReady(name);
+        const nodeWasReady = await this.repostNodeReady(name);
+        if (nodeWasReady && this.resyncing.has(name) && !this.repostPodsReady(name))
+          this.resyncing.delete(name);
       })();
       this.track(write);
       await write.catch(() => {});
@@ -176,17 +179,18 @@ export class FakeKubelet {
    * Posts Ready=True (fresh lastHeartbeatTime) through nodes/status when the node's Ready
    * condition is not True, and the pressure conditions False where they are not, as a
    * kubelet re-posts its status once it finds it wrong. A conflict waits for the next renewal.
+   * Resolves true when the node already showed Ready=True.
    */
-  private async repostNodeReady(name: string): Promise<void> {
+  private async repostNodeReady(name: string): Promise<boolean> {
     let node: Node;
     try {
       node = await this.opts.client.get<Node>(resources.nodes, '', name);
     } catch (err) {
-      if (isNotFound(err)) return;
+      if (isNotFound(err)) return false;
       throw err;
     }
     const conditions = node.status?.conditions ?? [];
-    if (conditions.find((c) => c.type === 'Ready')?.status === 'True') return;
+    if (conditions.find((c) => c.type === 'Ready')?.status === 'True') return true;
     const now = rfc3339(new Date());
     const fixed = conditions.map((c): Condition => {
       if (c.type === 'Ready') {
@@ -228,16 +232,33 @@ export class FakeKubelet {
     }
   }
 
-  /** Re-posts the readiness this kubelet gives `pod` (ready option) when its Ready condition says otherwise. */
-  private repostReady(pod: Pod): void {
-    const want = (this.opts.ready ?? (() => true))(pod);
-    const cur = pod.status?.conditions?.find((c) => c.type === 'Ready')?.status;
-    if (this.stopped || cur === (want ? 'True' : 'False')) return;
-    this.track(
-      setPodReady(this.opts.client, pod, want).catch((err: unknown) => {
-        if (!isNotFound(err) && !isConflict(err)) throw err;
-      }),
-    );
+  /**
+   * Re-posts the readiness this kubelet gives (option `ready`) to each running pod on `node`
+   * whose Ready condition says otherwise; returns whether any needed it.
+   */
+  private repostPodsReady(node: string): boolean {
+    let pending = false;
+    for (const pod of this.podsOn(node)) {
+      if (pod.status?.phase !== 'Running' || pod.metadata.deletionTimestamp) continue;
+      const want = (this.opts.ready ?? (() => true))(pod);
+      if (pod.status?.conditions?.find((c) => c.type === 'Ready')?.status === (want ? 'True' : 'False'))
+        continue;
+      pending = true;
+      this.track(
+        setPodReady(this.opts.client, pod, want).catch((err: unknown) => {
+          if (!isNotFound(err) && !isConflict(err)) throw err;
+        }),
+      );
+    }
+    return pending;
+  }
+
+  private podsOn(node: string): Pod[] {
+    return this.factory
+      .informerFor<Pod>(resources.pods)
+      .lister()
+      .list()
+      .filter((p) => p.spec.nodeName === node);
   }
 
   private sync(pod: Pod): void {
