@@ -230,6 +230,7 @@ export class FakeKubelet {
     } catch (err) {
       if (!isConflict(err) && !isNotFound(err)) throw err;
     }
+    return false;
   }
 
   /**
