@@ -37,8 +37,12 @@ import type { GraphActions, GraphEvent, GraphNode, ObjectIdentity } from './grap
 
 /** How often discovery is read again for new or removed resources, ms (kube-controller-manager: 30 s). */
 export const RESOURCE_RESYNC_PERIOD_MS = 30_000;
-/** Delay before an owner that exists but no informer has delivered yet is looked at again, ms. */
+/**
+ * Delay before an owner that exists but no informer has delivered yet is looked at again:
+ * 1 s doubling to 5 min, ms (Kubernetes requeues such a node rate-limited).
+ */
 const UNOBSERVED_RETRY_MS = 1_000;
+const UNOBSERVED_RETRY_MAX_MS = 300_000;
 
 /** Resources the collector never watches (Kubernetes' DefaultIgnoredResources). */
 export const IGNORED_RESOURCES: ReadonlySet<string> = new Set(['events', 'events.events.k8s.io']);
@@ -76,6 +80,8 @@ export class GarbageCollector implements Controller {
   private readonly monitors = new Map<string, Monitor>();
   /** `apiVersion\0kind` → the resource serving it, from the last discovery. */
   private kinds = new Map<string, DiscoveredResource>();
+  /** Virtual nodes found to exist, by uid → how often they were looked at again. */
+  private readonly unobserved = new Map<string, number>();
 
   constructor(ctx: ControllerContext) {
     this.ctx = ctx;
@@ -175,6 +181,7 @@ export class GarbageCollector implements Controller {
   /** Kubernetes' attemptToDeleteItem + attemptToDeleteWorker's retry rules. */
   private async attemptToDeleteItem(uid: string): Promise<void> {
     const item = this.graph.node(uid);
+    if (!item?.virtual) this.unobserved.delete(uid);
     if (!item) return;
     if (item.beingDeleted && !item.deletingDependents) return;
     let latest: KubeObject | undefined;
@@ -185,6 +192,7 @@ export class GarbageCollector implements Controller {
     }
     if (!latest || latest.metadata?.uid !== item.identity.uid) {
       // Verified absent: drop the node (a virtual delete), which enqueues its dependents.
+      this.unobserved.delete(uid);
       this.enqueue(
         this.graph.process({ type: 'delete', obj: {}, virtual: this.canonicalIdentity(item.identity) }),
       );
@@ -209,7 +217,11 @@ export class GarbageCollector implements Controller {
       await this.collect(item, latest, classified);
     }
     // An owner known only from references that exists: wait for its informer to deliver it.
-    if (item.virtual) this.attemptToDelete.addAfter(uid, UNOBSERVED_RETRY_MS);
+    if (item.virtual) {
+      const n = this.unobserved.get(uid) ?? 0;
+      this.unobserved.set(uid, n + 1);
+      this.attemptToDelete.addAfter(uid, Math.min(UNOBSERVED_RETRY_MAX_MS, UNOBSERVED_RETRY_MS * 2 ** n));
+    }
   }
 
   private async collect(item: GraphNode, latest: KubeObject, c: Classified): Promise<void> {
