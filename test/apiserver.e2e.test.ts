@@ -498,6 +498,12 @@ describe('namespaces', () => {
     await k?.stop();
   });
 
+  async function ok(...args: string[]): Promise<string> {
+    const r = await k.kubectl(...args);
+    assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed:\n${r.stderr}\n${r.stdout}`);
+    return r.stdout;
+  }
+
   it('deleting a namespace marks it Terminating; creating in it is forbidden; system namespaces cannot be deleted', async () => {
     // A finalizer on one object keeps the namespace Terminating whether or not the
     // namespace controller runs (emptying it is the controller's job, tested with it).
