@@ -244,31 +244,31 @@ describe('ReplicaSet controller', () => {
     await untilStatus(ns, 'web', (s) => s.replicas === 0);
   });
 
-  it('replaces a deleted pod, at once while the old one is still terminating', async () => {
+  it('replaces a deleted pod at once, while the old one is still terminating', async () => {
     const ns = await namespace();
     startManager();
-    await createRS(ns, 'web', 2);
-    const [victim] = await untilLivePods(ns, 2, running);
-    const node = victim!.spec.nodeName!;
-    // With its kubelet silent, the pod stays terminating (deletionTimestamp, not gone).
-    kubelet.pauseLease(node);
-    try {
-      await api.client.delete(resources.pods, ns, victim!.metadata.name!);
-      const replacements = await untilLivePods(ns, 2, (p) => p.metadata.name !== victim!.metadata.name);
-      assert.equal(replacements.length, 2);
-      const old = await api.client.get<Pod>(resources.pods, ns, victim!.metadata.name!);
-      assert.ok(old.metadata.deletionTimestamp, 'the old pod is still there, terminating');
-      await untilStatus(ns, 'web', (s) => s.replicas === 2);
-    } finally {
-      kubelet.resumeLease(node);
-      await api.client
-        .delete(resources.pods, ns, victim!.metadata.name!, { gracePeriodSeconds: 0 })
-        .catch(() => {});
-    }
-    // A pod deleted outright is replaced too.
-    const [gone] = await untilLivePods(ns, 2, running);
-    await api.client.delete(resources.pods, ns, gone!.metadata.name!, { gracePeriodSeconds: 0 });
-    await untilLivePods(ns, 2, (p) => running(p) && p.metadata.name !== gone!.metadata.name);
+    // A finalizer from the template keeps a deleted pod terminating (deletionTimestamp set,
+    // still stored) after the kubelet has confirmed the delete.
+    const hold = 'example.com/hold';
+    await createRS(ns, 'web', 2, {
+      template: {
+        metadata: { labels: { app: 'web' }, finalizers: [hold] },
+        spec: { containers: [{ name: 'c', image: 'nginx:1.25' }] },
+      },
+    });
+    const [victim, other] = await untilLivePods(ns, 2, running);
+    assert.deepEqual(victim!.metadata.finalizers, [hold]);
+    await api.client.delete(resources.pods, ns, victim!.metadata.name!);
+    const now = await untilLivePods(ns, 2, (p) => p.metadata.name !== victim!.metadata.name && running(p));
+    assert.ok(now.some((p) => p.metadata.name === other!.metadata.name));
+    const old = await api.client.get<Pod>(resources.pods, ns, victim!.metadata.name!);
+    assert.ok(old.metadata.deletionTimestamp, 'the old pod is still there, terminating');
+    await untilStatus(ns, 'web', (s) => s.replicas === 2 && s.readyReplicas === 2);
+    assert.equal((await livePods(ns)).length, 2);
+    for (const p of await pods(ns))
+      await api.client.patch(resources.pods, ns, p.metadata.name!, 'merge', {
+        metadata: { finalizers: null },
+      });
   });
 
   it('scales down not-ready pods before ready ones', async () => {
@@ -276,6 +276,9 @@ describe('ReplicaSet controller', () => {
     startManager();
     await createRS(ns, 'web', 3);
     const ps = await untilLivePods(ns, 3, (p) => running(p) && isPodReady(p));
+    // First the status that has seen all three Ready, so that the next check cannot be
+    // met by an older status from before the third became Ready.
+    await untilStatus(ns, 'web', (s) => s.readyReplicas === 3);
     const notReady = ps[1]!;
     await setPodReady(api.client, notReady, false);
     // The controller's cache has seen it once its status says so.
@@ -549,6 +552,26 @@ describe('ReplicaSet controller, one reconcile at a time (no workers)', () => {
       assert.equal((await pods(ns)).length, 4);
     } finally {
       client.release();
+    }
+  });
+
+  it('creates refused because the namespace is terminating are not failures of the ReplicaSet', async () => {
+    const ns = await namespace();
+    await createRS(ns, 'web', 2);
+    await cachedRS(ns, 'web');
+    client.podCreates = 0;
+    client.failPodCreates = 'unable to create new content in namespace because it is being terminated';
+    client.failPodCreatesCause = 'NamespaceTerminating';
+    try {
+      await controller.reconcile(`${ns}/web`);
+      assert.equal(client.podCreates, 2);
+      const rs = await untilStatus(ns, 'web', (s) => s.observedGeneration === 1);
+      assert.equal(getCondition(rs.status?.conditions, 'ReplicaFailure'), undefined);
+      await Promise.all(recorders.map((r) => r.flush()));
+      assert.deepEqual(await events(ns, 'FailedCreate'), []);
+    } finally {
+      client.failPodCreates = undefined;
+      client.failPodCreatesCause = undefined;
     }
   });
 });

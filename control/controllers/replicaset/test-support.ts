@@ -81,6 +81,8 @@ export class TestClient extends RestClient {
   failPodCreates: string | undefined;
   /** ...once this many pod creates have been attempted in all. */
   failPodCreatesAfter = 0;
+  /** A StatusCause type the refusal carries (e.g. `NamespaceTerminating`). */
+  failPodCreatesCause: string | undefined;
   /** Pod create attempts so far. */
   podCreates = 0;
 
@@ -114,6 +116,9 @@ export class TestClient extends RestClient {
             code: 403,
             reason: 'Forbidden',
             message: `pods "${obj.metadata?.generateName ?? ''}" is forbidden: ${this.failPodCreates} (namespace ${ns})`,
+            ...(this.failPodCreatesCause !== undefined
+              ? { details: { causes: [{ reason: this.failPodCreatesCause }] } }
+              : {}),
           }),
         );
       }
