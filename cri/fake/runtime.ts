@@ -1,0 +1,614 @@
+/**
+ * The fake runtime: sandboxes, containers and images in memory, for unit tests of the
+ * kubelet and for simulated (hollow) nodes, in the manner of the kubelet's
+ * FakeRuntimeService (k8s.io/cri-api/pkg/apis/testing) and kwok's fake pods.
+ *
+ * It behaves as the docker adapter does wherever the conformance suite can see
+ * (conformance.ts); where it cannot be real it says so:
+ * - Containers "run" the tiny shell programs of process.ts: `sh -c 'exit 3'` exits 3 at
+ *   once, `sleep 3600` sleeps on the injected clock, a server image (no command) runs
+ *   until stopped. Exec runs the same way, or through a test's exec handler.
+ * - There is no network: every sandbox gets the next free address of `podCIDR`, and
+ *   containers of one pod cannot talk over localhost (conformance capability
+ *   `sharedLocalhost: false`).
+ * - stopContainer ends a running program at once: exit code 143 (SIGTERM) when given a
+ *   grace period, 137 (SIGKILL) with timeout 0; reason Error.
+ * - Images come from `images` (present at start) and `registry` (pullable); sizes are
+ *   made up.
+ *
+ * Cheap enough for thousands of pods: no timers except for sleeping programs and pull
+ * delays, no I/O. State lives in one FakeRuntimeState that `reopen()` shares, so a test can
+ * restart "the agent" and find its containers again.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { realClock, sleep, type Clock } from '../../api/clock.js';
+import type {
+  Container,
+  ContainerConfig,
+  ContainerFilter,
+  ContainerState,
+  ContainerStats,
+  ContainerStatus,
+  ExecSyncResponse,
+  Image,
+  PodSandbox,
+  PodSandboxConfig,
+  PodSandboxFilter,
+  PodSandboxState,
+  PodSandboxStatus,
+  PullProgress,
+  Runtime,
+  RuntimeConditionType,
+  RuntimeStatus,
+} from '../api.js';
+import { CriError } from '../errors.js';
+import { familiarName, parseImageReference } from '../reference.js';
+import { fakeProgram, runFakeProgram } from './process.js';
+
+/** Configuration of a FakeRuntime. */
+export interface FakeRuntimeOptions {
+  /** Source of timestamps and of program sleeps / pull delays (default: the real clock). */
+  clock?: Clock;
+  /** Image references present from the start (e.g. `['k8ts/pause:1.0', 'spring-server:1.0']`). */
+  images?: string[];
+  /** Image references a pull can fetch; pulling any other one fails ImagePullFailed. */
+  registry?: string[];
+  /** Sandbox addresses come from this IPv4 range (default `10.88.0.0/16`). */
+  podCIDR?: string;
+  /** How long each pull takes on `clock`, milliseconds (default 0). */
+  pullDelayMs?: number;
+}
+
+/** What a test's exec handler returns; undefined falls back to the fake programs. */
+export type FakeExecHandler = (
+  containerId: string,
+  cmd: string[],
+) => ExecSyncResponse | undefined | Promise<ExecSyncResponse | undefined>;
+
+interface FakeSandbox {
+  id: string;
+  config: PodSandboxConfig;
+  state: PodSandboxState;
+  createdAt: bigint;
+  ip: string;
+}
+
+interface FakeContainer {
+  id: string;
+  podSandboxId: string;
+  config: ContainerConfig;
+  imageRef: string;
+  state: ContainerState;
+  createdAt: bigint;
+  startedAt: bigint;
+  finishedAt: bigint;
+  exitCode: number;
+  reason: string;
+  message: string;
+  /** Aborts the running program (stop, forced exit, removal). */
+  kill?: AbortController;
+  output: string;
+  stats: { cpuUsageCoreNanoSeconds: bigint; memoryWorkingSetBytes: number };
+}
+
+interface FakeImage {
+  id: string;
+  repoTags: string[];
+  size: number;
+}
+
+/** Runtime state shared by every FakeRuntime opened over it (see `reopen()`). */
+export class FakeRuntimeState {
+  readonly sandboxes = new Map<string, FakeSandbox>();
+  readonly containers = new Map<string, FakeContainer>();
+  /** By image id. */
+  readonly images = new Map<string, FakeImage>();
+  readonly registry: Set<string>;
+  readonly pullFailures = new Map<string, string>();
+  /** Every reference pulled successfully, in order (for pull-policy tests). */
+  readonly pulls: string[] = [];
+  readonly conditions: Record<RuntimeConditionType, { status: boolean; reason: string; message: string }> = {
+    RuntimeReady: { status: true, reason: '', message: '' },
+    NetworkReady: { status: true, reason: '', message: '' },
+  };
+  unavailable = false;
+  execHandler: FakeExecHandler | undefined;
+  private readonly ipBase: number;
+  private readonly ipCount: number;
+  private nextIp = 0;
+  private readonly ipsInUse = new Set<number>();
+
+  constructor(
+    readonly clock: Clock,
+    readonly pullDelayMs: number,
+    podCIDR: string,
+    images: string[],
+    registry: string[],
+  ) {
+    const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(podCIDR);
+    const bits = Number(m?.[5]);
+    if (!m || bits < 8 || bits > 30) throw new Error(`fake runtime: bad podCIDR ${JSON.stringify(podCIDR)}`);
+    const base = ((Number(m[1]) << 24) | (Number(m[2]) << 16) | (Number(m[3]) << 8) | Number(m[4])) >>> 0;
+    this.ipCount = 2 ** (32 - bits);
+    this.ipBase = base - (base % this.ipCount);
+    this.registry = new Set(registry.map((r) => familiarName(parseImageReference(r))));
+    for (const ref of images) this.addImage(ref);
+  }
+
+  /** Makes `ref` present, as a pull or `docker load` would; returns its id. */
+  addImage(ref: string): string {
+    const name = familiarName(parseImageReference(ref));
+    const present = this.findImage(name);
+    if (present) return present.id;
+    const id = 'sha256:' + createHash('sha256').update(name).digest('hex');
+    this.images.set(id, {
+      id,
+      repoTags: [name],
+      size: 1_000_000 + (parseInt(id.slice(7, 12), 16) % 1_000_000),
+    });
+    return id;
+  }
+
+  /** The image `ref` (a reference or an id) names, if present. */
+  findImage(ref: string): FakeImage | undefined {
+    const byId = this.images.get(ref) ?? this.images.get(`sha256:${ref}`);
+    if (byId) return byId;
+    const name = familiarName(parseImageReference(ref));
+    for (const img of this.images.values()) if (img.repoTags.includes(name)) return img;
+    return undefined;
+  }
+
+  /** The next free address of the pod CIDR (skipping the network and gateway addresses). */
+  allocateIp(): string {
+    for (let i = 0; i < this.ipCount; i++) {
+      const offset = ((this.nextIp + i) % (this.ipCount - 3)) + 2;
+      if (!this.ipsInUse.has(offset)) {
+        this.ipsInUse.add(offset);
+        this.nextIp = offset - 1;
+        const a = (this.ipBase + offset) >>> 0;
+        return `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`;
+      }
+    }
+    throw new CriError('Internal', 'fake runtime: pod CIDR exhausted');
+  }
+
+  releaseIp(ip: string): void {
+    const parts = ip.split('.').map(Number);
+    if (parts.length !== 4) return;
+    const a =
+      (((parts[0] ?? 0) << 24) | ((parts[1] ?? 0) << 16) | ((parts[2] ?? 0) << 8) | (parts[3] ?? 0)) >>> 0;
+    this.ipsInUse.delete(a - this.ipBase);
+  }
+}
+
+const nsNow = (clock: Clock): bigint => BigInt(clock.now()) * 1_000_000n;
+const newId = (): string => randomBytes(32).toString('hex');
+
+function matchesLabels(labels: Record<string, string>, selector?: Record<string, string>): boolean {
+  if (!selector) return true;
+  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+/** The in-memory runtime (see the file comment for what it simulates). */
+export class FakeRuntime implements Runtime {
+  /** The state this instance works on; shared with the instances `reopen()` returns. */
+  readonly state: FakeRuntimeState;
+  private closed = false;
+
+  /**
+   * @param opts images, registry, clock...; or an existing state to reopen.
+   * @throws Error on a malformed `podCIDR`; CriError InvalidArgument on a malformed image reference.
+   */
+  constructor(opts: FakeRuntimeOptions | { state: FakeRuntimeState } = {}) {
+    if ('state' in opts) {
+      this.state = opts.state;
+    } else {
+      this.state = new FakeRuntimeState(
+        opts.clock ?? realClock,
+        opts.pullDelayMs ?? 0,
+        opts.podCIDR ?? '10.88.0.0/16',
+        opts.images ?? [],
+        opts.registry ?? [],
+      );
+    }
+  }
+
+  /** A new connection to the same runtime, as an agent restart would make. */
+  reopen(): FakeRuntime {
+    return new FakeRuntime({ state: this.state });
+  }
+
+  // ---- test hooks ----
+
+  /** Makes `ref` present (as if pulled). Returns the image id. */
+  addImage(ref: string): string {
+    return this.state.addImage(ref);
+  }
+
+  /** Makes pulls of `ref` fail ImagePullFailed with `message` (undefined: pulls work again). */
+  setPullFailure(ref: string, message: string | undefined): void {
+    const name = familiarName(parseImageReference(ref));
+    if (message === undefined) this.state.pullFailures.delete(name);
+    else this.state.pullFailures.set(name, message);
+  }
+
+  /** References pulled so far, in order. */
+  get pulls(): readonly string[] {
+    return this.state.pulls;
+  }
+
+  /**
+   * Ends a running container's program now with `exitCode` (as a crash or an OOM kill
+   * would). Reason: `opts.reason`, else OOMKilled when `oomKilled`, else Completed for 0 and
+   * Error otherwise.
+   * @throws CriError NotFound for an unknown id; FailedPrecondition when it is not running.
+   */
+  exitContainer(
+    id: string,
+    exitCode: number,
+    opts: { reason?: string; message?: string; oomKilled?: boolean } = {},
+  ): void {
+    const c = this.container(id);
+    if (c.state !== 'CONTAINER_RUNNING') {
+      throw new CriError('FailedPrecondition', `container ${id} is not running (${c.state})`);
+    }
+    this.finish(c, exitCode, opts.reason ?? (opts.oomKilled ? 'OOMKilled' : undefined), opts.message ?? '');
+  }
+
+  /** Answers execSync through `handler` first (undefined: the fake programs only). */
+  setExecHandler(handler: FakeExecHandler | undefined): void {
+    this.state.execHandler = handler;
+  }
+
+  /** What containerStats reports for `id` from now on. */
+  setContainerStats(
+    id: string,
+    stats: { cpuUsageCoreNanoSeconds: bigint; memoryWorkingSetBytes: number },
+  ): void {
+    this.container(id).stats = { ...stats };
+  }
+
+  /** What the container's program wrote (stdout and stderr interleaved). */
+  containerOutput(id: string): string {
+    return this.container(id).output;
+  }
+
+  /** While true every call rejects Unavailable, as when the daemon is down. */
+  setUnavailable(down: boolean): void {
+    this.state.unavailable = down;
+  }
+
+  /** Sets a condition that status() reports. */
+  setRuntimeCondition(type: RuntimeConditionType, status: boolean, reason = '', message = ''): void {
+    this.state.conditions[type] = { status, reason, message };
+  }
+
+  // ---- RuntimeService ----
+
+  async version(): Promise<{ runtimeName: string; runtimeVersion: string; runtimeApiVersion: string }> {
+    this.check();
+    return { runtimeName: 'fake', runtimeVersion: '0.1.0', runtimeApiVersion: 'v1' };
+  }
+
+  async status(): Promise<RuntimeStatus> {
+    this.check();
+    return {
+      conditions: (['RuntimeReady', 'NetworkReady'] as const).map((type) => ({
+        type,
+        ...this.state.conditions[type],
+      })),
+    };
+  }
+
+  async runPodSandbox(config: PodSandboxConfig): Promise<string> {
+    this.check();
+    const id = newId();
+    this.state.sandboxes.set(id, {
+      id,
+      config: structuredClone(config),
+      state: 'SANDBOX_READY',
+      createdAt: nsNow(this.state.clock),
+      ip: this.state.allocateIp(),
+    });
+    return id;
+  }
+
+  async stopPodSandbox(podSandboxId: string): Promise<void> {
+    this.check();
+    const s = this.state.sandboxes.get(podSandboxId);
+    if (!s) return;
+    for (const c of this.state.containers.values()) {
+      if (c.podSandboxId === podSandboxId && c.state === 'CONTAINER_RUNNING')
+        this.finish(c, 137, 'Error', '');
+    }
+    if (s.state === 'SANDBOX_READY') {
+      s.state = 'SANDBOX_NOTREADY';
+      this.state.releaseIp(s.ip);
+      s.ip = '';
+    }
+  }
+
+  async removePodSandbox(podSandboxId: string): Promise<void> {
+    this.check();
+    for (const c of [...this.state.containers.values()]) {
+      if (c.podSandboxId === podSandboxId) this.remove(c);
+    }
+    const s = this.state.sandboxes.get(podSandboxId);
+    if (!s) return;
+    if (s.ip) this.state.releaseIp(s.ip);
+    this.state.sandboxes.delete(podSandboxId);
+  }
+
+  async podSandboxStatus(podSandboxId: string): Promise<PodSandboxStatus> {
+    this.check();
+    const s = this.sandbox(podSandboxId);
+    return { ...this.sandboxView(s), network: { ip: s.ip } };
+  }
+
+  async listPodSandbox(filter: PodSandboxFilter = {}): Promise<PodSandbox[]> {
+    this.check();
+    const out: PodSandbox[] = [];
+    for (const s of this.state.sandboxes.values()) {
+      if (filter.id !== undefined && s.id !== filter.id) continue;
+      if (filter.state !== undefined && s.state !== filter.state) continue;
+      if (!matchesLabels(s.config.labels, filter.labelSelector)) continue;
+      out.push(this.sandboxView(s));
+    }
+    return out;
+  }
+
+  async createContainer(
+    podSandboxId: string,
+    config: ContainerConfig,
+    _sandboxConfig: PodSandboxConfig,
+  ): Promise<string> {
+    this.check();
+    const s = this.sandbox(podSandboxId);
+    if (s.state !== 'SANDBOX_READY') {
+      throw new CriError('FailedPrecondition', `sandbox ${podSandboxId} is not ready`);
+    }
+    const image = this.state.findImage(config.image.image);
+    if (!image) throw new CriError('NotFound', `image ${JSON.stringify(config.image.image)} is not present`);
+    const id = newId();
+    this.state.containers.set(id, {
+      id,
+      podSandboxId,
+      config: structuredClone(config),
+      imageRef: image.id,
+      state: 'CONTAINER_CREATED',
+      createdAt: nsNow(this.state.clock),
+      startedAt: 0n,
+      finishedAt: 0n,
+      exitCode: 0,
+      reason: '',
+      message: '',
+      output: '',
+      stats: { cpuUsageCoreNanoSeconds: 0n, memoryWorkingSetBytes: 0 },
+    });
+    return id;
+  }
+
+  async startContainer(containerId: string): Promise<void> {
+    this.check();
+    const c = this.container(containerId);
+    if (c.state !== 'CONTAINER_CREATED') {
+      throw new CriError('FailedPrecondition', `container ${containerId} is ${c.state}, not created`);
+    }
+    const sandbox = this.sandbox(c.podSandboxId);
+    if (sandbox.state !== 'SANDBOX_READY') {
+      throw new CriError(
+        'FailedPrecondition',
+        `sandbox ${c.podSandboxId} of container ${containerId} is not ready`,
+      );
+    }
+    c.state = 'CONTAINER_RUNNING';
+    c.startedAt = nsNow(this.state.clock);
+    const kill = new AbortController();
+    c.kill = kill;
+    const argv = [...(c.config.command ?? []), ...(c.config.args ?? [])];
+    void runFakeProgram(
+      fakeProgram(argv),
+      (_stream, data) => {
+        c.output += data;
+      },
+      this.state.clock,
+      kill.signal,
+    ).then((code) => {
+      if (code !== undefined && c.kill === kill) this.finish(c, code, undefined, '');
+    });
+  }
+
+  async stopContainer(containerId: string, timeoutSeconds: number): Promise<void> {
+    this.check();
+    const c = this.state.containers.get(containerId);
+    if (!c || c.state !== 'CONTAINER_RUNNING') return;
+    this.finish(c, timeoutSeconds > 0 ? 143 : 137, 'Error', '');
+  }
+
+  async removeContainer(containerId: string): Promise<void> {
+    this.check();
+    const c = this.state.containers.get(containerId);
+    if (c) this.remove(c);
+  }
+
+  async listContainers(filter: ContainerFilter = {}): Promise<Container[]> {
+    this.check();
+    const out: Container[] = [];
+    for (const c of this.state.containers.values()) {
+      if (filter.id !== undefined && c.id !== filter.id) continue;
+      if (filter.podSandboxId !== undefined && c.podSandboxId !== filter.podSandboxId) continue;
+      if (filter.state !== undefined && c.state !== filter.state) continue;
+      if (!matchesLabels(c.config.labels, filter.labelSelector)) continue;
+      out.push(this.containerView(c));
+    }
+    return out;
+  }
+
+  async containerStatus(containerId: string): Promise<ContainerStatus> {
+    this.check();
+    const c = this.container(containerId);
+    return {
+      ...this.containerView(c),
+      startedAt: c.startedAt,
+      finishedAt: c.finishedAt,
+      exitCode: c.exitCode,
+      reason: c.reason,
+      message: c.message,
+      logPath: '',
+    };
+  }
+
+  async execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResponse> {
+    this.check();
+    const c = this.container(containerId);
+    if (c.state !== 'CONTAINER_RUNNING') {
+      throw new CriError('FailedPrecondition', `container ${containerId} is not running`);
+    }
+    const handled = await this.state.execHandler?.(containerId, cmd);
+    if (handled) return handled;
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const kill = new AbortController();
+    const steps = fakeProgram(cmd);
+    if (timeoutSeconds <= 0 && steps.some((s) => s.op === 'serve')) {
+      throw new CriError(
+        'Internal',
+        `fake runtime: ${JSON.stringify(cmd)} never ends and no timeout was given`,
+      );
+    }
+    const deadline =
+      timeoutSeconds > 0
+        ? sleep(this.state.clock, timeoutSeconds * 1000, kill.signal).then(() => 'deadline' as const)
+        : undefined;
+    const run = runFakeProgram(
+      steps,
+      (s, d) => (s === 'stdout' ? stdout : stderr).push(d),
+      this.state.clock,
+      kill.signal,
+    );
+    const code = await (deadline ? Promise.race([run, deadline]) : run);
+    kill.abort();
+    if (code === 'deadline' || code === undefined) {
+      throw new CriError(
+        'DeadlineExceeded',
+        `exec ${JSON.stringify(cmd)} timed out after ${timeoutSeconds}s`,
+      );
+    }
+    return { stdout: Buffer.from(stdout.join('')), stderr: Buffer.from(stderr.join('')), exitCode: code };
+  }
+
+  async containerStats(containerId: string): Promise<ContainerStats> {
+    this.check();
+    const c = this.container(containerId);
+    return { id: c.id, timestamp: nsNow(this.state.clock), ...c.stats };
+  }
+
+  // ---- ImageService ----
+
+  async listImages(): Promise<Image[]> {
+    this.check();
+    return [...this.state.images.values()].map((i) => this.imageView(i));
+  }
+
+  async imageStatus(image: string): Promise<Image | undefined> {
+    this.check();
+    const img = this.state.findImage(image);
+    return img && this.imageView(img);
+  }
+
+  async pullImage(image: string, onProgress?: (p: PullProgress) => void): Promise<string> {
+    this.check();
+    const name = familiarName(parseImageReference(image));
+    const failure = this.state.pullFailures.get(name);
+    if (failure !== undefined) throw new CriError('ImagePullFailed', `pulling ${image}: ${failure}`);
+    if (!this.state.registry.has(name) && !this.state.findImage(name)) {
+      throw new CriError(
+        'ImagePullFailed',
+        `pulling ${image}: repository does not exist or may require authorization`,
+      );
+    }
+    onProgress?.({ status: `Pulling from ${name}` });
+    if (this.state.pullDelayMs > 0) await sleep(this.state.clock, this.state.pullDelayMs);
+    onProgress?.({ status: 'Download complete', current: 1, total: 1 });
+    const id = this.state.addImage(name);
+    this.state.pulls.push(name);
+    onProgress?.({ status: `Status: Downloaded newer image for ${name}` });
+    return id;
+  }
+
+  async removeImage(image: string): Promise<void> {
+    this.check();
+    const img = this.state.findImage(image);
+    if (img) this.state.images.delete(img.id);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  // ---- internals ----
+
+  private check(): void {
+    if (this.closed) throw new CriError('Unavailable', 'fake runtime: connection closed');
+    if (this.state.unavailable) throw new CriError('Unavailable', 'fake runtime: the runtime is down');
+  }
+
+  private sandbox(id: string): FakeSandbox {
+    const s = this.state.sandboxes.get(id);
+    if (!s) throw new CriError('NotFound', `pod sandbox ${JSON.stringify(id)} not found`);
+    return s;
+  }
+
+  private container(id: string): FakeContainer {
+    const c = this.state.containers.get(id);
+    if (!c) throw new CriError('NotFound', `container ${JSON.stringify(id)} not found`);
+    return c;
+  }
+
+  private finish(c: FakeContainer, exitCode: number, reason: string | undefined, message: string): void {
+    const kill = c.kill;
+    c.kill = undefined;
+    kill?.abort();
+    c.state = 'CONTAINER_EXITED';
+    c.finishedAt = nsNow(this.state.clock);
+    c.exitCode = exitCode;
+    c.reason = reason ?? (exitCode === 0 ? 'Completed' : 'Error');
+    c.message = message;
+  }
+
+  private remove(c: FakeContainer): void {
+    const kill = c.kill;
+    c.kill = undefined;
+    kill?.abort();
+    this.state.containers.delete(c.id);
+  }
+
+  private sandboxView(s: FakeSandbox): PodSandbox {
+    return {
+      id: s.id,
+      metadata: { ...s.config.metadata },
+      state: s.state,
+      createdAt: s.createdAt,
+      labels: { ...s.config.labels },
+      annotations: { ...s.config.annotations },
+    };
+  }
+
+  private containerView(c: FakeContainer): Container {
+    return {
+      id: c.id,
+      podSandboxId: c.podSandboxId,
+      metadata: { ...c.config.metadata },
+      image: c.config.image.image,
+      imageRef: c.imageRef,
+      state: c.state,
+      createdAt: c.createdAt,
+      labels: { ...c.config.labels },
+      annotations: { ...c.config.annotations },
+    };
+  }
+
+  private imageView(i: FakeImage): Image {
+    return { id: i.id, repoTags: [...i.repoTags], repoDigests: [], size: i.size };
+  }
+}
