@@ -30,6 +30,10 @@ export interface ControllersConfig {
   nodeStartupGracePeriodSeconds: number;
   /** --terminated-pod-gc-threshold: terminated pods kept before Pod GC deletes the oldest. Default 12500. */
   terminatedPodGCThreshold: number;
+  /** Seconds between Pod GC passes (podgc's gcCheckPeriod, not a flag upstream). Default 20. */
+  podGCPeriodSeconds?: number;
+  /** Seconds Pod GC waits before re-checking that a pod's missing Node is really gone (quarantineTime). Default 40. */
+  podGCQuarantineSeconds?: number;
   /** Workers per controller (--concurrent-*-syncs). */
   concurrentReplicaSetSyncs: number;
   concurrentDeploymentSyncs: number;
@@ -48,6 +52,8 @@ export const DEFAULT_CONTROLLERS_CONFIG: ControllersConfig = {
   nodeMonitorPeriodSeconds: 5,
   nodeStartupGracePeriodSeconds: 60,
   terminatedPodGCThreshold: 12500,
+  podGCPeriodSeconds: 20,
+  podGCQuarantineSeconds: 40,
   concurrentReplicaSetSyncs: 5,
   concurrentDeploymentSyncs: 5,
   concurrentEndpointSyncs: 5,
