@@ -5,11 +5,13 @@
 import type { ControllerFactory } from './context.js';
 import { nodeIpamController } from './nodeipam/index.js';
 import { nodeLifecycleController } from './nodelifecycle/index.js';
+import { replicaSetController } from './replicaset/index.js';
 import { taintEvictionController } from './tainteviction/index.js';
 
 export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   // One line per controller, in alphabetical order: `name: factory,`.
   nodeipam: nodeIpamController,
   nodelifecycle: nodeLifecycleController,
+  replicaset: replicaSetController,
   'taint-eviction-controller': taintEvictionController,
 };
