@@ -3,19 +3,25 @@
  * NewControllerDescriptors). The one place a controller is added.
  */
 import type { ControllerFactory } from './context.js';
+import { endpointsController } from './endpoints/index.js';
+import { endpointSliceController } from './endpointslice/index.js';
 import { garbageCollectorController } from './garbagecollector/index.js';
 import { namespaceController } from './namespace/index.js';
 import { nodeIpamController } from './nodeipam/index.js';
 import { nodeLifecycleController } from './nodelifecycle/index.js';
+import { podGCController } from './podgc/index.js';
 import { replicaSetController } from './replicaset/index.js';
 import { taintEvictionController } from './tainteviction/index.js';
 
 export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   // One line per controller, in alphabetical order: `name: factory,`.
+  endpoint: endpointsController,
+  endpointslice: endpointSliceController,
   garbagecollector: garbageCollectorController,
   namespace: namespaceController,
   nodeipam: nodeIpamController,
   nodelifecycle: nodeLifecycleController,
+  podgc: podGCController,
   replicaset: replicaSetController,
   'taint-eviction-controller': taintEvictionController,
 };
