@@ -40,7 +40,8 @@ function rs(
   if (opts.max !== undefined) annotations[MAX_REPLICAS_ANNOTATION] = String(opts.max);
   if (opts.desired !== undefined) annotations[DESIRED_REPLICAS_ANNOTATION] = String(opts.desired);
   const t = template(opts.image ?? 'v1');
-  t.metadata.labels = { ...t.metadata.labels, [POD_TEMPLATE_HASH_LABEL]: name };
+  const labels: Record<string, string> = { ...t.metadata.labels, [POD_TEMPLATE_HASH_LABEL]: name };
+  t.metadata.labels = labels as typeof t.metadata.labels;
   return {
     metadata: {
       name,
