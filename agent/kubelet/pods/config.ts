@@ -1,0 +1,143 @@
+/**
+ * The runtime configurations the kubelet derives from a pod: the sandbox's
+ * (kuberuntime_sandbox.go generatePodSandboxConfig) and each container's
+ * (kuberuntime_container.go generateContainerConfig, kuberuntime_container_linux.go for
+ * resources and security). Pure: env, mounts and the image id are computed by the caller.
+ */
+import { parseQuantity } from '../../../api/meta/quantity.js';
+import type {
+  ContainerConfig,
+  KeyValue,
+  LinuxContainerResources,
+  Mount,
+  PodSandboxConfig,
+  PortMapping,
+} from '../../../cri/api.js';
+import { containerAnnotations, containerLabels, sandboxLabels } from './labels.js';
+import { expandVars } from './env.js';
+import type { KubeletContainer, KubeletPod } from './types.js';
+
+/** CFS period the kubelet uses, microseconds (quotaPeriod). */
+export const CPU_PERIOD_US = 100_000;
+/** Smallest CFS quota the kubelet sets, microseconds (minQuotaPeriod). */
+const MIN_QUOTA_US = 1_000;
+/** cgroup cpu.shares bounds (MinShares, MaxShares). */
+const MIN_SHARES = 2;
+const MAX_SHARES = 262_144;
+
+/** Where the node puts a pod (the same for every container of the pod). */
+export interface NodeContext {
+  nodeName: string;
+  /** The node IP, where hostPorts are published unless the port names its own hostIP. */
+  nodeIP: string;
+  /** The node's pod network the sandbox joins. */
+  network: string;
+}
+
+/** The pod's hostPort mappings (containerPort with a hostPort), published on the node IP. */
+export function portMappings(pod: KubeletPod, nodeIP: string): PortMapping[] {
+  const out: PortMapping[] = [];
+  for (const c of pod.spec.containers) {
+    for (const p of c.ports ?? []) {
+      if (!p.hostPort) continue;
+      out.push({
+        protocol: p.protocol ?? 'TCP',
+        containerPort: p.containerPort,
+        hostPort: p.hostPort,
+        hostIp: p.hostIP || nodeIP,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * The pod's sandbox configuration (attempt `attempt`): metadata, hostname (spec.hostname
+ * or the pod name, at most 63 characters), hostPort mappings, the kubelet's labels over
+ * the pod's, the pod's annotations, and the node's pod network.
+ */
+export function podSandboxConfig(pod: KubeletPod, attempt: number, node: NodeContext): PodSandboxConfig {
+  return {
+    metadata: {
+      name: pod.metadata.name ?? '',
+      namespace: pod.metadata.namespace ?? '',
+      uid: pod.metadata.uid ?? '',
+      attempt,
+    },
+    hostname: (pod.spec.hostname ?? pod.metadata.name ?? '').slice(0, 63),
+    portMappings: portMappings(pod, node.nodeIP),
+    labels: sandboxLabels(pod, node.nodeName),
+    annotations: { ...pod.metadata.annotations },
+    network: node.network,
+  };
+}
+
+/**
+ * Linux resources from the container's requests and limits (kubelet's
+ * generateLinuxContainerResources): limits.cpu (millicores) → CFS quota
+ * `millicores × 100 000 / 1000` µs per 100 000 µs period (at least 1000 µs); limits.memory
+ * → memoryLimitInBytes; requests.cpu → cpu.shares `millicores × 1024 / 1000` (2 when
+ * unset, at most 262 144).
+ */
+export function linuxResources(container: KubeletContainer): LinuxContainerResources {
+  const limits = container.resources?.limits ?? {};
+  const requests = container.resources?.requests ?? {};
+  const out: LinuxContainerResources = {};
+  const cpuRequest = requests.cpu ?? limits.cpu;
+  const requestMilli = cpuRequest !== undefined ? Number(parseQuantity(cpuRequest).milliValue()) : 0;
+  out.cpuShares = Math.min(MAX_SHARES, Math.max(MIN_SHARES, Math.floor((requestMilli * 1024) / 1000)));
+  if (limits.cpu !== undefined) {
+    const milli = Number(parseQuantity(limits.cpu).milliValue());
+    out.cpuPeriod = CPU_PERIOD_US;
+    out.cpuQuota = Math.max(MIN_QUOTA_US, Math.floor((milli * CPU_PERIOD_US) / 1000));
+  }
+  if (limits.memory !== undefined) out.memoryLimitInBytes = Number(parseQuantity(limits.memory).value());
+  return out;
+}
+
+/** What generateContainerConfig needs besides the pod and container. */
+export interface ContainerConfigInput {
+  restartCount: number;
+  envs: KeyValue[];
+  mounts: Mount[];
+  nodeName: string;
+}
+
+/**
+ * A container's runtime configuration: image, command and args (with `$(VAR)` expanded
+ * from `envs`), workingDir, env, mounts, labels and annotations (restart count, spec hash),
+ * resources, and the security context (container's over the pod's runAsUser/runAsGroup).
+ */
+export function containerConfig(
+  pod: KubeletPod,
+  container: KubeletContainer,
+  input: ContainerConfigInput,
+): ContainerConfig {
+  const envMap = new Map(input.envs.map((e) => [e.key, e.value]));
+  const expand = (s: string) => expandVars(s, (n) => envMap.get(n));
+  const sc = container.securityContext ?? {};
+  const podSc = pod.spec.securityContext ?? {};
+  const security: NonNullable<NonNullable<ContainerConfig['linux']>['securityContext']> = {};
+  const runAsUser = sc.runAsUser ?? podSc.runAsUser;
+  const runAsGroup = sc.runAsGroup ?? podSc.runAsGroup;
+  if (runAsUser !== undefined) security.runAsUser = runAsUser;
+  if (runAsGroup !== undefined) security.runAsGroup = runAsGroup;
+  if (sc.readOnlyRootFilesystem) security.readonlyRootfs = true;
+  if (sc.privileged) security.privileged = true;
+  const cfg: ContainerConfig = {
+    metadata: { name: container.name, attempt: input.restartCount },
+    image: { image: container.image ?? '' },
+    envs: input.envs,
+    mounts: input.mounts,
+    labels: containerLabels(pod, container.name, input.nodeName),
+    annotations: containerAnnotations(pod, container, input.restartCount),
+    linux: { resources: linuxResources(container), securityContext: security },
+  };
+  if (container.command) cfg.command = container.command.map(expand);
+  if (container.args) cfg.args = container.args.map(expand);
+  if (container.workingDir) cfg.workingDir = container.workingDir;
+  if (container.stdin) cfg.stdin = true;
+  if (container.stdinOnce) cfg.stdinOnce = true;
+  if (container.tty) cfg.tty = true;
+  return cfg;
+}

@@ -1,0 +1,313 @@
+/**
+ * The kubelet's pod side on one node: which pods run here and one PodWorker per pod UID
+ * (the kubelet's pod manager, pod workers and PLEG, pkg/kubelet/kubelet.go syncLoop).
+ *
+ * - Pods come from an informer on `pods` with `fieldSelector=spec.nodeName=<node>`; each
+ *   add/update goes to the pod's worker (created on first sight), a delete tells the
+ *   worker the pod is gone.
+ * - A relist of the runtime every `relistPeriodMs` (1 s, the generic PLEG's period) finds
+ *   what changed — a container exited, was killed, was removed — and wakes the pods
+ *   concerned. Everything the agent needs is on the runtime's objects (labels), so a
+ *   restarted agent adopts running containers: its workers find them with the expected
+ *   spec hash and leave them alone (same container ids, no restart).
+ * - Sandboxes and containers labelled for this node whose pod has no worker (the pod was
+ *   deleted while the agent was away) are stopped and removed once the informer has
+ *   synced.
+ * - While the runtime does not answer (dockerd restarting), relists are retried with
+ *   backoff (1 s doubling to 30 s); when it answers again every worker is woken and
+ *   resyncs (sandboxes that died are recreated, containers restarted).
+ * - stop() ends the informer, the relist, the workers and the probers; containers keep
+ *   running.
+ *
+ *   const pods = new PodManager({ client, runtime, nodeName, nodeIP, podNetwork, recorder,
+ *     clock, logger, dataDir });
+ *   await pods.start();   // resolves once the pod informer has synced
+ *   ...
+ *   await pods.stop();
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type winston from 'winston';
+import { realClock, sleep, type Clock } from '../../../api/clock.js';
+import type { EventRecorder } from '../../../api/client/events.js';
+import { deletedObject, SharedInformer } from '../../../api/client/informer.js';
+import { resources } from '../../../api/client/resource.js';
+import type { RestClient } from '../../../api/client/rest.js';
+import type { Node, Pod } from '../../../api/types.js';
+import type { Runtime } from '../../../cri/api.js';
+import { isCriError } from '../../../cri/errors.js';
+import { ProbeManager } from '../prober/manager.js';
+import type { ProbeOutcome, ProbeTarget } from '../prober/probe.js';
+import { Backoff } from './backoff.js';
+import { ImageManager } from './images.js';
+import { NODE_LABEL, POD_TERMINATION_GRACE_PERIOD_ANNOTATION, POD_UID_LABEL, podRefOf } from './labels.js';
+import { isAppContainer } from './runtime-status.js';
+import type { Probe } from './types.js';
+import { tearDownVolumes } from './volumes.js';
+import { PodWorker, type PodNetwork, type PodWorkerDeps, type PodWorkerState } from './worker.js';
+
+/** Settings of a PodManager. */
+export interface PodManagerConfig {
+  client: RestClient;
+  runtime: Runtime;
+  nodeName: string;
+  /** The node's InternalIP: status.hostIP, and where hostPorts are published. */
+  nodeIP: string;
+  /** The node's pod network (a PodNetworkManager, or just its name). */
+  podNetwork: PodNetwork | string;
+  recorder: Pick<EventRecorder, 'event'>;
+  /** Default: the real clock. */
+  clock?: Clock;
+  logger: winston.Logger;
+  /** The agent's directory; pod volumes go under `<dataDir>/pods/<uid>`. */
+  dataDir: string;
+  /** Milliseconds between relists of the runtime (default 1000). */
+  relistPeriodMs?: number;
+  /** Milliseconds between syncs of a pod nothing happens to (default 60 000). */
+  resyncIntervalMs?: number;
+  /** CrashLoopBackOff's first delay, ms (default 10 000). */
+  crashLoopBackoffInitialMs?: number;
+  /** CrashLoopBackOff's longest delay, ms (default 300 000). */
+  crashLoopBackoffMaxMs?: number;
+  /** Replaces the real probers (tests of probe-driven behaviour). */
+  runProbe?: (probe: Probe, target: ProbeTarget) => Promise<ProbeOutcome>;
+}
+
+/** Longest delay between relists while the runtime is down, ms. */
+const RELIST_BACKOFF_MAX_MS = 30_000;
+
+/** See the file comment. */
+export class PodManager {
+  private readonly cfg: PodManagerConfig;
+  private readonly clock: Clock;
+  private readonly logger: winston.Logger;
+  private readonly workers = new Map<string, PodWorker>();
+  /** UIDs whose worker is done; later informer updates of them (before the delete arrives) are ignored. */
+  private readonly finished = new Set<string>();
+  private readonly informer: SharedInformer<Pod>;
+  private readonly prober: ProbeManager;
+  private readonly deps: PodWorkerDeps;
+  private readonly abort = new AbortController();
+  private readonly cleaning = new Set<string>();
+  private fingerprints = new Map<string, string>();
+  private synced = false;
+  private relist: Promise<void> | undefined;
+  private state: 'new' | 'running' | 'stopped' = 'new';
+  private runtimeNameCache: string | undefined;
+
+  /** @throws Error for a missing nodeName, nodeIP or dataDir. */
+  constructor(cfg: PodManagerConfig) {
+    if (!cfg.nodeName) throw new Error('PodManager: nodeName is required');
+    if (!cfg.nodeIP) throw new Error('PodManager: nodeIP is required');
+    if (!cfg.dataDir) throw new Error('PodManager: dataDir is required');
+    this.cfg = cfg;
+    this.clock = cfg.clock ?? realClock;
+    this.logger = cfg.logger;
+    const podNetwork = typeof cfg.podNetwork === 'string' ? { name: cfg.podNetwork } : cfg.podNetwork;
+    this.prober = new ProbeManager({
+      clock: this.clock,
+      recorder: cfg.recorder,
+      logger: cfg.logger,
+      exec: (id, cmd, timeout) => cfg.runtime.execSync(id, cmd, timeout),
+      onChange: (uid) => this.workers.get(uid)?.wake(),
+      ...(cfg.runProbe ? { runProbe: cfg.runProbe } : {}),
+    });
+    this.deps = {
+      client: cfg.client,
+      runtime: cfg.runtime,
+      nodeName: cfg.nodeName,
+      nodeIP: cfg.nodeIP,
+      podNetwork,
+      dataDir: cfg.dataDir,
+      recorder: cfg.recorder,
+      clock: this.clock,
+      logger: cfg.logger,
+      images: new ImageManager({
+        images: cfg.runtime,
+        recorder: cfg.recorder,
+        clock: this.clock,
+        logger: cfg.logger,
+      }),
+      crashBackoff: new Backoff({
+        clock: this.clock,
+        initialMs: cfg.crashLoopBackoffInitialMs ?? 10_000,
+        maxMs: cfg.crashLoopBackoffMaxMs ?? 300_000,
+      }),
+      prober: this.prober,
+      runtimeName: () => this.runtimeName(),
+      nodeAllocatable: async () => {
+        const node = await cfg.client.get<Node>(resources.nodes, undefined, cfg.nodeName);
+        return (node.status?.allocatable ?? {}) as Record<string, string>;
+      },
+      onDone: (uid) => {
+        this.workers.delete(uid);
+        this.finished.add(uid);
+      },
+      resyncIntervalMs: cfg.resyncIntervalMs ?? 60_000,
+    };
+    this.informer = SharedInformer.fromClient<Pod>(cfg.client, resources.pods, {
+      fieldSelector: `spec.nodeName=${cfg.nodeName}`,
+      onError: (err, during) =>
+        this.logger.warn('pod informer error', { node: cfg.nodeName, during, error: err.message }),
+    });
+    this.informer.addEventHandler({
+      onAdd: (pod) => this.podUpdated(pod),
+      onUpdate: (_, pod) => this.podUpdated(pod),
+      onDelete: (obj) => {
+        const pod = deletedObject(obj);
+        const uid = pod.metadata.uid ?? '';
+        this.finished.delete(uid);
+        this.workers.get(uid)?.remove();
+      },
+    });
+  }
+
+  /**
+   * Starts watching this node's pods and the runtime; resolves once the pod informer has
+   * synced (the workers of the pods already bound here are running by then).
+   * @throws Error when called twice or after stop().
+   */
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error('PodManager: start() may be called once');
+    this.state = 'running';
+    mkdirSync(join(this.cfg.dataDir, 'pods'), { recursive: true });
+    this.informer.start();
+    await this.informer.waitForSync(undefined, this.abort.signal);
+    if (this.abort.signal.aborted) return;
+    this.synced = true;
+    this.relist = this.relistLoop(this.abort.signal);
+    this.logger.info('pod manager started', { node: this.cfg.nodeName, pods: this.workers.size });
+  }
+
+  /** Stops everything but the containers (see the file comment). Idempotent. */
+  async stop(): Promise<void> {
+    if (this.state === 'stopped') return;
+    this.state = 'stopped';
+    this.abort.abort();
+    await this.informer.stop();
+    await this.relist;
+    await Promise.all([...this.workers.values()].map((w) => w.stop()));
+    await this.prober.stop();
+    this.logger.info('pod manager stopped', { node: this.cfg.nodeName });
+  }
+
+  /** The state of the pod `uid`'s worker; undefined when it has none (never seen, or done). */
+  workerState(uid: string): PodWorkerState | undefined {
+    return this.workers.get(uid)?.state;
+  }
+
+  /** The runtime's name, read once (CRI Version). @throws CriError while the runtime is down. */
+  private async runtimeName(): Promise<string> {
+    this.runtimeNameCache ??= (await this.cfg.runtime.version()).runtimeName;
+    return this.runtimeNameCache;
+  }
+
+  private podUpdated(pod: Pod): void {
+    if (this.state === 'stopped') return;
+    const uid = pod.metadata.uid;
+    if (!uid || this.finished.has(uid)) return;
+    let worker = this.workers.get(uid);
+    if (!worker) {
+      worker = new PodWorker(this.deps, pod);
+      this.workers.set(uid, worker);
+      this.logger.info('pod added', { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, uid });
+      worker.update(pod);
+      worker.start();
+      return;
+    }
+    worker.update(pod);
+  }
+
+  /** The PLEG: see the file comment. */
+  private async relistLoop(signal: AbortSignal): Promise<void> {
+    const period = this.cfg.relistPeriodMs ?? 1000;
+    let downDelay = 0;
+    while (!signal.aborted) {
+      try {
+        await this.relistOnce();
+        if (downDelay > 0) {
+          this.logger.info('container runtime is back; resyncing every pod', { node: this.cfg.nodeName });
+          for (const w of this.workers.values()) w.wake();
+        }
+        downDelay = 0;
+      } catch (err) {
+        if (downDelay === 0) {
+          this.logger.warn('container runtime relist failed', {
+            node: this.cfg.nodeName,
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+        downDelay = Math.min(RELIST_BACKOFF_MAX_MS, Math.max(period, downDelay * 2));
+      }
+      await sleep(this.clock, downDelay > 0 ? downDelay : period, signal);
+    }
+  }
+
+  private async relistOnce(): Promise<void> {
+    const { runtime, nodeName } = this.cfg;
+    const selector = { labelSelector: { [NODE_LABEL]: nodeName } };
+    const [sandboxes, containers] = await Promise.all([
+      runtime.listPodSandbox(selector),
+      runtime.listContainers(selector),
+    ]);
+    const byPod = new Map<string, string[]>();
+    const add = (labels: Record<string, string>, item: string) => {
+      const uid = labels[POD_UID_LABEL];
+      if (!uid) return;
+      let items = byPod.get(uid);
+      if (!items) byPod.set(uid, (items = []));
+      items.push(item);
+    };
+    for (const s of sandboxes) add(s.labels, `s:${s.id}:${s.state}`);
+    for (const c of containers) if (isAppContainer(c)) add(c.labels, `c:${c.id}:${c.state}`);
+    const next = new Map<string, string>();
+    for (const [uid, items] of byPod) next.set(uid, items.sort().join(','));
+    for (const uid of new Set([...next.keys(), ...this.fingerprints.keys()])) {
+      if (next.get(uid) !== this.fingerprints.get(uid)) this.workers.get(uid)?.wake();
+    }
+    this.fingerprints = next;
+    if (!this.synced) return;
+    for (const uid of next.keys()) {
+      if (this.workers.has(uid) || this.cleaning.has(uid)) continue;
+      const ref = [...sandboxes, ...containers].map((o) => podRefOf(o.labels)).find((r) => r?.uid === uid);
+      this.cleaning.add(uid);
+      void this.removeOrphan(uid, ref ? `${ref.namespace}/${ref.name}` : uid).finally(() =>
+        this.cleaning.delete(uid),
+      );
+    }
+  }
+
+  /** Stops and removes the runtime objects of a pod that no longer exists. */
+  private async removeOrphan(uid: string, name: string): Promise<void> {
+    const { runtime, nodeName } = this.cfg;
+    const selector = { labelSelector: { [POD_UID_LABEL]: uid, [NODE_LABEL]: nodeName } };
+    try {
+      this.logger.info('removing containers of a pod that no longer exists', { pod: name, uid });
+      const containers = (await runtime.listContainers(selector)).filter(isAppContainer);
+      await Promise.all(
+        containers
+          .filter((c) => c.state === 'CONTAINER_RUNNING')
+          .map((c) =>
+            runtime.stopContainer(
+              c.id,
+              Math.max(1, Number(c.annotations[POD_TERMINATION_GRACE_PERIOD_ANNOTATION] ?? 30) || 1),
+            ),
+          ),
+      );
+      for (const c of containers) await runtime.removeContainer(c.id);
+      for (const s of await runtime.listPodSandbox(selector)) {
+        await runtime.stopPodSandbox(s.id);
+        await runtime.removePodSandbox(s.id);
+      }
+      tearDownVolumes(this.cfg.dataDir, uid);
+    } catch (err) {
+      if (!isCriError(err, 'Unavailable')) {
+        this.logger.warn('removing an orphaned pod failed; will retry', {
+          pod: name,
+          uid,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
+  }
+}

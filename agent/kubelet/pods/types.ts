@@ -1,0 +1,144 @@
+/**
+ * The kubelet's typed view of the parts of a core/v1 PodSpec it acts on, beyond the thin
+ * shared views in api/types.ts: env and envFrom, volumes and mounts, probes, security
+ * context. Field names and meanings are Kubernetes' (k8s.io/api/core/v1/types.go); the
+ * API server has already defaulted them, but the kubelet fills the defaults again where it
+ * reads them (a pod written by an older server, a test fixture).
+ */
+import type { Container, Pod, PodSpec } from '../../../api/types.js';
+
+export interface ObjectFieldSelector {
+  apiVersion?: string;
+  /** `metadata.name`, `metadata.namespace`, `metadata.uid`, `metadata.labels['k']`, `spec.nodeName`, `status.podIP`, ... */
+  fieldPath: string;
+}
+
+export interface ResourceFieldSelector {
+  containerName?: string;
+  /** `limits.cpu`, `requests.cpu`, `limits.memory`, `requests.memory`, `limits.ephemeral-storage`, ... */
+  resource: string;
+  /** Quantity the value is divided by (default 1; cpu rounds up). */
+  divisor?: string;
+}
+
+export interface KeySelector {
+  name?: string;
+  key: string;
+  optional?: boolean;
+}
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: {
+    fieldRef?: ObjectFieldSelector;
+    resourceFieldRef?: ResourceFieldSelector;
+    configMapKeyRef?: KeySelector;
+    secretKeyRef?: KeySelector;
+  };
+}
+
+export interface EnvFromSource {
+  prefix?: string;
+  configMapRef?: { name?: string; optional?: boolean };
+  secretRef?: { name?: string; optional?: boolean };
+}
+
+export interface VolumeMount {
+  name: string;
+  mountPath: string;
+  readOnly?: boolean;
+  subPath?: string;
+}
+
+export interface KeyToPath {
+  key: string;
+  path: string;
+  mode?: number;
+}
+
+export interface Volume {
+  name: string;
+  emptyDir?: { medium?: string; sizeLimit?: string };
+  hostPath?: { path: string; type?: string };
+  configMap?: { name?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
+  secret?: { secretName?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
+}
+
+/** A port of a probe handler: a number or the name of one of the container's ports. */
+export type IntOrString = number | string;
+
+export interface HTTPHeader {
+  name: string;
+  value: string;
+}
+
+export interface ProbeHandler {
+  exec?: { command?: string[] };
+  httpGet?: {
+    path?: string;
+    port: IntOrString;
+    host?: string;
+    scheme?: 'HTTP' | 'HTTPS';
+    httpHeaders?: HTTPHeader[];
+  };
+  tcpSocket?: { port: IntOrString; host?: string };
+}
+
+export interface Probe extends ProbeHandler {
+  initialDelaySeconds?: number;
+  timeoutSeconds?: number;
+  periodSeconds?: number;
+  successThreshold?: number;
+  failureThreshold?: number;
+  terminationGracePeriodSeconds?: number;
+}
+
+export interface SecurityContext {
+  runAsUser?: number;
+  runAsGroup?: number;
+  readOnlyRootFilesystem?: boolean;
+  privileged?: boolean;
+}
+
+/** A container as the kubelet reads it. */
+export interface KubeletContainer extends Container {
+  env?: EnvVar[];
+  envFrom?: EnvFromSource[];
+  volumeMounts?: VolumeMount[];
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  startupProbe?: Probe;
+  securityContext?: SecurityContext;
+  stdin?: boolean;
+  stdinOnce?: boolean;
+  tty?: boolean;
+}
+
+/** A pod spec as the kubelet reads it. */
+export interface KubeletPodSpec extends PodSpec {
+  containers: KubeletContainer[];
+  volumes?: Volume[];
+  securityContext?: { runAsUser?: number; runAsGroup?: number };
+  hostNetwork?: boolean;
+  serviceAccountName?: string;
+  activeDeadlineSeconds?: number;
+}
+
+/** A pod as the kubelet reads it. */
+export interface KubeletPod extends Pod {
+  spec: KubeletPodSpec;
+}
+
+/** The kubelet's view of `pod` (the same object, typed). */
+export function kubeletPod(pod: Pod): KubeletPod {
+  return pod as KubeletPod;
+}
+
+/** The three probe kinds, as the kubelet's prober names them. */
+export type ProbeType = 'liveness' | 'readiness' | 'startup';
+
+/** `<name>_<namespace>(<uid>)`, the kubelet's format.Pod(), used in messages. */
+export function podDesc(pod: Pod): string {
+  return `${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`;
+}

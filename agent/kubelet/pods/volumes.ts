@@ -1,0 +1,187 @@
+/**
+ * A pod's volumes on the node, as the kubelet's volume manager and its plugins lay them
+ * out (pkg/volume/emptydir, configmap, secret, hostpath): under
+ * `<dataDir>/pods/<uid>/volumes/kubernetes.io~<plugin>/<volume name>`.
+ *
+ * - emptyDir: an empty directory (mode 0777, so any container user can write), kept for
+ *   the pod's lifetime across container restarts.
+ * - configMap / secret: a directory of files written from the API object — every key, or
+ *   the `items` (key → path, mode) — with `defaultMode` (0644); rewritten on each set-up,
+ *   so a new container sees the current data. Mounted read-only.
+ * - hostPath: the host's path itself, checked or created per `type` (DirectoryOrCreate,
+ *   Directory, FileOrCreate, File; '' checks nothing).
+ * The pod's directory is removed when the pod is cleaned up (tearDown).
+ */
+import { chmodSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import type { RestClient } from '../../../api/client/rest.js';
+import type { Mount } from '../../../cri/api.js';
+import { readKeyData } from './env.js';
+import type { KeyToPath, KubeletContainer, KubeletPod, Volume } from './types.js';
+
+/** A volume that could not be set up; the kubelet's FailedMount event says `message`. */
+export class MountError extends Error {
+  constructor(
+    readonly volume: string,
+    message: string,
+  ) {
+    super(`MountVolume.SetUp failed for volume "${volume}" : ${message}`);
+    this.name = 'MountError';
+  }
+}
+
+/** Host paths of a pod's volumes, by volume name. */
+export type PodVolumes = Map<string, { hostPath: string; readOnly: boolean }>;
+
+/** `<dataDir>/pods/<uid>`, the pod's directory on the node. */
+export function podDir(dataDir: string, uid: string): string {
+  return join(dataDir, 'pods', uid);
+}
+
+function pluginDir(dataDir: string, uid: string, plugin: string, name: string): string {
+  return join(podDir(dataDir, uid), 'volumes', `kubernetes.io~${plugin}`, name);
+}
+
+/** Writes `data` (key → bytes) into `dir` as files, replacing what was there. */
+function writeKeyFiles(
+  dir: string,
+  data: Map<string, Buffer>,
+  items: KeyToPath[] | undefined,
+  defaultMode: number,
+  volume: string,
+  what: string,
+  optional: boolean,
+): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const files: [string, Buffer, number][] = [];
+  if (items && items.length > 0) {
+    for (const item of items) {
+      const v = data.get(item.key);
+      if (v === undefined) {
+        if (optional) continue;
+        throw new MountError(volume, `configmap references non-existent config key: ${item.key} (${what})`);
+      }
+      files.push([item.path, v, item.mode ?? defaultMode]);
+    }
+  } else {
+    for (const [k, v] of data) files.push([k, v, defaultMode]);
+  }
+  for (const [path, content, mode] of files) {
+    const rel = normalize(path);
+    if (rel.startsWith('..') || rel.startsWith('/'))
+      throw new MountError(volume, `invalid path ${JSON.stringify(path)}`);
+    const file = join(dir, rel);
+    mkdirSync(dirname(file), { recursive: true, mode: 0o755 });
+    writeFileSync(file, content);
+    chmodSync(file, mode);
+  }
+}
+
+function setUpHostPath(v: Volume & { hostPath: { path: string; type?: string } }): string {
+  const { path, type = '' } = v.hostPath;
+  const exists = existsSync(path);
+  switch (type) {
+    case 'DirectoryOrCreate':
+      if (!exists) mkdirSync(path, { recursive: true, mode: 0o755 });
+      else if (!statSync(path).isDirectory())
+        throw new MountError(v.name, `hostPath type check failed: ${path} is not a directory`);
+      break;
+    case 'Directory':
+      if (!exists || !statSync(path).isDirectory())
+        throw new MountError(v.name, `hostPath type check failed: ${path} is not a directory`);
+      break;
+    case 'FileOrCreate':
+      if (!exists) {
+        mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
+        writeFileSync(path, '', { mode: 0o644 });
+      } else if (!statSync(path).isFile())
+        throw new MountError(v.name, `hostPath type check failed: ${path} is not a file`);
+      break;
+    case 'File':
+      if (!exists || !statSync(path).isFile())
+        throw new MountError(v.name, `hostPath type check failed: ${path} is not a file`);
+      break;
+    case '':
+      break;
+    default:
+      if (!exists) throw new MountError(v.name, `hostPath type check failed: ${path} does not exist`);
+  }
+  return path;
+}
+
+/**
+ * Prepares every volume of `pod` (see the file comment) and returns their host paths.
+ * @throws MountError for a missing ConfigMap/Secret (not optional), a missing key, a
+ *   failed hostPath check or an unsupported volume type; ApiStatusError for API failures.
+ */
+export async function setUpVolumes(
+  pod: KubeletPod,
+  dataDir: string,
+  client: RestClient,
+): Promise<PodVolumes> {
+  const uid = pod.metadata.uid ?? '';
+  const ns = pod.metadata.namespace ?? 'default';
+  const out: PodVolumes = new Map();
+  for (const v of pod.spec.volumes ?? []) {
+    if (v.hostPath) {
+      out.set(v.name, {
+        hostPath: setUpHostPath(v as Volume & { hostPath: { path: string } }),
+        readOnly: false,
+      });
+    } else if (v.configMap || v.secret) {
+      const kind = v.configMap ? 'ConfigMap' : 'Secret';
+      const src = v.configMap ?? v.secret!;
+      const name = (v.configMap ? v.configMap.name : v.secret?.secretName) ?? '';
+      const dir = pluginDir(dataDir, uid, v.configMap ? 'configmap' : 'secret', v.name);
+      const data = await readKeyData(client, kind, ns, name);
+      if (!data && !src.optional) throw new MountError(v.name, `${kind.toLowerCase()} "${name}" not found`);
+      writeKeyFiles(
+        dir,
+        data?.data ?? new Map(),
+        src.items,
+        src.defaultMode ?? 0o644,
+        v.name,
+        `${kind} ${ns}/${name}`,
+        src.optional ?? false,
+      );
+      out.set(v.name, { hostPath: dir, readOnly: true });
+    } else if (v.emptyDir || Object.keys(v).length === 1) {
+      const dir = pluginDir(dataDir, uid, 'empty-dir', v.name);
+      if (!existsSync(dir)) {
+        mkdirSync(dir, { recursive: true });
+        chmodSync(dir, 0o777);
+      }
+      out.set(v.name, { hostPath: dir, readOnly: false });
+    } else {
+      throw new MountError(v.name, 'volume type not supported by k8ts');
+    }
+  }
+  return out;
+}
+
+/**
+ * The runtime mounts of `container` (its volumeMounts over `volumes`); a subPath of a
+ * writable volume is created when missing.
+ * @throws MountError for a mount of an unknown volume or a subPath leaving the volume.
+ */
+export function containerMounts(container: KubeletContainer, volumes: PodVolumes): Mount[] {
+  return (container.volumeMounts ?? []).map((m) => {
+    const v = volumes.get(m.name);
+    if (!v) throw new MountError(m.name, `container ${container.name} mounts unknown volume ${m.name}`);
+    let hostPath = v.hostPath;
+    if (m.subPath) {
+      const rel = normalize(m.subPath);
+      if (rel.startsWith('..') || rel.startsWith('/'))
+        throw new MountError(m.name, `invalid subPath ${JSON.stringify(m.subPath)}`);
+      hostPath = join(hostPath, rel);
+      if (!v.readOnly && !existsSync(hostPath)) mkdirSync(hostPath, { recursive: true, mode: 0o777 });
+    }
+    return { containerPath: m.mountPath, hostPath, readonly: Boolean(m.readOnly) || v.readOnly };
+  });
+}
+
+/** Removes the pod's directory (its emptyDirs and written files). Idempotent. */
+export function tearDownVolumes(dataDir: string, uid: string): void {
+  rmSync(podDir(dataDir, uid), { recursive: true, force: true });
+}
