@@ -39,6 +39,28 @@ export interface RegistryConfig {
   now?: () => Date;
   /** uid generator, injectable for tests. */
   uid?: () => string;
+  /** Work tied to this kind's writes beyond the strategy (a Service's clusterIP and nodePorts). */
+  hooks?: RegistryHooks;
+}
+
+/**
+ * Ends what a begin-hook started: `success` true once the object is stored, false when the
+ * write failed or was a dry run (the hook then undoes what it reserved). Never throws.
+ */
+export type FinishFunc = (success: boolean) => Promise<void>;
+
+/**
+ * Kubernetes' generic registry `BeginCreate` / `BeginUpdate` / `AfterDelete` hooks, for
+ * kinds whose writes reserve something outside the object (the Service REST's clusterIP
+ * and nodePort allocation). Begin-hooks run after validation, just before the store write,
+ * may fill fields of `obj`, and throw an ApiError to refuse the request (having reserved
+ * nothing); their FinishFunc is called with the write's outcome.
+ */
+export interface RegistryHooks {
+  beginCreate?(obj: KubeObject, opts: { dryRun: boolean }): Promise<FinishFunc>;
+  beginUpdate?(obj: KubeObject, old: KubeObject, opts: { dryRun: boolean }): Promise<FinishFunc>;
+  /** Called with the removed object once a delete took it out of the store. Never throws. */
+  afterDelete?(obj: KubeObject): Promise<void>;
 }
 
 export interface ListQuery {
@@ -98,6 +120,7 @@ export class Registry {
   private readonly validateName: (name: string, prefix: boolean) => string[];
   private readonly now: () => Date;
   private readonly uid: () => string;
+  private readonly hooks: RegistryHooks;
 
   constructor(cfg: RegistryConfig) {
     if (!cfg.store || !cfg.resource || !cfg.strategy)
@@ -108,6 +131,7 @@ export class Registry {
     this.validateName = cfg.validateName ?? nameIsDNSSubdomain;
     this.now = cfg.now ?? (() => new Date());
     this.uid = cfg.uid ?? randomUUID;
+    this.hooks = cfg.hooks ?? {};
   }
 
   /**
@@ -152,17 +176,23 @@ export class Registry {
     if (generated) meta.name = `${meta.generateName}${randomSuffix()}`;
     this.validate(obj, this.strategy.validate(obj));
     opts.beforeWrite?.(obj, undefined);
-    if (opts.dryRun) return obj;
+    const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun === true });
+    if (opts.dryRun) {
+      await finish?.(false);
+      return obj;
+    }
 
     for (let attempt = 1; ; attempt++) {
       try {
         const kv = await this.store.create(this.key(namespace, meta.name!), encode(obj));
+        await finish?.(true);
         return decode(kv);
       } catch (err) {
         if (generated && isStorageError(err, 'KeyExists') && attempt < GENERATE_NAME_ATTEMPTS) {
           meta.name = `${meta.generateName}${randomSuffix()}`;
           continue;
         }
+        await finish?.(false);
         throw toApiError(err, this.ref(meta.name));
       }
     }
@@ -259,10 +289,17 @@ export class Registry {
     const next = this.prepareUpdate(obj, old, opts.subresource);
     if (unchanged(next, old)) return old;
     opts.beforeWrite?.(next, old);
-    if (opts.dryRun) return next;
+    const finish = await this.beginUpdate(next, old, opts);
+    if (opts.dryRun) {
+      await finish?.(false);
+      return next;
+    }
     try {
-      return decode(await this.store.update(current.key, encode(next), current.modRevision));
+      const written = decode(await this.store.update(current.key, encode(next), current.modRevision));
+      await finish?.(true);
+      return written;
     } catch (err) {
+      await finish?.(false);
       throw toApiError(err, this.ref(name));
     }
   }
@@ -296,10 +333,17 @@ export class Registry {
       const next = this.prepareUpdate(changed, current, opts.subresource);
       if (unchanged(next, current)) return current;
       opts.beforeWrite?.(next, current);
-      if (opts.dryRun) return next;
+      const finish = await this.beginUpdate(next, current, opts);
+      if (opts.dryRun) {
+        await finish?.(false);
+        return next;
+      }
       try {
-        return decode(await this.store.update(kv.key, encode(next), kv.modRevision));
+        const written = decode(await this.store.update(kv.key, encode(next), kv.modRevision));
+        await finish?.(true);
+        return written;
       } catch (err) {
+        await finish?.(false);
         // Retrying re-applies `mutate` to a fresh read: a resourceVersion the client put in
         // its patch then no longer matches and answers 409 above, as Kubernetes does.
         if (isStorageError(err, 'Conflict') && attempt < GUARANTEED_UPDATE_ATTEMPTS) continue;
@@ -361,7 +405,9 @@ export class Registry {
         if (finalizers.size === 0 && specFinalizers.length === 0 && grace === 0) {
           if (opts.dryRun) return { object: current, deleted: true };
           const { deleted } = await this.store.delete(kv.key, kv.modRevision);
-          return { object: decode(deleted), deleted: true };
+          const removed = decode(deleted);
+          await this.hooks.afterDelete?.(removed);
+          return { object: removed, deleted: true };
         }
         // Graceful: mark, and leave the removal to the finalizers' owners or the kubelet.
         const next = structuredClone(current);
@@ -395,11 +441,22 @@ export class Registry {
     if ((this.strategy.specFinalizers?.(obj).length ?? 0) > 0) return false;
     try {
       await this.store.delete(this.key(m.namespace, m.name!), Number(m.resourceVersion));
+      await this.hooks.afterDelete?.(obj);
       return true;
     } catch (err) {
       if (isStorageError(err, 'Conflict') || isStorageError(err, 'KeyNotFound')) return false;
       throw toApiError(err, this.ref(m.name));
     }
+  }
+
+  /** The update hook of a main-resource write (status and finalize writes change no spec). */
+  private beginUpdate(
+    obj: KubeObject,
+    old: KubeObject,
+    opts: WriteOptions & { subresource?: UpdateSubresource },
+  ): Promise<FinishFunc> | undefined {
+    if (opts.subresource !== undefined) return undefined;
+    return this.hooks.beginUpdate?.(obj, old, { dryRun: opts.dryRun === true });
   }
 
   /** The grace period a delete gets: 0 except for pods bound to a node (as Kubernetes' pod strategy). */

@@ -1,0 +1,383 @@
+/**
+ * Service clusterIP / nodePort allocation through the real API server: the table of
+ * create cases, release on delete and on update, rejected requests changing nothing, and
+ * two API servers over one store (memory, and a real etcd) racing for a small range.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ApiStatusError } from '../../api/client/errors.js';
+import { resources } from '../../api/client/resource.js';
+import { RestClient } from '../../api/client/rest.js';
+import { silentLogger } from '../../api/log.js';
+import type { Service } from '../../api/types.js';
+import { startEtcd, type EtcdMember } from '../../test/support/etcd.js';
+import { startTestApi, type TestApi } from '../../test/support/api.js';
+import { EtcdStore } from '../storage/etcd.js';
+import { MemoryStore } from '../storage/memory.js';
+import type { Store } from '../storage/store.js';
+import {
+  ipv4ToNumber,
+  parseIPv4CIDR,
+  parsePortRange,
+  SERVICE_NODE_PORTS_PREFIX,
+} from './service-allocator.js';
+import { ApiServer } from './server.js';
+import { nameValidatorFor, strategyFor } from './strategies/index.js';
+
+let seq = 0;
+const svc = (spec: Service['spec'], name = `s${++seq}`): Service => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace: 'default' },
+  spec: { selector: { app: 'x' }, ports: [{ port: 80 }], ...spec },
+});
+
+async function failure(p: Promise<unknown>): Promise<ApiStatusError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiStatusError) return err;
+    throw err;
+  }
+  assert.fail('expected the request to fail');
+}
+
+const inRange = (ip: string | undefined, from: string, to: string): boolean => {
+  const n = ipv4ToNumber(ip ?? '');
+  return n !== undefined && n >= ipv4ToNumber(from)! && n <= ipv4ToNumber(to)!;
+};
+
+describe('service allocation: parsing', () => {
+  it('parses CIDRs and port ranges, refusing what does not fit', () => {
+    assert.deepEqual(parseIPv4CIDR('10.43.7.9/16'), {
+      base: ipv4ToNumber('10.43.0.0'),
+      prefixLength: 16,
+      text: '10.43.0.0/16',
+    });
+    for (const bad of ['10.43.0.0', 'fd00::/108', '10.43.0.0/31', '300.1.1.1/8']) {
+      assert.throws(() => parseIPv4CIDR(bad), /expected an IPv4 CIDR/, bad);
+    }
+    assert.deepEqual(parsePortRange('30000-32767'), { first: 30000, last: 32767 });
+    assert.deepEqual(parsePortRange('31000'), { first: 31000, last: 31000 });
+    for (const bad of ['32767-30000', '0-10', '30000-70000', 'a-b']) {
+      assert.throws(() => parsePortRange(bad), /expected <first>-<last>/, bad);
+    }
+  });
+});
+
+describe('service allocation: create (default ranges)', () => {
+  let api: TestApi;
+  before(async () => {
+    api = await startTestApi();
+    await api.client.create(resources.services, svc({ clusterIP: '10.43.0.50' }, 'holds-ip'));
+    await api.client.create(
+      resources.services,
+      svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30080 }] }, 'holds-port'),
+    );
+  });
+  after(() => api.stop());
+
+  type Case = { name: string; spec: Service['spec']; check?: (s: Service) => void; error?: [number, string] };
+  const CASES: Case[] = [
+    {
+      name: 'a dynamic clusterIP comes from the upper band of 10.43.0.0/16',
+      spec: {},
+      check: (s) => {
+        assert.ok(inRange(s.spec.clusterIP, '10.43.1.1', '10.43.255.254'), s.spec.clusterIP);
+        assert.deepEqual(s.spec.clusterIPs, [s.spec.clusterIP]);
+        assert.equal(s.spec.ports?.[0]?.nodePort, undefined);
+      },
+    },
+    {
+      name: 'a requested free clusterIP is given',
+      spec: { clusterIP: '10.43.0.10' },
+      check: (s) => assert.deepEqual(s.spec.clusterIPs, ['10.43.0.10']),
+    },
+    {
+      name: 'a taken clusterIP is refused',
+      spec: { clusterIP: '10.43.0.50' },
+      error: [
+        422,
+        'spec.clusterIPs: Invalid value: ["10.43.0.50"]: failed to allocate IP 10.43.0.50: provided IP is already allocated',
+      ],
+    },
+    {
+      name: 'a clusterIP out of range is refused',
+      spec: { clusterIP: '10.96.0.10' },
+      error: [
+        422,
+        'failed to allocate IP 10.96.0.10: the provided IP (10.96.0.10) is not in the valid range. The range of valid IPs is 10.43.0.0/16',
+      ],
+    },
+    {
+      name: 'a headless service gets no clusterIP',
+      spec: { clusterIP: 'None' },
+      check: (s) => assert.deepEqual(s.spec.clusterIPs, ['None']),
+    },
+    {
+      name: 'an ExternalName service gets nothing',
+      spec: { type: 'ExternalName', externalName: 'db.example.com', selector: {} },
+      check: (s) => assert.equal(s.spec.clusterIP, undefined),
+    },
+    {
+      name: 'a NodePort service gets a nodePort from the upper band of 30000-32767',
+      spec: {
+        type: 'NodePort',
+        ports: [
+          { port: 80, name: 'a' },
+          { port: 81, name: 'b' },
+        ],
+      },
+      check: (s) => {
+        const ports = s.spec.ports!.map((p) => p.nodePort!);
+        assert.ok(
+          ports.every((p) => p >= 30086 && p <= 32767),
+          String(ports),
+        );
+        assert.notEqual(ports[0], ports[1]);
+      },
+    },
+    {
+      name: 'TCP and UDP of one port share one nodePort',
+      spec: {
+        type: 'NodePort',
+        ports: [
+          { port: 53, name: 'dns', protocol: 'UDP' },
+          { port: 53, name: 'dns-tcp', protocol: 'TCP' },
+        ],
+      },
+      check: (s) => assert.equal(s.spec.ports![0]!.nodePort, s.spec.ports![1]!.nodePort),
+    },
+    {
+      name: 'a taken nodePort is refused',
+      spec: { type: 'NodePort', ports: [{ port: 80, nodePort: 30080 }] },
+      error: [
+        422,
+        'Service "NAME" is invalid: spec.ports[0].nodePort: Invalid value: 30080: provided port is already allocated',
+      ],
+    },
+    {
+      name: 'a nodePort out of range is refused',
+      spec: { type: 'NodePort', ports: [{ port: 80, nodePort: 8080 }] },
+      error: [
+        422,
+        'spec.ports[0].nodePort: Invalid value: 8080: provided port is not in the valid range. The range of valid ports is 30000-32767',
+      ],
+    },
+    {
+      name: 'a LoadBalancer gets nodePorts',
+      spec: { type: 'LoadBalancer' },
+      check: (s) => assert.ok((s.spec.ports![0]!.nodePort ?? 0) >= 30000),
+    },
+    {
+      name: 'a LoadBalancer with allocateLoadBalancerNodePorts false gets none',
+      spec: { type: 'LoadBalancer', allocateLoadBalancerNodePorts: false },
+      check: (s) => assert.equal(s.spec.ports![0]!.nodePort, undefined),
+    },
+    {
+      name: 'a LoadBalancer with externalTrafficPolicy Local gets a healthCheckNodePort',
+      spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Local' },
+      check: (s) => assert.ok(((s.spec.healthCheckNodePort as number) ?? 0) >= 30000),
+    },
+    {
+      name: 'dual-stack is refused on this single-stack cluster',
+      spec: { ipFamilyPolicy: 'RequireDualStack' },
+      error: [
+        422,
+        'spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services',
+      ],
+    },
+  ];
+
+  for (const c of CASES) {
+    it(c.name, async () => {
+      const body = svc(c.spec);
+      if (c.error) {
+        const err = await failure(api.client.create(resources.services, body));
+        assert.equal(err.code, c.error[0]);
+        assert.ok(err.message.includes(c.error[1].replace('NAME', body.metadata.name!)), err.message);
+      } else {
+        c.check!(await api.client.create(resources.services, body));
+      }
+    });
+  }
+});
+
+describe('service allocation: release and rollback', () => {
+  let api: TestApi;
+  before(async () => (api = await startTestApi()));
+  after(() => api.stop());
+  const create = (s: Service) => api.client.create(resources.services, s);
+  const del = (name: string) => api.client.delete(resources.services, 'default', name);
+
+  it('releases the clusterIP and nodePorts when the Service is deleted', async () => {
+    const spec = {
+      type: 'NodePort' as const,
+      clusterIP: '10.43.0.20',
+      ports: [{ port: 80, nodePort: 30100 }],
+    };
+    await create(svc(spec, 'first'));
+    assert.equal((await failure(create(svc(spec, 'second')))).code, 422);
+    await del('first');
+    const again = await create(svc(spec, 'second'));
+    assert.equal(again.spec.clusterIP, '10.43.0.20');
+    await del('second');
+  });
+
+  it('releases nodePorts when the type changes to ClusterIP and when a port is removed', async () => {
+    const s = await create(
+      svc(
+        {
+          type: 'NodePort',
+          ports: [
+            { port: 80, name: 'a', nodePort: 30101 },
+            { port: 81, name: 'b', nodePort: 30102 },
+          ],
+        },
+        'multi',
+      ),
+    );
+    s.spec.ports = [s.spec.ports![0]!];
+    await api.client.update(resources.services, s);
+    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30102 }] }, 'took-b'));
+    const current = await api.client.get<Service>(resources.services, 'default', 'multi');
+    current.spec.type = 'ClusterIP';
+    delete current.spec.externalTrafficPolicy;
+    delete current.spec.ports![0]!.nodePort;
+    const updated = await api.client.update(resources.services, current);
+    assert.equal(updated.spec.ports![0]!.nodePort, undefined);
+    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30101 }] }, 'took-a'));
+    // And back to NodePort: a nodePort is allocated again.
+    updated.spec.type = 'NodePort';
+    const back = await api.client.update(resources.services, updated);
+    assert.ok((back.spec.ports![0]!.nodePort ?? 0) >= 30000);
+  });
+
+  it('a rejected create changes nothing: what it had allocated is rolled back', async () => {
+    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30110 }] }, 'holder'));
+    const err = await failure(
+      create(
+        svc(
+          {
+            type: 'NodePort',
+            clusterIP: '10.43.0.30',
+            ports: [
+              { port: 80, name: 'a', nodePort: 30111 },
+              { port: 81, name: 'b', nodePort: 30110 },
+            ],
+          },
+          'rejected',
+        ),
+      ),
+    );
+    assert.match(
+      err.message,
+      /spec\.ports\[1\]\.nodePort: Invalid value: 30110: provided port is already allocated/,
+    );
+    const ok = await create(
+      svc({ type: 'NodePort', clusterIP: '10.43.0.30', ports: [{ port: 80, nodePort: 30111 }] }, 'later'),
+    );
+    assert.equal(ok.spec.clusterIP, '10.43.0.30');
+  });
+
+  it('a rejected update keeps the old allocations and takes no new ones', async () => {
+    const s = await create(
+      svc({ type: 'NodePort', ports: [{ port: 80, name: 'a', nodePort: 30120 }] }, 'upd'),
+    );
+    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30121 }] }, 'upd-holder'));
+    s.spec.ports = [
+      { port: 80, name: 'a', nodePort: 30122 },
+      { port: 81, name: 'b', nodePort: 30121 },
+    ];
+    assert.equal((await failure(api.client.update(resources.services, s))).code, 422);
+    // 30120 is still held by upd; 30122 was rolled back.
+    assert.equal(
+      (await failure(create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30120 }] })))).code,
+      422,
+    );
+    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30122 }] }));
+  });
+
+  it('a dry-run create allocates nothing', async () => {
+    const spec = {
+      type: 'NodePort' as const,
+      clusterIP: '10.43.0.40',
+      ports: [{ port: 80, nodePort: 30130 }],
+    };
+    const dry = await api.client.create(resources.services, svc(spec, 'dry'), { dryRun: true });
+    assert.equal(dry.spec.clusterIP, '10.43.0.40');
+    await create(svc(spec, 'dry'));
+  });
+});
+
+/** Two API servers over one store, with small ranges: 6 service IPs and 6 nodePorts. */
+async function twoServers(store: Store): Promise<{ clients: RestClient[]; stop(): Promise<void> }> {
+  const servers = [0, 1].map(
+    () =>
+      new ApiServer({
+        store,
+        strategyFor,
+        nameValidatorFor,
+        port: 0,
+        logger: silentLogger(),
+        serviceClusterIPRange: '10.96.0.0/29',
+        serviceNodePortRange: '30000-30005',
+      }),
+  );
+  const clients: RestClient[] = [];
+  for (const s of servers)
+    clients.push(new RestClient({ server: `http://127.0.0.1:${(await s.start()).port}` }));
+  return {
+    clients,
+    async stop() {
+      for (const c of clients) c.close();
+      for (const s of servers) await s.stop();
+    },
+  };
+}
+
+/** 12 concurrent creates across both servers: exactly 6 succeed, all with distinct IPs and ports. */
+async function raceForRange(clients: RestClient[]): Promise<void> {
+  const results = await Promise.allSettled(
+    Array.from({ length: 12 }, (_, i) =>
+      clients[i % 2]!.create(resources.services, svc({ type: 'NodePort' }, `race-${i}`)),
+    ),
+  );
+  const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as ApiStatusError] : []));
+  assert.equal(ok.length, 6);
+  assert.equal(new Set(ok.map((s) => s.spec.clusterIP)).size, 6);
+  assert.equal(new Set(ok.map((s) => s.spec.ports![0]!.nodePort)).size, 6);
+  assert.ok(ok.every((s) => inRange(s.spec.clusterIP, '10.96.0.1', '10.96.0.6')));
+  for (const e of failed) assert.match(e.message, /range is full/);
+}
+
+describe('service allocation: two API servers on one store', () => {
+  it('memory store: concurrent creates never share an IP or a port; a full range says so', async () => {
+    const store = new MemoryStore();
+    const { clients, stop } = await twoServers(store);
+    try {
+      await raceForRange(clients);
+      // Nothing of the failed creates stayed allocated: one key per successful service.
+      assert.equal((await store.list(SERVICE_NODE_PORTS_PREFIX)).items.length, 6);
+    } finally {
+      await stop();
+      await store.close();
+    }
+  });
+
+  let etcd: EtcdMember | undefined;
+  after(() => etcd?.stop());
+  it('etcd: concurrent creates never share an IP or a port', async () => {
+    etcd = await startEtcd();
+    const store = await EtcdStore.open({ endpoints: etcd.endpoints, namespace: '/alloc' });
+    const { clients, stop } = await twoServers(store);
+    try {
+      await raceForRange(clients);
+      assert.equal((await store.list(SERVICE_NODE_PORTS_PREFIX)).items.length, 6);
+    } finally {
+      await stop();
+      await store.close();
+    }
+  });
+});
