@@ -1,0 +1,42 @@
+// A client that lists one resource and then watches it from the list's resourceVersion
+// must get the changes after it — even when other resources were written in between and
+// nobody had watched this resource before (a watch cache created only then would start
+// after the list's revision and answer 410 Gone).
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { resources } from '../../api/client/resource.js';
+import { startTestApi, type TestApi } from '../../test/support/api.js';
+
+let api: TestApi;
+before(async () => {
+  api = await startTestApi();
+});
+after(() => api.stop());
+
+test('a first watch from a list resourceVersion older than later writes elsewhere is served', async () => {
+  const list = await api.client.list(resources.secrets, { namespace: 'default' });
+  const rv = list.metadata?.resourceVersion;
+  assert.ok(rv);
+  for (let i = 0; i < 3; i++) {
+    await api.client.create(resources.configmaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `between-${i}`, namespace: 'default' },
+    });
+  }
+  await api.client.create(resources.secrets, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'after-list', namespace: 'default' },
+  });
+  const stream = await api.client.watch(resources.secrets, { namespace: 'default', resourceVersion: rv });
+  try {
+    for await (const ev of stream) {
+      assert.equal(ev.type, 'ADDED', JSON.stringify(ev.object));
+      assert.equal(ev.object.metadata?.name, 'after-list');
+      break;
+    }
+  } finally {
+    stream.stop();
+  }
+});
