@@ -18,6 +18,11 @@ import type { Framework } from './framework/framework.js';
 import type { NodeInfo } from './framework/node-info.js';
 import { Code, Status } from './framework/status.js';
 
+const SUCCESS = Status.success;
+// Module constants: the hot loops compare against locals, not imported namespaces.
+const CODE_ERROR = Code.Error;
+const CODE_SUCCESS = Code.Success;
+
 /** minFeasibleNodesToFind. */
 export const MIN_FEASIBLE_NODES_TO_FIND = 100;
 /** minFeasibleNodesPercentageToFind. */
@@ -105,11 +110,11 @@ export class SchedulingAlgorithm {
     const state = new CycleState();
     const nodes = this.cache.nodeInfos();
     if (nodes.length === 0) {
-      return { kind: 'error', state, status: new Status(Code.Error, [ERR_NO_NODES_AVAILABLE]) };
+      return { kind: 'error', state, status: new Status(CODE_ERROR, [ERR_NO_NODES_AVAILABLE]) };
     }
     const statuses = new Map<string, Status>();
     const pre = this.fwk.runPreFilterPlugins(state, pod, nodes);
-    if (pre.code === Code.Error) return { kind: 'error', state, status: pre };
+    if (pre.code === CODE_ERROR) return { kind: 'error', state, status: pre };
     if (!pre.isSuccess()) {
       for (const n of nodes) statuses.set(n.name, pre);
       return { kind: 'unschedulable', state, fitError: new FitError(nodes.length, statuses, pre.message()) };
@@ -125,11 +130,11 @@ export class SchedulingAlgorithm {
       const ni = nodes[start]!;
       if (++start === n) start = 0;
       const st = this.fwk.runFilterPlugins(state, pod, ni);
-      if (st === Status.success || st.code === Code.Success) {
+      if (st === SUCCESS || st.code === CODE_SUCCESS) {
         feasible.push(ni);
         continue;
       }
-      if (st.code === Code.Error) return { kind: 'error', state, status: st };
+      if (st.code === CODE_ERROR) return { kind: 'error', state, status: st };
       statuses.set(ni.name, st);
     }
     this.nextStartNodeIndex = (this.nextStartNodeIndex + processed) % n;

@@ -134,7 +134,11 @@ export class Scheduler {
     this.recorder =
       cfg.recorder ??
       new EventRecorder({ client: cfg.client, component: DEFAULT_SCHEDULER_NAME, clock: this.clock });
-    this.framework = newDefaultFramework({ client: cfg.client, nodeInfos: () => this.cache.nodeInfos() });
+    this.framework = newDefaultFramework({
+      client: cfg.client,
+      nodeInfos: () => this.cache.nodeInfos(),
+      nodesGeneration: () => this.cache.nodesGeneration,
+    });
     this.algorithm = new SchedulingAlgorithm({
       framework: this.framework,
       cache: this.cache,

@@ -32,10 +32,16 @@ export class SchedulerCache {
   /** NodeInfos that have a Node, in the order nodes were added. */
   private readonly list: NodeInfo[] = [];
   private readonly podStates = new Map<string, PodState>();
+  private nodeGen = 0;
 
   /** Every node with a Node object (the scheduling candidates), in a stable order. */
   nodeInfos(): readonly NodeInfo[] {
     return this.list;
+  }
+
+  /** Changes whenever a Node is added, updated or removed. */
+  get nodesGeneration(): number {
+    return this.nodeGen;
   }
 
   get nodeCount(): number {
@@ -53,6 +59,7 @@ export class SchedulerCache {
     if (!ni) this.nodes.set(name, (ni = new NodeInfo(name)));
     if (!ni.node) this.list.push(ni);
     ni.setNode(node);
+    this.nodeGen++;
   }
 
   updateNode(node: Node): void {
@@ -66,6 +73,9 @@ export class SchedulerCache {
     const i = this.list.indexOf(ni);
     if (i >= 0) this.list.splice(i, 1);
     ni.node = undefined;
+    this.nodeGen++;
+    ni.labels = undefined;
+    ni.taints = [];
     // Pods still bound to a deleted node keep their NodeInfo until their own deletion arrives.
     if (ni.pods.size === 0) this.nodes.delete(name);
   }
@@ -88,7 +98,7 @@ export class SchedulerCache {
     const key = podKey(pod);
     if (this.podStates.has(key)) throw new Error(`pod ${key} is in the cache, so can't be assumed`);
     const assumed: Pod = { ...pod, spec: { ...pod.spec, nodeName } };
-    const pi = info ? info.withPod(assumed) : new PodInfo(assumed);
+    const pi = info ? info.withPod(assumed, true) : new PodInfo(assumed);
     this.nodeInfoFor(nodeName).addPod(pi);
     this.podStates.set(key, { info: pi, nodeName, assumed: true, bindingFinished: false });
     return pi;

@@ -3,12 +3,16 @@
  * one scheduling cycle (PreFilter → Filter, PreScore → Score) and the plugins that asked
  * to be skipped for it. Created per cycle and thrown away afterwards.
  */
+import type { FilterPlugin } from './interface.js';
+
 export class CycleState {
   private readonly data = new Map<string, unknown>();
   /** Plugins whose PreFilter returned Skip: their Filter is not run this cycle. */
   readonly skipFilterPlugins = new Set<string>();
   /** Plugins whose PreScore returned Skip: their Score is not run this cycle. */
   readonly skipScorePlugins = new Set<string>();
+  /** The Filter plugins to run this cycle (set by PreFilter: the framework's minus the skipped). */
+  filters: readonly FilterPlugin[] | undefined;
 
   write(key: string, value: unknown): void {
     this.data.set(key, value);

@@ -22,6 +22,12 @@ import type {
 import type { NodeInfo } from './node-info.js';
 import { Code, Status } from './status.js';
 
+const SUCCESS = Status.success;
+// Module constants: the hot loops compare against locals, not imported namespaces.
+const CODE_ERROR = Code.Error;
+const CODE_SUCCESS = Code.Success;
+const CODE_UNSCHEDULABLE = Code.Unschedulable;
+
 /** A plugin and its score weight (only used when it scores). */
 export interface ConfiguredPlugin {
   plugin: AnyPlugin;
@@ -81,24 +87,29 @@ export class Framework {
       }
       if (!st.isSuccess()) return st.withPlugin(p.name);
     }
-    return Status.success;
+    state.filters =
+      state.skipFilterPlugins.size === 0
+        ? this.filterPlugins
+        : this.filterPlugins.filter((p) => !state.skipFilterPlugins.has(p.name));
+    return SUCCESS;
   }
 
   /** Filter on one node: Success, or the first failing plugin's status (Kubernetes stops there too). */
   runFilterPlugins(state: CycleState, pod: Pod, node: NodeInfo): Status {
-    const skip = state.skipFilterPlugins;
-    for (let i = 0; i < this.filterPlugins.length; i++) {
-      const p = this.filterPlugins[i]!;
-      if (skip.size > 0 && skip.has(p.name)) continue;
+    const filters = state.filters ?? this.filterPlugins;
+    const skip = state.filters ? undefined : state.skipFilterPlugins;
+    for (let i = 0; i < filters.length; i++) {
+      const p = filters[i]!;
+      if (skip !== undefined && skip.size > 0 && skip.has(p.name)) continue;
       let st: Status;
       try {
         st = p.filter(state, pod, node);
       } catch (err) {
         st = Status.error(err);
       }
-      if (st.code !== Code.Success) return st.withPlugin(p.name);
+      if (st !== SUCCESS && st.code !== CODE_SUCCESS) return st.withPlugin(p.name);
     }
-    return Status.success;
+    return SUCCESS;
   }
 
   /** PostFilter: the first plugin that does not answer Unschedulable decides; else the last answer. */
@@ -111,7 +122,7 @@ export class Framework {
       } catch (err) {
         r = { status: Status.error(err) };
       }
-      if (r.status.code !== Code.Unschedulable) return { ...r, status: r.status.withPlugin(p.name) };
+      if (r.status.code !== CODE_UNSCHEDULABLE) return { ...r, status: r.status.withPlugin(p.name) };
       last = { ...r, status: r.status.withPlugin(p.name) };
     }
     return last;
@@ -127,7 +138,7 @@ export class Framework {
       }
       if (!st.isSuccess()) return st.withPlugin(p.name);
     }
-    return Status.success;
+    return SUCCESS;
   }
 
   /**
@@ -135,20 +146,30 @@ export class Framework {
    * i.e. Σ weight × normalised score. Throws nothing; a plugin that throws scores 0.
    */
   runScorePlugins(state: CycleState, pod: Pod, nodes: readonly NodeInfo[]): number[] {
-    const totals = new Array<number>(nodes.length).fill(0);
-    const scores: NodeScore[] = nodes.map((n) => ({ name: n.name, score: 0 }));
+    const n = nodes.length;
+    const totals = this.totalsBuf;
+    totals.length = n;
+    totals.fill(0);
+    // NodeScore objects are reused from cycle to cycle; a plugin only sees the first n.
+    const scores = this.scoresBuf;
+    while (scores.length < n) scores.push({ name: '', score: 0 });
+    if (scores.length > n) scores.length = n;
+    for (let i = 0; i < n; i++) scores[i]!.name = nodes[i]!.name;
     for (const { plugin, weight } of this.scorePlugins) {
-      if (state.skipScorePlugins.has(plugin.name)) continue;
+      if (state.skipScorePlugins.size > 0 && state.skipScorePlugins.has(plugin.name)) continue;
       try {
-        for (let i = 0; i < nodes.length; i++) scores[i]!.score = plugin.score(state, pod, nodes[i]!);
+        for (let i = 0; i < n; i++) scores[i]!.score = plugin.score(state, pod, nodes[i]!);
         plugin.normalizeScore?.(state, pod, scores);
       } catch {
         for (const s of scores) s.score = 0;
       }
-      for (let i = 0; i < nodes.length; i++) totals[i]! += scores[i]!.score * weight;
+      for (let i = 0; i < n; i++) totals[i]! += scores[i]!.score * weight;
     }
     return totals;
   }
+
+  private readonly totalsBuf: number[] = [];
+  private readonly scoresBuf: NodeScore[] = [];
 
   /** Reserve on every reserve plugin; on a failure, unreserves those already run and returns it. */
   runReservePlugins(state: CycleState, pod: Pod, nodeName: string): Status {
@@ -160,7 +181,7 @@ export class Framework {
         return st.withPlugin(p.name);
       }
     }
-    return Status.success;
+    return SUCCESS;
   }
 
   /** Unreserve in reverse order (after a failed bind). */
@@ -185,7 +206,7 @@ export class Framework {
       }
       if (!st.isSkip()) return st.withPlugin(p.name);
     }
-    return new Status(Code.Error, ['no bind plugin bound the pod']);
+    return new Status(CODE_ERROR, ['no bind plugin bound the pod']);
   }
 }
 

@@ -100,4 +100,6 @@ export type AnyPlugin = Partial<
 export interface Handle {
   /** Every node the cache knows, in the cache's order. */
   nodeInfos(): readonly NodeInfo[];
+  /** A number that changes whenever a Node object is added, changed or removed (for plugins caching per-node facts). */
+  nodesGeneration(): number;
 }

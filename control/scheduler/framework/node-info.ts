@@ -38,9 +38,13 @@ export class PodInfo {
     this.hostPorts = hostPortsOf(pod);
   }
 
-  /** The same derived figures for a newer version of the pod, reusing them when the spec is the same object. */
-  withPod(pod: Pod): PodInfo {
-    if (pod.spec === this.pod.spec) {
+  /**
+   * The same derived figures for another version of the pod: reused when the spec is the
+   * same object or `sameSpec` says only non-resource fields differ (the assumed copy with
+   * spec.nodeName set), else computed afresh.
+   */
+  withPod(pod: Pod, sameSpec = false): PodInfo {
+    if (sameSpec || pod.spec === this.pod.spec) {
       const copy = Object.create(PodInfo.prototype) as { -readonly [K in keyof PodInfo]: PodInfo[K] };
       Object.assign(copy, this);
       copy.pod = pod;
@@ -55,7 +59,8 @@ export function podKey(pod: Pod): string {
   return pod.metadata.uid ?? `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
 }
 
-function hostPortsOf(pod: Pod): HostPort[] {
+/** Every hostPort the pod's containers (init containers included) ask for. */
+export function hostPortsOf(pod: Pod): HostPort[] {
   const out: HostPort[] = [];
   for (const list of [pod.spec.initContainers, pod.spec.containers]) {
     for (const c of list ?? []) {
@@ -104,6 +109,8 @@ export class HostPortInfo {
   }
 }
 
+const NO_TAINTS: readonly Taint[] = Object.freeze([]);
+
 /** What the scheduler knows about one node; mutated only by the cache. */
 export class NodeInfo {
   readonly name: string;
@@ -126,16 +133,15 @@ export class NodeInfo {
     if (node) this.setNode(node);
   }
 
-  get labels(): Readonly<Record<string, string>> | undefined {
-    return this.node?.metadata.labels;
-  }
-
-  get taints(): readonly Taint[] {
-    return this.node?.spec?.taints ?? [];
-  }
+  /** The Node's labels (undefined without a Node). */
+  labels: Readonly<Record<string, string>> | undefined;
+  /** The Node's taints ([] without any). */
+  taints: readonly Taint[] = NO_TAINTS;
 
   setNode(node: Node): void {
     this.node = node;
+    this.labels = node.metadata.labels;
+    this.taints = node.spec?.taints ?? NO_TAINTS;
     this.allocatable = nodeAllocatable(node);
     this.generation++;
   }

@@ -36,13 +36,25 @@ export function emptyResource(): Resource {
  */
 export function quantityAmount(name: string, quantity: string | number | undefined): number {
   if (quantity === undefined) return 0;
-  try {
-    const q = parseQuantity(String(quantity).trim());
-    return Number(name === 'cpu' ? q.milliValue() : q.value());
-  } catch {
-    return 0;
+  const text = String(quantity);
+  const memo = name === 'cpu' ? milliMemo : valueMemo;
+  let v = memo.get(text);
+  if (v === undefined) {
+    try {
+      const q = parseQuantity(text.trim());
+      v = Number(name === 'cpu' ? q.milliValue() : q.value());
+    } catch {
+      v = 0;
+    }
+    // The same few strings ("100m", "128Mi", "4") come back all the time; bound the memo anyway.
+    if (memo.size >= 4096) memo.clear();
+    memo.set(text, v);
   }
+  return v;
 }
+
+const milliMemo = new Map<string, number>();
+const valueMemo = new Map<string, number>();
 
 /** Adds `list` (a requests/allocatable map of quantity strings) into `r`. */
 export function addResourceList(
@@ -108,6 +120,18 @@ function containerRequests(c: Container, nonZero: boolean): Resource {
  * (schedutil.GetNonzeroRequests).
  */
 export function podRequests(pod: Pod, nonZero = false): Resource {
+  // Memoised per spec object: informer objects are never mutated, and one pod's requests
+  // are asked for by several plugins per cycle. Callers must not modify the result.
+  const memo = nonZero ? nonZeroMemo : plainMemo;
+  let r = memo.get(pod.spec);
+  if (!r) memo.set(pod.spec, (r = computePodRequests(pod, nonZero)));
+  return r;
+}
+
+const plainMemo = new WeakMap<object, Resource>();
+const nonZeroMemo = new WeakMap<object, Resource>();
+
+function computePodRequests(pod: Pod, nonZero: boolean): Resource {
   const sum = emptyResource();
   for (const c of pod.spec.containers ?? []) addInto(sum, containerRequests(c, nonZero));
   const sidecars = emptyResource();

@@ -57,11 +57,13 @@ export const registry: readonly PluginRegistration[] = [
 export function newDefaultFramework(opts: {
   client: RestClient;
   nodeInfos: PreemptionHandle['nodeInfos'];
+  nodesGeneration: PreemptionHandle['nodesGeneration'];
   /** Names of registered plugins to leave out. */
   disabled?: readonly string[];
 }): Framework {
   const handle: PreemptionHandle = {
     nodeInfos: opts.nodeInfos,
+    nodesGeneration: opts.nodesGeneration,
     runFilterPlugins: (state, pod, node) => fwk.runFilterPlugins(state, pod, node),
   };
   const disabled = new Set(opts.disabled ?? []);

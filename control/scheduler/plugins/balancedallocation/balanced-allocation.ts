@@ -14,6 +14,9 @@ import type { NodeInfo } from '../../framework/node-info.js';
 import { podRequests } from '../../framework/resource.js';
 import { Status } from '../../framework/status.js';
 
+const SUCCESS = Status.success;
+const SKIP = Status.skip;
+
 export const NAME = 'NodeResourcesBalancedAllocation';
 const PRE_SCORE_KEY = `PreScore${NAME}`;
 
@@ -27,11 +30,13 @@ export function balancedResourceScore(
   requestedMemory: number,
   allocatableMemory: number,
 ): number {
-  const fractions: number[] = [];
-  if (allocatableMilliCPU > 0) fractions.push(Math.min(1, requestedMilliCPU / allocatableMilliCPU));
-  if (allocatableMemory > 0) fractions.push(Math.min(1, requestedMemory / allocatableMemory));
+  // With two resources the standard deviation is half their difference; with one, 0.
   let std = 0;
-  if (fractions.length === 2) std = Math.abs(fractions[0]! - fractions[1]!) / 2;
+  if (allocatableMilliCPU > 0 && allocatableMemory > 0) {
+    const cpu = Math.min(1, requestedMilliCPU / allocatableMilliCPU);
+    const mem = Math.min(1, requestedMemory / allocatableMemory);
+    std = Math.abs(cpu - mem) / 2;
+  }
   return Math.trunc((1 - std) * MAX_NODE_SCORE);
 }
 
@@ -42,20 +47,24 @@ interface PreScoreState {
 
 export class BalancedAllocation implements PreScorePlugin, ScorePlugin {
   readonly name = NAME;
+  // The last cycle's state, so that the per-node calls skip the CycleState lookup.
+  private cycle: CycleState | undefined;
+  private request: PreScoreState | undefined;
 
   preScore(state: CycleState, pod: Pod): Status {
     const r = podRequests(pod);
-    if (r.milliCPU === 0 && r.memory === 0) return Status.skip;
+    if (r.milliCPU === 0 && r.memory === 0) return SKIP;
     state.write(PRE_SCORE_KEY, { milliCPU: r.milliCPU, memory: r.memory } satisfies PreScoreState);
-    return Status.success;
+    return SUCCESS;
   }
 
   score(state: CycleState, pod: Pod, node: NodeInfo): number {
-    let s = state.read<PreScoreState>(PRE_SCORE_KEY);
-    if (!s) {
+    if (state !== this.cycle) {
+      this.cycle = state;
       const r = podRequests(pod);
-      s = { milliCPU: r.milliCPU, memory: r.memory };
+      this.request = state.read<PreScoreState>(PRE_SCORE_KEY) ?? { milliCPU: r.milliCPU, memory: r.memory };
     }
+    const s = this.request!;
     return balancedResourceScore(
       node.requested.milliCPU + s.milliCPU,
       node.allocatable.milliCPU,

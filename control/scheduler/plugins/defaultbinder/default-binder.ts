@@ -11,6 +11,8 @@ import type { CycleState } from '../../framework/cycle-state.js';
 import type { BindPlugin } from '../../framework/interface.js';
 import { Status } from '../../framework/status.js';
 
+const SUCCESS = Status.success;
+
 export const NAME = 'DefaultBinder';
 
 /** The v1 Binding of `pod` to `nodeName`. */
@@ -35,7 +37,7 @@ export class DefaultBinder implements BindPlugin {
   async bind(_state: CycleState, pod: Pod, nodeName: string): Promise<Status> {
     try {
       await this.client.create(resources.pods, bindingFor(pod, nodeName), { subresource: 'binding' });
-      return Status.success;
+      return SUCCESS;
     } catch (err) {
       return Status.error(err);
     }

@@ -19,6 +19,9 @@ import type { Handle, PostFilterPlugin, PostFilterResult } from '../../framework
 import { NodeInfo } from '../../framework/node-info.js';
 import { Code, Status } from '../../framework/status.js';
 
+// Module constants: the hot loops compare against locals, not imported namespaces.
+const CODE_UNSCHEDULABLE_AND_UNRESOLVABLE = Code.UnschedulableAndUnresolvable;
+
 export const NAME = 'DefaultPreemption';
 export const MSG_NOT_HELPFUL = 'Preemption is not helpful for scheduling';
 export const MSG_NO_VICTIMS = 'No preemption victims found for incoming pod';
@@ -43,7 +46,7 @@ export class DefaultPreemption implements PostFilterPlugin {
     for (const ni of this.handle.nodeInfos()) {
       const st = statuses.get(ni.name);
       if (!st) continue;
-      if (st.code === Code.UnschedulableAndUnresolvable) {
+      if (st.code === CODE_UNSCHEDULABLE_AND_UNRESOLVABLE) {
         results.push(Status.unresolvable(MSG_NOT_HELPFUL));
         continue;
       }

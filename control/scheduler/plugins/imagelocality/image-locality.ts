@@ -12,6 +12,9 @@ import type { Handle, PreScorePlugin, ScorePlugin } from '../../framework/interf
 import type { NodeInfo } from '../../framework/node-info.js';
 import { Status } from '../../framework/status.js';
 
+const SUCCESS = Status.success;
+const SKIP = Status.skip;
+
 export const NAME = 'ImageLocality';
 const PRE_SCORE_KEY = `PreScore${NAME}`;
 const MB = 1024 * 1024;
@@ -61,10 +64,26 @@ export class ImageLocality implements PreScorePlugin, ScorePlugin {
       .map((c) => c.image)
       .filter((i): i is string => !!i)
       .map(normalizedImageName);
-    if (wanted.length === 0) return Status.skip;
+    if (wanted.length === 0) return SKIP;
+    const spread = this.imageSpread();
+    if (spread.size === 0) return SKIP;
+    state.write(PRE_SCORE_KEY, {
+      spread,
+      total: this.handle.nodeInfos().length,
+      wanted,
+    } satisfies ScoreState);
+    return SUCCESS;
+  }
+
+  private spreadGeneration = -1;
+  private spread = new Map<string, number>();
+
+  /** Image name → number of nodes reporting it; recomputed only when nodes changed. */
+  private imageSpread(): Map<string, number> {
+    const gen = this.handle.nodesGeneration();
+    if (gen === this.spreadGeneration) return this.spread;
     const spread = new Map<string, number>();
-    const nodes = this.handle.nodeInfos();
-    for (const ni of nodes) {
+    for (const ni of this.handle.nodeInfos()) {
       for (const img of imagesOf(ni.node)) {
         for (const n of img.names ?? []) {
           const name = normalizedImageName(n);
@@ -72,9 +91,9 @@ export class ImageLocality implements PreScorePlugin, ScorePlugin {
         }
       }
     }
-    if (spread.size === 0) return Status.skip;
-    state.write(PRE_SCORE_KEY, { spread, total: nodes.length, wanted } satisfies ScoreState);
-    return Status.success;
+    this.spread = spread;
+    this.spreadGeneration = gen;
+    return spread;
   }
 
   score(state: CycleState, pod: Pod, node: NodeInfo): number {

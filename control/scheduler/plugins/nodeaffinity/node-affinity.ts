@@ -23,6 +23,9 @@ import { defaultNormalizeScore } from '../../framework/normalize.js';
 import { Status } from '../../framework/status.js';
 import { fits, preferredScore } from './node-selector.js';
 
+const SUCCESS = Status.success;
+const SKIP = Status.skip;
+
 export const NAME = 'NodeAffinity';
 /** Filter reason (UnschedulableAndUnresolvable). */
 export const ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector";
@@ -36,17 +39,17 @@ export class NodeAffinity
   preFilter(_state: CycleState, pod: Pod): Status {
     const hasSelector = pod.spec.nodeSelector && Object.keys(pod.spec.nodeSelector).length > 0;
     const required = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-    return hasSelector || required ? Status.success : Status.skip;
+    return hasSelector || required ? SUCCESS : SKIP;
   }
 
   filter(_state: CycleState, pod: Pod, node: NodeInfo): Status {
     if (!node.node) return Status.unresolvable('node not found');
-    return fits(pod, node.node) ? Status.success : this.rejected;
+    return fits(pod, node.node) ? SUCCESS : this.rejected;
   }
 
   preScore(_state: CycleState, pod: Pod): Status {
     const preferred = pod.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution;
-    return preferred && preferred.length > 0 ? Status.success : Status.skip;
+    return preferred && preferred.length > 0 ? SUCCESS : SKIP;
   }
 
   score(_state: CycleState, pod: Pod, node: NodeInfo): number {

@@ -11,6 +11,8 @@ import type { EnqueueExtensions, FilterPlugin } from '../../framework/interface.
 import type { NodeInfo } from '../../framework/node-info.js';
 import { Status } from '../../framework/status.js';
 
+const SUCCESS = Status.success;
+
 export const NAME = 'NodeName';
 /** Filter reason (UnschedulableAndUnresolvable). */
 export const ERR_REASON = "node(s) didn't match the requested node name";
@@ -25,7 +27,7 @@ export class NodeName implements FilterPlugin, EnqueueExtensions {
   private readonly rejected = Status.unresolvable(ERR_REASON);
 
   filter(_state: CycleState, pod: Pod, node: NodeInfo): Status {
-    return fits(pod, node.name) ? Status.success : this.rejected;
+    return fits(pod, node.name) ? SUCCESS : this.rejected;
   }
 
   eventsToRegister(): readonly ClusterEvent[] {

@@ -9,9 +9,12 @@ import type { CycleState } from '../../framework/cycle-state.js';
 import { ActionType } from '../../framework/events.js';
 import type { ClusterEvent } from '../../framework/events.js';
 import type { EnqueueExtensions, FilterPlugin, PreFilterPlugin } from '../../framework/interface.js';
-import { PodInfo } from '../../framework/node-info.js';
+import { hostPortsOf } from '../../framework/node-info.js';
 import type { HostPort, NodeInfo } from '../../framework/node-info.js';
 import { Status } from '../../framework/status.js';
+
+const SUCCESS = Status.success;
+const SKIP = Status.skip;
 
 export const NAME = 'NodePorts';
 /** Filter reason (Unschedulable). */
@@ -29,15 +32,15 @@ export class NodePorts implements PreFilterPlugin, FilterPlugin, EnqueueExtensio
   private readonly rejected = Status.unschedulable(ERR_REASON);
 
   preFilter(state: CycleState, pod: Pod): Status {
-    const wanted = new PodInfo(pod).hostPorts;
-    if (wanted.length === 0) return Status.skip;
+    const wanted = hostPortsOf(pod);
+    if (wanted.length === 0) return SKIP;
     state.write(PRE_FILTER_KEY, wanted);
-    return Status.success;
+    return SUCCESS;
   }
 
   filter(state: CycleState, pod: Pod, node: NodeInfo): Status {
-    const wanted = state.read<readonly HostPort[]>(PRE_FILTER_KEY) ?? new PodInfo(pod).hostPorts;
-    return fits(wanted, node) ? Status.success : this.rejected;
+    const wanted = state.read<readonly HostPort[]>(PRE_FILTER_KEY) ?? hostPortsOf(pod);
+    return fits(wanted, node) ? SUCCESS : this.rejected;
   }
 
   eventsToRegister(): readonly ClusterEvent[] {

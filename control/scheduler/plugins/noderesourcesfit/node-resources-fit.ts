@@ -22,6 +22,8 @@ import { Status } from '../../framework/status.js';
 import { fitsRequest } from './fit.js';
 import { leastAllocatedScore } from './least-allocated.js';
 
+const SUCCESS = Status.success;
+
 export const NAME = 'NodeResourcesFit';
 const PRE_FILTER_KEY = `PreFilter${NAME}`;
 const PRE_SCORE_KEY = `PreScore${NAME}`;
@@ -35,31 +37,40 @@ export class NodeResourcesFit
   implements PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions
 {
   readonly name = NAME;
+  // The last cycle's state, so that the per-node calls skip the CycleState lookup.
+  private filterCycle: CycleState | undefined;
+  private request: Resource | undefined;
+  private scoreCycle: CycleState | undefined;
+  private nonZero: PreScoreState | undefined;
 
   preFilter(state: CycleState, pod: Pod): Status {
     state.write(PRE_FILTER_KEY, podRequests(pod));
-    return Status.success;
+    return SUCCESS;
   }
 
   filter(state: CycleState, pod: Pod, node: NodeInfo): Status {
-    const request = state.read<Resource>(PRE_FILTER_KEY) ?? podRequests(pod);
-    const insufficient = fitsRequest(request, node);
-    if (insufficient.length === 0) return Status.success;
+    if (state !== this.filterCycle) {
+      this.filterCycle = state;
+      this.request = state.read<Resource>(PRE_FILTER_KEY) ?? podRequests(pod);
+    }
+    const insufficient = fitsRequest(this.request!, node);
+    if (insufficient.length === 0) return SUCCESS;
     return Status.unschedulable(...insufficient.map((r) => r.reason));
   }
 
   preScore(state: CycleState, pod: Pod): Status {
     const nz = podRequests(pod, true);
     state.write(PRE_SCORE_KEY, { milliCPU: nz.milliCPU, memory: nz.memory } satisfies PreScoreState);
-    return Status.success;
+    return SUCCESS;
   }
 
   score(state: CycleState, pod: Pod, node: NodeInfo): number {
-    let s = state.read<PreScoreState>(PRE_SCORE_KEY);
-    if (!s) {
+    if (state !== this.scoreCycle) {
+      this.scoreCycle = state;
       const nz = podRequests(pod, true);
-      s = { milliCPU: nz.milliCPU, memory: nz.memory };
+      this.nonZero = state.read<PreScoreState>(PRE_SCORE_KEY) ?? { milliCPU: nz.milliCPU, memory: nz.memory };
     }
+    const s = this.nonZero!;
     return leastAllocatedScore(
       node.nonZeroMilliCPU + s.milliCPU,
       node.allocatable.milliCPU,

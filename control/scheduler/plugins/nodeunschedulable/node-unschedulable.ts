@@ -12,6 +12,8 @@ import type { EnqueueExtensions, FilterPlugin } from '../../framework/interface.
 import type { NodeInfo } from '../../framework/node-info.js';
 import { Status } from '../../framework/status.js';
 
+const SUCCESS = Status.success;
+
 export const NAME = 'NodeUnschedulable';
 /** Filter reason (UnschedulableAndUnresolvable). */
 export const ERR_REASON_UNSCHEDULABLE = 'node(s) were unschedulable';
@@ -29,7 +31,7 @@ export class NodeUnschedulable implements FilterPlugin, EnqueueExtensions {
   private readonly rejected = Status.unresolvable(ERR_REASON_UNSCHEDULABLE);
 
   filter(_state: CycleState, pod: Pod, node: NodeInfo): Status {
-    return fits(pod, node.node) ? Status.success : this.rejected;
+    return fits(pod, node.node) ? SUCCESS : this.rejected;
   }
 
   eventsToRegister(): readonly ClusterEvent[] {

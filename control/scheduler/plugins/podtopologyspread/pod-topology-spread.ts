@@ -38,6 +38,9 @@ import {
 } from './constraints.js';
 import type { SpreadConstraint } from './constraints.js';
 
+const SUCCESS = Status.success;
+const SKIP = Status.skip;
+
 export const NAME = 'PodTopologySpread';
 /** Filter reason when the skew would be exceeded (Unschedulable). */
 export const ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints";
@@ -86,7 +89,7 @@ export function filterNode(pod: Pod, state: FilterState, node: NodeInfo): Status
     const skew = (counts.get(value) ?? 0) + self - min;
     if (skew > c.maxSkew) return Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH);
   }
-  return Status.success;
+  return SUCCESS;
 }
 
 interface ScoreState {
@@ -112,20 +115,20 @@ export class PodTopologySpread
 
   preFilter(state: CycleState, pod: Pod): Status {
     const constraints = podConstraints(pod, 'DoNotSchedule');
-    if (constraints.length === 0) return Status.skip;
+    if (constraints.length === 0) return SKIP;
     state.write(PRE_FILTER_KEY, filterState(pod, constraints, this.handle.nodeInfos()));
-    return Status.success;
+    return SUCCESS;
   }
 
   filter(state: CycleState, pod: Pod, node: NodeInfo): Status {
     const s = state.read<FilterState>(PRE_FILTER_KEY);
-    return s ? filterNode(pod, s, node) : Status.success;
+    return s ? filterNode(pod, s, node) : SUCCESS;
   }
 
   preScore(state: CycleState, pod: Pod, nodes: readonly NodeInfo[]): Status {
     const own = (pod.spec.topologySpreadConstraints ?? []).length > 0;
     const constraints = own ? podConstraints(pod, 'ScheduleAnyway') : defaultConstraints(pod);
-    if (constraints.length === 0) return Status.skip;
+    if (constraints.length === 0) return SKIP;
     const ignored = new Set<string>();
     const counts = constraints.map(() => new Map<string, number>());
     const domains = constraints.map(() => 0);
@@ -159,7 +162,7 @@ export class PodTopologySpread
       });
     }
     state.write(PRE_SCORE_KEY, { constraints, ignored, counts, weights } satisfies ScoreState);
-    return Status.success;
+    return SUCCESS;
   }
 
   score(state: CycleState, pod: Pod, node: NodeInfo): number {

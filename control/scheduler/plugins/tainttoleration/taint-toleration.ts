@@ -22,6 +22,8 @@ import type { NodeInfo } from '../../framework/node-info.js';
 import { defaultNormalizeScore } from '../../framework/normalize.js';
 import { Status } from '../../framework/status.js';
 
+const SUCCESS = Status.success;
+
 export const NAME = 'TaintToleration';
 const PRE_SCORE_KEY = `PreScore${NAME}`;
 
@@ -58,7 +60,7 @@ export class TaintToleration implements FilterPlugin, PreScorePlugin, ScorePlugi
 
   filter(_state: CycleState, pod: Pod, node: NodeInfo): Status {
     const taint = untoleratedTaint(node.taints, pod.spec.tolerations);
-    return taint ? Status.unresolvable(untoleratedReason(taint)) : Status.success;
+    return taint ? Status.unresolvable(untoleratedReason(taint)) : SUCCESS;
   }
 
   preScore(state: CycleState, pod: Pod): Status {
@@ -67,7 +69,7 @@ export class TaintToleration implements FilterPlugin, PreScorePlugin, ScorePlugi
       (t) => !t.effect || t.effect === 'PreferNoSchedule',
     );
     state.write(PRE_SCORE_KEY, tolerations);
-    return Status.success;
+    return SUCCESS;
   }
 
   score(state: CycleState, _pod: Pod, node: NodeInfo): number {
