@@ -57,8 +57,9 @@ export interface PodSandboxConfig {
   labels: Record<string, string>;
   annotations: Record<string, string>;
   /**
-   * The network the sandbox joins (k8ts extension of CRI's DNS/network settings): the
-   * docker adapter's bridge network name for this node; the fake adapter ignores it.
+   * The pod network the sandbox joins (k8ts extension of CRI's DNS/network settings): a
+   * name given to ensurePodNetwork. Unset: the runtime's default network (docker's
+   * `bridge`; the fake adapter's `podCIDR`). An unknown name rejects NotFound.
    */
   network?: string;
   /** Linux settings: cgroup parent, sysctls (CRI's LinuxPodSandboxConfig). */

@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ContainerConfig, ContainerStatus, PodSandboxConfig, Runtime } from './api.js';
+import type { ContainerConfig, ContainerStatus, PodNetworkConfig, PodSandboxConfig, Runtime } from './api.js';
 import { isCriError, type CriErrorCode } from './errors.js';
 
 /** One test's runtime. */
@@ -22,6 +22,10 @@ export interface RuntimeHarness {
   reconnect(): Promise<Runtime>;
   /** Removes everything the test made and closes the connections; runs even after a failure. */
   cleanup(): Promise<void>;
+  /** A pod network this test may create and remove (a fresh name; labels that cleanup finds). */
+  podNetwork: PodNetworkConfig;
+  /** A second subnet for `podNetwork`, overlapping nothing else. */
+  otherSubnet: string;
 }
 
 /** What an adapter can do, and what the suite runs on it. */
@@ -52,6 +56,14 @@ async function until<T>(what: string, deadlineMs: number, probe: () => Promise<T
     if (Date.now() > end) assert.fail(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** True when the IPv4 address `ip` is inside `cidr` (`a.b.c.d/n`). */
+function inCidr(ip: string, cidr: string): boolean {
+  const toInt = (a: string): number => a.split('.').reduce((n, o) => n * 256 + Number(o), 0);
+  const [net = '', bits = '32'] = cidr.split('/');
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(toInt(ip) / size) === Math.floor(toInt(net) / size);
 }
 
 /** Asserts that `p` rejects with a CriError of `code`. */
@@ -382,6 +394,28 @@ export function runRuntimeConformance(
 
     test('imageStatus of a malformed reference rejects InvalidArgument', async ({ runtime: rt }) => {
       await rejectsWith(rt.imageStatus('k8ts/BusyBox:1.0'), 'InvalidArgument');
+    });
+
+    test('pod networks: sandboxes get addresses of the subnet; a used network is kept', async (h) => {
+      const rt = h.runtime;
+      const net = h.podNetwork;
+      await rt.ensurePodNetwork(net);
+      await rt.ensurePodNetwork(net);
+      const cfg = { ...sandboxConfig(), network: net.name };
+      const id = await rt.runPodSandbox(cfg);
+      const ip = (await rt.podSandboxStatus(id)).network.ip;
+      assert.ok(inCidr(ip, net.subnet), `${ip} is not in ${net.subnet}`);
+      await rejectsWith(rt.ensurePodNetwork({ ...net, subnet: h.otherSubnet }), 'FailedPrecondition');
+      await rejectsWith(rt.removePodNetwork(net.name), 'FailedPrecondition');
+      await rt.removePodSandbox(id);
+      await rt.ensurePodNetwork({ ...net, subnet: h.otherSubnet });
+      const moved = await rt.runPodSandbox({ ...sandboxConfig(), network: net.name });
+      const ip2 = (await rt.podSandboxStatus(moved)).network.ip;
+      assert.ok(inCidr(ip2, h.otherSubnet), `${ip2} is not in ${h.otherSubnet}`);
+      await rt.removePodSandbox(moved);
+      await rt.removePodNetwork(net.name);
+      await rt.removePodNetwork(net.name);
+      await rejectsWith(rt.runPodSandbox({ ...sandboxConfig(), network: net.name }), 'NotFound');
     });
 
     test('a new connection lists the same sandboxes and containers with the same metadata', async (h) => {

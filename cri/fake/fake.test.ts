@@ -16,6 +16,8 @@ runRuntimeConformance(
     const opened = [runtime];
     return {
       runtime,
+      podNetwork: { name: 'k8ts-fake', subnet: '10.42.7.0/24', labels: { 'io.k8ts.node': 'fake' } },
+      otherSubnet: '10.42.8.0/25',
       reconnect: async () => {
         const again = runtime.reopen();
         opened.push(again);

@@ -8,7 +8,8 @@
  * - Containers "run" the tiny shell programs of process.ts: `sh -c 'exit 3'` exits 3 at
  *   once, `sleep 3600` sleeps on the injected clock, a server image (no command) runs
  *   until stopped. Exec runs the same way, or through a test's exec handler.
- * - There is no network: every sandbox gets the next free address of `podCIDR`, and
+ * - There is no network traffic: a sandbox gets the next free address of its pod
+ *   network's subnet (ensurePodNetwork), or of `podCIDR` when it names none, and
  *   containers of one pod cannot talk over localhost (conformance capability
  *   `sharedLocalhost: false`).
  * - stopContainer ends a running program at once: exit code 143 (SIGTERM) when given a
@@ -35,6 +36,7 @@ import type {
   PodSandboxConfig,
   PodSandboxFilter,
   PodSandboxState,
+  PodNetworkConfig,
   PodSandboxStatus,
   PullProgress,
   Runtime,
@@ -43,6 +45,7 @@ import type {
 } from '../api.js';
 import { CriError } from '../errors.js';
 import { familiarName, parseImageReference } from '../reference.js';
+import { FakeIpam } from './ipam.js';
 import { fakeProgram, runFakeProgram } from './process.js';
 
 /** Configuration of a FakeRuntime. */
@@ -53,7 +56,7 @@ export interface FakeRuntimeOptions {
   images?: string[];
   /** Image references a pull can fetch; pulling any other one fails ImagePullFailed. */
   registry?: string[];
-  /** Sandbox addresses come from this IPv4 range (default `10.88.0.0/16`). */
+  /** Addresses of sandboxes that name no pod network come from this IPv4 range (default `10.88.0.0/16`). */
   podCIDR?: string;
   /** How long each pull takes on `clock`, milliseconds (default 0). */
   pullDelayMs?: number;
@@ -113,10 +116,10 @@ export class FakeRuntimeState {
   };
   unavailable = false;
   execHandler: FakeExecHandler | undefined;
-  private readonly ipBase: number;
-  private readonly ipCount: number;
-  private nextIp = 0;
-  private readonly ipsInUse = new Set<number>();
+  /** The pod networks ensured, by name. */
+  readonly networks = new Map<string, { config: PodNetworkConfig; ipam: FakeIpam }>();
+  /** Addresses of sandboxes that name no network. */
+  readonly defaultIpam: FakeIpam;
 
   constructor(
     readonly clock: Clock,
@@ -125,12 +128,7 @@ export class FakeRuntimeState {
     images: string[],
     registry: string[],
   ) {
-    const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(podCIDR);
-    const bits = Number(m?.[5]);
-    if (!m || bits < 8 || bits > 30) throw new Error(`fake runtime: bad podCIDR ${JSON.stringify(podCIDR)}`);
-    const base = ((Number(m[1]) << 24) | (Number(m[2]) << 16) | (Number(m[3]) << 8) | Number(m[4])) >>> 0;
-    this.ipCount = 2 ** (32 - bits);
-    this.ipBase = base - (base % this.ipCount);
+    this.defaultIpam = new FakeIpam(podCIDR);
     this.registry = new Set(registry.map((r) => familiarName(parseImageReference(r))));
     for (const ref of images) this.addImage(ref);
   }
@@ -158,26 +156,12 @@ export class FakeRuntimeState {
     return undefined;
   }
 
-  /** The next free address of the pod CIDR (skipping the network and gateway addresses). */
-  allocateIp(): string {
-    for (let i = 0; i < this.ipCount; i++) {
-      const offset = ((this.nextIp + i) % (this.ipCount - 3)) + 2;
-      if (!this.ipsInUse.has(offset)) {
-        this.ipsInUse.add(offset);
-        this.nextIp = offset - 1;
-        const a = (this.ipBase + offset) >>> 0;
-        return `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}`;
-      }
-    }
-    throw new CriError('Internal', 'fake runtime: pod CIDR exhausted');
-  }
-
-  releaseIp(ip: string): void {
-    const parts = ip.split('.').map(Number);
-    if (parts.length !== 4) return;
-    const a =
-      (((parts[0] ?? 0) << 24) | ((parts[1] ?? 0) << 16) | ((parts[2] ?? 0) << 8) | (parts[3] ?? 0)) >>> 0;
-    this.ipsInUse.delete(a - this.ipBase);
+  /** The allocator of sandboxes on `network` ('' or undefined: the default pod CIDR). */
+  ipamFor(network: string | undefined): FakeIpam {
+    if (!network) return this.defaultIpam;
+    const n = this.networks.get(network);
+    if (!n) throw new CriError('NotFound', `network ${JSON.stringify(network)} not found`);
+    return n.ipam;
   }
 }
 
@@ -302,13 +286,14 @@ export class FakeRuntime implements Runtime {
 
   async runPodSandbox(config: PodSandboxConfig): Promise<string> {
     this.check();
+    const ip = this.state.ipamFor(config.network).allocate();
     const id = newId();
     this.state.sandboxes.set(id, {
       id,
       config: structuredClone(config),
       state: 'SANDBOX_READY',
       createdAt: nsNow(this.state.clock),
-      ip: this.state.allocateIp(),
+      ip,
     });
     return id;
   }
@@ -323,8 +308,7 @@ export class FakeRuntime implements Runtime {
     }
     if (s.state === 'SANDBOX_READY') {
       s.state = 'SANDBOX_NOTREADY';
-      this.state.releaseIp(s.ip);
-      s.ip = '';
+      this.releaseIp(s);
     }
   }
 
@@ -335,7 +319,7 @@ export class FakeRuntime implements Runtime {
     }
     const s = this.state.sandboxes.get(podSandboxId);
     if (!s) return;
-    if (s.ip) this.state.releaseIp(s.ip);
+    this.releaseIp(s);
     this.state.sandboxes.delete(podSandboxId);
   }
 
@@ -542,6 +526,34 @@ export class FakeRuntime implements Runtime {
     if (img) this.state.images.delete(img.id);
   }
 
+  // ---- NetworkService ----
+
+  async ensurePodNetwork(config: PodNetworkConfig): Promise<void> {
+    this.check();
+    const present = this.state.networks.get(config.name);
+    if (present?.config.subnet === config.subnet) return;
+    if (present && present.ipam.allocated > 0) {
+      throw new CriError(
+        'FailedPrecondition',
+        `network ${config.name} has subnet ${present.config.subnet}, not ${config.subnet}, and sandboxes use it`,
+      );
+    }
+    this.state.networks.set(config.name, {
+      config: structuredClone(config),
+      ipam: new FakeIpam(config.subnet),
+    });
+  }
+
+  async removePodNetwork(name: string): Promise<void> {
+    this.check();
+    const present = this.state.networks.get(name);
+    if (!present) return;
+    if (present.ipam.allocated > 0) {
+      throw new CriError('FailedPrecondition', `network ${name} has sandboxes attached`);
+    }
+    this.state.networks.delete(name);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
   }
@@ -563,6 +575,14 @@ export class FakeRuntime implements Runtime {
     const c = this.state.containers.get(id);
     if (!c) throw new CriError('NotFound', `container ${JSON.stringify(id)} not found`);
     return c;
+  }
+
+  private releaseIp(s: FakeSandbox): void {
+    if (s.ip === '') return;
+    (s.config.network ? this.state.networks.get(s.config.network)?.ipam : this.state.defaultIpam)?.release(
+      s.ip,
+    );
+    s.ip = '';
   }
 
   private finish(c: FakeContainer, exitCode: number, reason: string | undefined, message: string): void {
