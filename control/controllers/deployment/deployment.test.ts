@@ -19,7 +19,7 @@ import { silentLogger } from '../context.js';
 import { ControllerManager } from '../manager.js';
 import { replicaSetController } from '../replicaset/index.js';
 import { REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION } from './annotations.js';
-import { POD_TEMPLATE_HASH_LABEL } from './hash.js';
+import { computeHash, POD_TEMPLATE_HASH_LABEL } from './hash.js';
 import { deploymentController } from './index.js';
 
 const FIXTURE = readFileSync(
@@ -520,5 +520,65 @@ describe('other strategies and settings', () => {
     const r = await c.api.kubectl('rollout', 'status', 'deployment/stuck', '--timeout=30s');
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /deployment "stuck" exceeded its progress deadline/);
+  });
+
+  it('on a name collision with a foreign ReplicaSet, bumps collisionCount and hashes again', async () => {
+    // Paused, the Deployment gets no ReplicaSet yet, and its template is the defaulted one the controller hashes.
+    await apply(manifest('collide', 'x:1', { replicas: 1, paused: true }));
+    const d = await until('the paused Deployment observed', async () => {
+      const x = await getDeployment(c.api, 'collide');
+      return x.status?.observedGeneration === x.metadata.generation ? x : undefined;
+    });
+    const taken = `collide-${computeHash(d.spec.template)}`;
+    await c.api.client.create<ReplicaSet>(resources.replicasets, {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: taken, namespace: NS, labels: { app: 'someone-else' } },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { app: 'someone-else' } },
+        template: {
+          metadata: { labels: { app: 'someone-else' } },
+          spec: { containers: [{ name: 'c', image: 'other' }] },
+        },
+      },
+    });
+    await kubectlOk(c.api, 'rollout', 'resume', 'deployment/collide');
+    const done = await rolledOut(c, 'x:1', 1, 'collide');
+    assert.equal(done.status?.collisionCount, 1);
+    const mine = (await replicaSetsOf('collide')).filter((rs) => rs.metadata.name !== taken);
+    assert.equal(mine.length, 1);
+    assert.equal(mine[0]!.metadata.name, `collide-${computeHash(d.spec.template, 1)}`);
+    const foreign = await c.api.client.get<ReplicaSet>(resources.replicasets, NS, taken);
+    assert.equal(foreign.metadata.ownerReferences, undefined, 'the foreign ReplicaSet is left alone');
+  });
+
+  it('adopts an orphan ReplicaSet that has its template instead of creating one', async () => {
+    await apply(manifest('adopt', 'a:1', { replicas: 2, paused: true }));
+    const d = await until('the paused Deployment observed', async () => {
+      const x = await getDeployment(c.api, 'adopt');
+      return x.status?.observedGeneration === x.metadata.generation ? x : undefined;
+    });
+    // An orphan with the Deployment's template, as a deleted-with-orphan Deployment leaves behind.
+    const template = structuredClone(d.spec.template);
+    template.metadata = {
+      ...template.metadata,
+      labels: { app: 'adopt', [POD_TEMPLATE_HASH_LABEL]: 'orphan' },
+    };
+    await c.api.client.create<ReplicaSet>(resources.replicasets, {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'adopt-orphan', namespace: NS, labels: template.metadata.labels! },
+      spec: { replicas: 2, selector: { matchLabels: template.metadata.labels! }, template },
+    });
+    await kubectlOk(c.api, 'rollout', 'resume', 'deployment/adopt');
+    await rolledOut(c, 'a:1', 2, 'adopt');
+    const rss = await replicaSetsOf('adopt');
+    assert.deepEqual(
+      rss.map((rs) => rs.metadata.name),
+      ['adopt-orphan'],
+    );
+    assertOwnedBy(rss[0]!, d);
+    assert.equal(rss[0]!.metadata.annotations?.[REVISION_ANNOTATION], '1');
   });
 });
