@@ -148,6 +148,25 @@ export class FakeKubelet {
     void p.catch(() => {}).finally(() => this.inflight.delete(p));
   }
 
+  /**
+   * Runs a write, retrying failures (a busy server under a burst of pods) every 100 ms up to
+   * 20 times, as a kubelet keeps retrying its status; a 404 (the pod is gone) ends it.
+   */
+  private retrying(write: () => Promise<unknown>): void {
+    const attempt = async (): Promise<void> => {
+      for (let i = 0; ; i++) {
+        try {
+          await write();
+          return;
+        } catch (err) {
+          if (isNotFound(err) || this.stopped || i >= 20) return;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    };
+    this.track(attempt());
+  }
+
   private async renewLeases(): Promise<void> {
     const now = new Date().toISOString().replace('Z', '000Z');
     for (const name of this.names) {
@@ -267,7 +286,9 @@ export class FakeKubelet {
     if (this.stopped || !node || !this.names.has(node) || this.paused.has(node)) return;
     const { namespace, name } = pod.metadata;
     if (pod.metadata.deletionTimestamp) {
-      this.track(this.opts.client.delete(resources.pods, namespace, name!, { gracePeriodSeconds: 0 }));
+      this.retrying(() =>
+        this.opts.client.delete(resources.pods, namespace, name!, { gracePeriodSeconds: 0 }),
+      );
       return;
     }
     if (
@@ -301,7 +322,7 @@ export class FakeKubelet {
         state: { running: { startedAt: now } },
       })),
     };
-    this.track(
+    this.retrying(() =>
       this.opts.client.patch(
         resources.pods,
         namespace,
