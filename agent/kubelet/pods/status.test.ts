@@ -1,0 +1,232 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ContainerStatus } from '../../../api/types.js';
+import { hashContainer } from './labels.js';
+import type { ContainerRuntimeStatus, PodRuntimeStatus } from './runtime-status.js';
+import { generateAPIPodStatus, podPhase, statusChanged, type StatusInput } from './status.js';
+import type { KubeletContainer, KubeletPod } from './types.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+const app: KubeletContainer = {
+  name: 'app',
+  image: 'spring-server:1.0',
+  readinessProbe: { exec: { command: ['true'] } },
+};
+
+const pod = (restartPolicy: 'Always' | 'OnFailure' | 'Never' = 'Always'): KubeletPod => ({
+  metadata: { name: 'p', namespace: 'default', uid: 'u1' },
+  spec: { containers: [app], restartPolicy },
+  status: { phase: 'Pending', qosClass: 'BestEffort' },
+});
+
+function ctr(id: string, over: Partial<ContainerRuntimeStatus>): ContainerRuntimeStatus {
+  return {
+    id,
+    podSandboxId: 'sb',
+    name: 'app',
+    state: 'CONTAINER_RUNNING',
+    createdAt: T0,
+    startedAt: T0,
+    finishedAt: 0,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    image: 'spring-server:1.0',
+    imageRef: 'sha256:abc',
+    hash: hashContainer(app),
+    restartCount: 0,
+    ...over,
+  };
+}
+
+function input(
+  p: KubeletPod,
+  containers: ContainerRuntimeStatus[],
+  over: Partial<StatusInput> = {},
+): StatusInput {
+  const runtime: PodRuntimeStatus = {
+    uid: 'u1',
+    sandboxes: [{ id: 'sb', state: 'SANDBOX_READY', attempt: 0, createdAt: T0, ip: '10.1.0.5' }],
+    containers,
+  };
+  return {
+    pod: p,
+    runtime,
+    nodeIP: '127.0.0.2',
+    runtimeName: 'docker',
+    now: T0 + 5000,
+    failures: new Map(),
+    ready: () => true,
+    started: () => true,
+    ...over,
+  };
+}
+
+describe('generateAPIPodStatus', () => {
+  it('a running, ready container: Running, Ready, IPs, containerID docker://', () => {
+    const s = generateAPIPodStatus(input(pod(), [ctr('c1', {})]));
+    assert.equal(s.phase, 'Running');
+    assert.equal(s.podIP, '10.1.0.5');
+    assert.deepEqual(s.podIPs, [{ ip: '10.1.0.5' }]);
+    assert.equal(s.hostIP, '127.0.0.2');
+    const cs = s.containerStatuses![0]!;
+    assert.equal(cs.containerID, 'docker://c1');
+    assert.equal(cs.ready, true);
+    assert.equal(cs.started, true);
+    assert.equal(cs.imageID, 'sha256:abc');
+    assert.deepEqual(cs.state, { running: { startedAt: '2026-01-01T00:00:00Z' } });
+    const types = Object.fromEntries(s.conditions!.map((c) => [c.type, c.status]));
+    assert.deepEqual(types, {
+      Initialized: 'True',
+      Ready: 'True',
+      ContainersReady: 'True',
+      PodScheduled: 'True',
+    });
+  });
+
+  it('readiness failing: ContainersNotReady with the unready names', () => {
+    const s = generateAPIPodStatus(input(pod(), [ctr('c1', {})], { ready: () => false }));
+    const ready = s.conditions!.find((c) => c.type === 'Ready')!;
+    assert.equal(ready.status, 'False');
+    assert.equal(ready.reason, 'ContainersNotReady');
+    assert.equal(ready.message, 'containers with unready status: [app]');
+  });
+
+  it('no container yet: waiting ContainerCreating, Pending', () => {
+    const s = generateAPIPodStatus(input(pod(), []));
+    assert.equal(s.phase, 'Pending');
+    assert.deepEqual(s.containerStatuses![0]!.state, { waiting: { reason: 'ContainerCreating' } });
+    assert.equal(s.containerStatuses![0]!.restartCount, 0);
+  });
+
+  it('a failed pull: waiting with the reason and message', () => {
+    const failures = new Map([['app', { reason: 'ErrImagePull', message: 'pull failed' }]]);
+    const s = generateAPIPodStatus(input(pod(), [], { failures }));
+    assert.deepEqual(s.containerStatuses![0]!.state, {
+      waiting: { reason: 'ErrImagePull', message: 'pull failed' },
+    });
+    assert.equal(s.phase, 'Pending');
+  });
+
+  it('crash loop: waiting CrashLoopBackOff, lastState terminated, restartCount, phase Running', () => {
+    const failures = new Map([['app', { reason: 'CrashLoopBackOff', message: 'back-off 10s ...' }]]);
+    const containers = [
+      ctr('c2', {
+        state: 'CONTAINER_EXITED',
+        exitCode: 1,
+        reason: 'Error',
+        finishedAt: T0 + 2000,
+        restartCount: 1,
+      }),
+      ctr('c1', { state: 'CONTAINER_EXITED', exitCode: 1, reason: 'Error', finishedAt: T0 + 1000 }),
+    ];
+    const s = generateAPIPodStatus(input(pod(), containers, { failures }));
+    const cs = s.containerStatuses![0]!;
+    assert.deepEqual(cs.state, { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s ...' } });
+    assert.equal(
+      (cs.lastState as { terminated: { exitCode: number; containerID: string } }).terminated.exitCode,
+      1,
+    );
+    assert.equal(
+      (cs.lastState as { terminated: { containerID: string } }).terminated.containerID,
+      'docker://c2',
+    );
+    assert.equal(cs.restartCount, 1);
+    assert.equal(cs.ready, false);
+    assert.equal(s.phase, 'Running');
+  });
+
+  it('restarted container: running, lastState from the previous one', () => {
+    const containers = [
+      ctr('c2', { restartCount: 1 }),
+      ctr('c1', { state: 'CONTAINER_EXITED', exitCode: 137, reason: 'OOMKilled', finishedAt: T0 + 1000 }),
+    ];
+    const cs = generateAPIPodStatus(input(pod(), containers)).containerStatuses![0]!;
+    assert.ok(cs.state?.running);
+    assert.deepEqual(cs.lastState, {
+      terminated: {
+        exitCode: 137,
+        reason: 'OOMKilled',
+        startedAt: '2026-01-01T00:00:00Z',
+        finishedAt: '2026-01-01T00:00:01Z',
+        containerID: 'docker://c1',
+      },
+    });
+  });
+
+  it('keeps lastTransitionTime while a condition stays, moves it when it flips', () => {
+    const first = generateAPIPodStatus(input(pod(), [ctr('c1', {})]));
+    const p2 = { ...pod(), status: first };
+    const same = generateAPIPodStatus(input(p2, [ctr('c1', {})], { now: T0 + 60_000 }));
+    assert.deepEqual(same.conditions, first.conditions);
+    assert.equal(statusChanged(first, same), false);
+    const flipped = generateAPIPodStatus(
+      input(p2, [ctr('c1', {})], { now: T0 + 60_000, ready: () => false }),
+    );
+    const ready = flipped.conditions!.find((c) => c.type === 'Ready')!;
+    assert.equal(ready.lastTransitionTime, '2026-01-01T00:01:00Z');
+    const init = flipped.conditions!.find((c) => c.type === 'Initialized')!;
+    assert.equal(init.lastTransitionTime, '2026-01-01T00:00:05Z');
+    assert.equal(statusChanged(first, flipped), true);
+  });
+
+  it('keeps conditions others own and an existing PodScheduled and startTime', () => {
+    const p = pod();
+    p.status = {
+      phase: 'Pending',
+      startTime: '2025-12-31T00:00:00Z',
+      conditions: [
+        { type: 'PodScheduled', status: 'True', lastTransitionTime: '2025-12-31T00:00:00Z' },
+        { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI' },
+      ],
+    };
+    const s = generateAPIPodStatus(input(p, [ctr('c1', {})]));
+    assert.equal(s.startTime, '2025-12-31T00:00:00Z');
+    assert.ok(s.conditions!.some((c) => c.type === 'DisruptionTarget'));
+    assert.equal(
+      s.conditions!.find((c) => c.type === 'PodScheduled')!.lastTransitionTime,
+      '2025-12-31T00:00:00Z',
+    );
+  });
+});
+
+describe('podPhase', () => {
+  const running: ContainerStatus = {
+    name: 'a',
+    ready: true,
+    restartCount: 0,
+    image: '',
+    imageID: '',
+    state: { running: {} },
+  };
+  const done = (exitCode: number): ContainerStatus => ({
+    name: 'b',
+    ready: false,
+    restartCount: 0,
+    image: '',
+    imageID: '',
+    state: { terminated: { exitCode } },
+  });
+  const waiting: ContainerStatus = {
+    name: 'c',
+    ready: false,
+    restartCount: 0,
+    image: '',
+    imageID: '',
+    state: { waiting: {} },
+  };
+  const restarting: ContainerStatus = { ...waiting, lastState: { terminated: { exitCode: 1 } } };
+  const table: [string, 'Always' | 'OnFailure' | 'Never', ContainerStatus[], string][] = [
+    ['a container not started yet', 'Always', [running, waiting], 'Pending'],
+    ['one running', 'Never', [running, done(1)], 'Running'],
+    ['all exited 0 / Never', 'Never', [done(0), done(0)], 'Succeeded'],
+    ['one failed / Never', 'Never', [done(0), done(1)], 'Failed'],
+    ['all exited 0 / OnFailure', 'OnFailure', [done(0)], 'Succeeded'],
+    ['failed, to be restarted / OnFailure', 'OnFailure', [done(1)], 'Running'],
+    ['all exited / Always', 'Always', [done(0)], 'Running'],
+    ['crash looping / Always', 'Always', [restarting], 'Running'],
+  ];
+  for (const [name, policy, statuses, want] of table) {
+    it(`${name} → ${want}`, () => assert.equal(podPhase(pod(policy), statuses), want));
+  }
+});
