@@ -1,0 +1,203 @@
+/**
+ * The agent process (`k8ts agent`, and the local agent of `k8ts server`): the kubelet half
+ * of a node. startAgent() connects to the API server, registers the Node and then keeps,
+ * side by side until stop():
+ *
+ * - the Node's status (kubelet/node-status.ts), every 10 s and at once on changes;
+ * - the node Lease in kube-node-lease (kubelet/node-lease.ts), renewed every 10 s;
+ * - the pod network (kubelet/network.ts), created once the Node has its spec.podCIDR;
+ * - a Node informer on this one Node, which feeds the pod CIDR to the network and re-posts
+ *   the status when the node lifecycle controller marked the Node Unknown.
+ *
+ * The agent reaches the runtime only through cri/. stop() leaves containers running: a
+ * restarted agent adopts them.
+ */
+import { mkdirSync } from 'node:fs';
+import type winston from 'winston';
+import { realClock, type Clock } from '../api/clock.js';
+import { EventRecorder } from '../api/client/events.js';
+import { SharedInformer } from '../api/client/informer.js';
+import { resources } from '../api/client/resource.js';
+import { RestClient } from '../api/client/rest.js';
+import { createLogger } from '../api/log.js';
+import type { Node } from '../api/types.js';
+import type { Runtime } from '../cri/api.js';
+import { hostMachine, type MachineProbe } from './kubelet/machine.js';
+import { PodNetworkManager } from './kubelet/network.js';
+import { NodeLeaseController } from './kubelet/node-lease.js';
+import { KUBELET_VERSION, NodeStatusManager } from './kubelet/node-status.js';
+
+/** Settings of an agent (the `k8ts agent` flags, plus what tests inject). */
+export interface AgentConfig {
+  /** The API server's URL (`--server`). */
+  server: string;
+  /** Bearer token sent to the API server (`--token` / `--token-file`); not checked by the server yet. */
+  token?: string;
+  /** The Node's name (`--node-name`; the CLI defaults it to the hostname). */
+  nodeName: string;
+  /** The node's InternalIP (`--node-ip`). */
+  nodeIP: string;
+  /** The agent's own directory (`--data-dir`); created when missing. Its filesystem is the node's ephemeral-storage. */
+  dataDir: string;
+  /** The container runtime. The agent does not close it unless `ownsRuntime`. */
+  runtime: Runtime;
+  /** Close `runtime` on stop() (the CLI opens the runtime and hands it over). Default false. */
+  ownsRuntime?: boolean;
+  /** Default: JSON lines on stderr at info. */
+  logger?: winston.Logger;
+  clock?: Clock;
+  /** Where capacity and usage come from; default the host (systeminformation, statfs of dataDir). */
+  machine?: MachineProbe;
+  /** Milliseconds between node status computations; default 10 000. */
+  nodeStatusUpdateFrequencyMs?: number;
+  /** Milliseconds after which an unchanged status is posted anyway; default 60 000. */
+  nodeStatusReportFrequencyMs?: number;
+  /** The Lease's spec.leaseDurationSeconds; default 40. */
+  nodeLeaseDurationSeconds?: number;
+  /** Milliseconds between Lease renewals; default 10 000. */
+  nodeLeaseRenewIntervalMs?: number;
+  /** Milliseconds between checks that the pod network still exists; default 60 000. */
+  podNetworkResyncMs?: number;
+  /** Aborts startup (registration retries until the API server answers). */
+  signal?: AbortSignal;
+}
+
+/** A running agent. */
+export interface Agent {
+  readonly nodeName: string;
+  /** The Node as registered. */
+  readonly node: Node;
+  /** The agent's API client. */
+  readonly client: RestClient;
+  /** The node's pod network (its name, whether it is ready). */
+  readonly podNetwork: PodNetworkManager;
+  /** Stops every loop and closes connections; containers keep running. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an agent and resolves once its Node is registered (registration is retried
+ * until the API server answers).
+ * @throws Error for an incomplete config; the abort reason when `cfg.signal` aborts first.
+ */
+export async function startAgent(cfg: AgentConfig): Promise<Agent> {
+  if (!cfg.server) throw new Error('startAgent: server is required');
+  if (!cfg.nodeName) throw new Error('startAgent: nodeName is required');
+  if (!cfg.nodeIP) throw new Error('startAgent: nodeIP is required');
+  if (!cfg.dataDir) throw new Error('startAgent: dataDir is required');
+  mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
+  const { nodeName, runtime } = cfg;
+  const logger = cfg.logger ?? createLogger('info');
+  const clock = cfg.clock ?? realClock;
+  const client = new RestClient({
+    server: cfg.server,
+    ...(cfg.token ? { token: cfg.token } : {}),
+    userAgent: `kubelet/${KUBELET_VERSION} (${nodeName})`,
+  });
+  const recorder = new EventRecorder({
+    client,
+    component: 'kubelet',
+    host: nodeName,
+    clock,
+    onError: (err, ev) => logger.debug('event dropped', { reason: ev.reason, error: String(err) }),
+  });
+  const running = new AbortController();
+  const onStartAbort = () => running.abort(cfg.signal?.reason);
+  cfg.signal?.addEventListener('abort', onStartAbort, { once: true });
+
+  // The status manager and the network refer to each other (the network's readiness is
+  // part of Ready; its becoming ready is a reason to post at once); the callback runs
+  // only after both exist.
+  const podNetwork = new PodNetworkManager({
+    runtime,
+    nodeName,
+    logger,
+    clock,
+    ...(cfg.podNetworkResyncMs !== undefined ? { resyncMs: cfg.podNetworkResyncMs } : {}),
+    onReady: () => status.poke(),
+  });
+  const status = new NodeStatusManager({
+    client,
+    runtime,
+    machine: cfg.machine ?? hostMachine(cfg.dataDir),
+    nodeName,
+    nodeIP: cfg.nodeIP,
+    podNetworkError: () => podNetwork.error,
+    logger,
+    recorder,
+    clock,
+    ...(cfg.nodeStatusUpdateFrequencyMs !== undefined
+      ? { updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs }
+      : {}),
+    ...(cfg.nodeStatusReportFrequencyMs !== undefined
+      ? { reportFrequencyMs: cfg.nodeStatusReportFrequencyMs }
+      : {}),
+  });
+  const lease = new NodeLeaseController({
+    client,
+    nodeName,
+    logger,
+    clock,
+    ...(cfg.nodeLeaseDurationSeconds !== undefined
+      ? { leaseDurationSeconds: cfg.nodeLeaseDurationSeconds }
+      : {}),
+    ...(cfg.nodeLeaseRenewIntervalMs !== undefined ? { renewIntervalMs: cfg.nodeLeaseRenewIntervalMs } : {}),
+  });
+
+  let node: Node;
+  try {
+    recorder.event(
+      { kind: 'Node', name: nodeName, uid: nodeName },
+      'Normal',
+      'Starting',
+      'Starting kubelet.',
+    );
+    node = await status.register(running.signal);
+  } catch (err) {
+    cfg.signal?.removeEventListener('abort', onStartAbort);
+    await recorder.flush();
+    client.close();
+    if (cfg.ownsRuntime) await runtime.close();
+    throw err;
+  }
+  cfg.signal?.removeEventListener('abort', onStartAbort);
+  podNetwork.setPodCIDR(node.spec?.podCIDR);
+
+  const nodes = SharedInformer.fromClient<Node>(client, resources.nodes, {
+    fieldSelector: `metadata.name=${nodeName}`,
+    onError: (err, during) =>
+      logger.warn('node informer error', { node: nodeName, during, error: String(err) }),
+  });
+  const onNode = (n: Node) => {
+    podNetwork.setPodCIDR(n.spec?.podCIDR);
+    status.observeNode(n);
+  };
+  nodes.addEventHandler({ onAdd: onNode, onUpdate: (_, n) => onNode(n) });
+  nodes.start();
+
+  const loops = [status.run(running.signal), lease.run(running.signal), podNetwork.run(running.signal)];
+  logger.info('agent started', {
+    node: nodeName,
+    server: cfg.server,
+    nodeIP: cfg.nodeIP,
+    dataDir: cfg.dataDir,
+  });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    nodeName,
+    node,
+    client,
+    podNetwork,
+    stop: () =>
+      (stopped ??= (async () => {
+        running.abort();
+        await Promise.all(loops);
+        await nodes.stop();
+        await recorder.flush();
+        client.close();
+        if (cfg.ownsRuntime) await runtime.close();
+        logger.info('agent stopped', { node: nodeName });
+      })()),
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * The ClusterIP addresses of this node: every Service's clusterIP is added as a /32 to a
+ * dummy interface the agent owns (`k8ts-svc0` by default), and the proxy listens on
+ * clusterIP:port like on any local address. This is kube-proxy's IPVS-mode design
+ * (its `kube-ipvs0` dummy interface) with the proxy's own sockets in place of IPVS.
+ *
+ * Why addresses and not kernel NAT rules: a local address needs no iptables/nftables
+ * (absent or different on many hosts, and shared with Docker's own rules), is undone by
+ * deleting one address, and makes the ClusterIP reachable both from the host and from
+ * pods: a pod sends to its default gateway (the host end of its bridge), and the host
+ * delivers packets for any of its own addresses locally, whatever interface holds them.
+ *
+ * Where the kernel has no dummy driver (some VMs and sandboxes), the addresses go on `lo`
+ * instead, labelled `lo:<interface name>` so that they can be found and removed again;
+ * the behaviour is the same. Without permission to change addresses (not root), ClusterIPs
+ * are not served and NodePorts still are.
+ *
+ * Several agents on one host each own their interface (or label); the same clusterIP may
+ * then be present twice, which Linux allows. An address this manager did not add (already
+ * present) is never removed by it.
+ */
+import { execFile } from 'node:child_process';
+import type winston from 'winston';
+
+/** Runs `ip` with arguments; resolves with its exit code and stderr. */
+export type IpCommand = (
+  args: readonly string[],
+) => Promise<{ code: number; stdout: string; stderr: string }>;
+
+/** The real `ip` of iproute2. */
+export const runIp: IpCommand = (args) =>
+  new Promise((resolve) => {
+    execFile('ip', [...args], { timeout: 10_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      resolve({
+        code,
+        stdout: String(stdout),
+        stderr: String(stderr || (err && !stderr ? err.message : '')),
+      });
+    });
+  });
+
+/** How the addresses are held. */
+export type AddressMode = 'dummy' | 'loopback' | 'disabled';
+
+/** Settings of ClusterIPAddresses. */
+export interface ClusterIPAddressesConfig {
+  /** The dummy interface's name (at most 15 characters), e.g. `k8ts-svc0`. */
+  interfaceName: string;
+  logger: Pick<winston.Logger, 'info' | 'warn'>;
+  /** Default: the real `ip`. */
+  ip?: IpCommand;
+}
+
+/** Adds and removes ClusterIP addresses on the node (see the file comment). */
+export class ClusterIPAddresses {
+  private readonly cfg: Required<ClusterIPAddressesConfig>;
+  private modeValue: AddressMode | undefined;
+  private createdInterface = false;
+  /** Addresses this manager added (and so will remove). */
+  private readonly owned = new Set<string>();
+
+  constructor(cfg: ClusterIPAddressesConfig) {
+    if (!cfg.interfaceName || cfg.interfaceName.length > 15 || /[\s/:]/.test(cfg.interfaceName)) {
+      throw new Error(
+        `ClusterIPAddresses: interfaceName ${JSON.stringify(cfg.interfaceName)} must be 1-15 characters without spaces, '/' or ':'`,
+      );
+    }
+    this.cfg = { ip: runIp, ...cfg };
+  }
+
+  /** The mode chosen by start() (undefined before). */
+  get mode(): AddressMode | undefined {
+    return this.modeValue;
+  }
+
+  /**
+   * Creates (or adopts) the dummy interface, falling back to `lo`; removes addresses a
+   * previous run of this agent left. Never throws: failures end in mode `disabled`.
+   */
+  async start(): Promise<AddressMode> {
+    const name = this.cfg.interfaceName;
+    const ip = this.cfg.ip;
+    const add = await ip(['link', 'add', name, 'type', 'dummy']);
+    if (add.code === 0 || /exists/i.test(add.stderr)) {
+      this.createdInterface = add.code === 0;
+      const up = await ip(['link', 'set', name, 'up']);
+      if (up.code === 0) {
+        // An adopted interface is ours by name: what a crashed run left on it goes.
+        if (!this.createdInterface) await ip(['addr', 'flush', 'dev', name]);
+        this.modeValue = 'dummy';
+        this.cfg.logger.info('proxy: ClusterIPs on a dummy interface', { interface: name });
+        return this.modeValue;
+      }
+    }
+    // No dummy driver (or not allowed): try labelled addresses on lo.
+    const probe = await ip(['-o', '-4', 'addr', 'show', 'dev', 'lo', 'label', this.label()]);
+    if (probe.code === 0) {
+      for (const stale of parseAddresses(probe.stdout)) {
+        await ip(['addr', 'del', `${stale}/32`, 'dev', 'lo']);
+      }
+      this.modeValue = 'loopback';
+      this.cfg.logger.info('proxy: no dummy interface possible; ClusterIPs on lo', {
+        interface: name,
+        reason: add.stderr.trim(),
+        label: this.label(),
+      });
+      return this.modeValue;
+    }
+    this.modeValue = 'disabled';
+    this.cfg.logger.warn('proxy: cannot manage addresses; ClusterIPs are not served (NodePorts are)', {
+      error: (add.stderr || probe.stderr).trim(),
+    });
+    return this.modeValue;
+  }
+
+  /**
+   * Adds `address` (an IPv4 address) as a /32. Resolves true when the address is present
+   * now (added, or already there), false when it could not be added (logged).
+   */
+  async add(address: string): Promise<boolean> {
+    if (this.modeValue === undefined || this.modeValue === 'disabled') return false;
+    if (this.owned.has(address)) return true;
+    const args =
+      this.modeValue === 'dummy'
+        ? ['addr', 'add', `${address}/32`, 'dev', this.cfg.interfaceName]
+        : ['addr', 'add', `${address}/32`, 'dev', 'lo', 'label', this.label()];
+    const r = await this.cfg.ip(args);
+    if (r.code === 0) {
+      this.owned.add(address);
+      return true;
+    }
+    if (/exists|already assigned/i.test(r.stderr)) return true;
+    this.cfg.logger.warn('proxy: cannot add ClusterIP address', { address, error: r.stderr.trim() });
+    return false;
+  }
+
+  /** Removes `address` if this manager added it. */
+  async remove(address: string): Promise<void> {
+    if (!this.owned.delete(address)) return;
+    const dev = this.modeValue === 'dummy' ? this.cfg.interfaceName : 'lo';
+    const r = await this.cfg.ip(['addr', 'del', `${address}/32`, 'dev', dev]);
+    if (r.code !== 0 && !/cannot assign|not found|no such/i.test(r.stderr)) {
+      this.cfg.logger.warn('proxy: cannot remove ClusterIP address', { address, error: r.stderr.trim() });
+    }
+  }
+
+  /** The addresses added and not yet removed. */
+  addresses(): string[] {
+    return [...this.owned];
+  }
+
+  /** Removes every address added, and the dummy interface if start() created it. */
+  async stop(): Promise<void> {
+    for (const a of [...this.owned]) await this.remove(a);
+    if (this.createdInterface) {
+      await this.cfg.ip(['link', 'del', this.cfg.interfaceName]);
+      this.createdInterface = false;
+    }
+  }
+
+  /** The label of addresses on lo: `lo:` + the interface name (an address label is at most 15 characters). */
+  private label(): string {
+    return `lo:${this.cfg.interfaceName}`.slice(0, 15);
+  }
+}
+
+/** The IPv4 addresses in `ip -o -4 addr show` output. */
+export function parseAddresses(output: string): string[] {
+  return [...output.matchAll(/\binet (\d+\.\d+\.\d+\.\d+)\//g)].map((m) => m[1]!);
+}

@@ -1,0 +1,55 @@
+/**
+ * The proxy's Prometheus metrics, in a registry of its own (several proxies may live in
+ * one test process) that the agent serves next to its other metrics:
+ *
+ * - `k8ts_proxy_connections_total{service,port}`: connections accepted, per Service port
+ *   (`service` = `namespace/name`, `port` = the port's name, or its number when unnamed);
+ * - `k8ts_proxy_connection_errors_total{service,port}`: connections closed because no
+ *   endpoint accepted them;
+ * - `k8ts_proxy_bytes_total{service,direction}`: bytes relayed, `in` = client → endpoint,
+ *   `out` = endpoint → client, counted when a connection closes;
+ * - `k8ts_proxy_endpoints{service}`: endpoints connections currently go to (all ports);
+ * - `k8ts_proxy_sync_proxy_rules_duration_seconds`: time of one Service's sync (as
+ *   kube-proxy's sync_proxy_rules_duration_seconds).
+ */
+import client from 'prom-client';
+
+export class ProxyMetrics {
+  readonly registry = new client.Registry();
+  readonly connections = new client.Counter({
+    name: 'k8ts_proxy_connections_total',
+    help: 'TCP connections accepted, by Service and port.',
+    labelNames: ['service', 'port'] as const,
+    registers: [this.registry],
+  });
+  readonly connectionErrors = new client.Counter({
+    name: 'k8ts_proxy_connection_errors_total',
+    help: 'Connections closed because no endpoint accepted them, by Service and port.',
+    labelNames: ['service', 'port'] as const,
+    registers: [this.registry],
+  });
+  readonly bytes = new client.Counter({
+    name: 'k8ts_proxy_bytes_total',
+    help: 'Bytes relayed, by Service and direction (in: client to endpoint, out: endpoint to client).',
+    labelNames: ['service', 'direction'] as const,
+    registers: [this.registry],
+  });
+  readonly endpoints = new client.Gauge({
+    name: 'k8ts_proxy_endpoints',
+    help: 'Endpoints connections go to, by Service.',
+    labelNames: ['service'] as const,
+    registers: [this.registry],
+  });
+  readonly syncDuration = new client.Histogram({
+    name: 'k8ts_proxy_sync_proxy_rules_duration_seconds',
+    help: 'Seconds one Service sync took.',
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+    registers: [this.registry],
+  });
+
+  /** Removes every series of a Service that went away. */
+  forgetService(service: string): void {
+    this.endpoints.remove({ service });
+    for (const direction of ['in', 'out']) this.bytes.remove({ service, direction });
+  }
+}

@@ -1,0 +1,378 @@
+/**
+ * kube-proxy for one node (agent/proxy/ holds it; every agent starts one): watches
+ * Services and EndpointSlices and relays TCP from each Service port's NodePort (and
+ * ClusterIP) to the port's ready endpoints.
+ *
+ *   const proxy = new Proxy({ client, nodeName, nodeIP: '127.0.0.2', clusterIPInterface: 'k8ts-svc0', logger });
+ *   await proxy.start();      // informers synced, listeners open
+ *   ...                       // proxy.metrics() for /metrics
+ *   await proxy.stop();       // listeners, connections, addresses and the interface gone
+ *
+ * Layout: the informers' handlers only enqueue a Service key (`namespace/name`; a slice
+ * names its Service in the `kubernetes.io/service-name` label); reconcile(key) reads the
+ * Service and its slices from the caches and brings that Service's ServicePortProxy
+ * objects (service-port.ts: listeners + Balancer) and its ClusterIP address
+ * (cluster-ip.ts) in line. Endpoint changes therefore reach the balancers within one
+ * watch event and one reconcile, well under a second. Every `syncPeriodMs` (kube-proxy's
+ * syncPeriod, 30 s) all Services are reconciled again, which retries listeners that could
+ * not be bound.
+ *
+ * Listeners per TCP Service port:
+ * - NodePort / LoadBalancer with a nodePort: `nodeIP:nodePort`, or all addresses without
+ *   a nodeIP (as kube-proxy's default --nodeport-addresses);
+ * - a clusterIP (not headless): `clusterIP:port`, the address held by ClusterIPAddresses;
+ * - LoadBalancer: `ingressIP:port` for an ingress IP equal to nodeIP (the servicelb
+ *   controller reports the nodes' InternalIPs; with ipMode VIP traffic to them is the
+ *   proxy's, as kube-proxy captures it).
+ * UDP and SCTP ports are not served (logged once per Service port).
+ */
+import type winston from 'winston';
+import { realClock, type Clock } from '../../api/clock.js';
+import { InformerFactory } from '../../api/client/factory.js';
+import { deletedObject, type SharedInformer } from '../../api/client/informer.js';
+import { resources } from '../../api/client/resource.js';
+import type { RestClient } from '../../api/client/rest.js';
+import { metaNamespaceKey, splitMetaNamespaceKey } from '../../api/client/store.js';
+import type { EndpointSlice, Service, ServicePort } from '../../api/types.js';
+import { RateLimitingQueue } from '../../api/workqueue/rateLimited.js';
+import { runWorkers } from '../../api/workqueue/workers.js';
+import { endpointKey } from './balancer.js';
+import { ClusterIPAddresses, type AddressMode, type IpCommand } from './cluster-ip.js';
+import { endpointsForPort } from './endpoints.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS } from './forwarder.js';
+import { ProxyMetrics } from './metrics.js';
+import { ServicePortProxy, type BindFailure, type ListenAddress } from './service-port.js';
+
+/** The label an EndpointSlice names its Service with. */
+export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
+/** Services and slices kube-proxy leaves alone (another proxy's, or headless slices). */
+const SERVICE_SELECTOR = '!service.kubernetes.io/service-proxy-name';
+const SLICE_SELECTOR = '!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless';
+const SLICES_BY_SERVICE = 'service';
+/** Kubernetes' DefaultClientIPServiceAffinitySeconds. */
+const DEFAULT_AFFINITY_SECONDS = 10800;
+
+/** Settings of a Proxy (one config object, as every agent component). */
+export interface ProxyConfig {
+  client: RestClient;
+  /** This node's name (log lines and events). */
+  nodeName: string;
+  /**
+   * This node's address (`--node-ip`): NodePorts listen on it only. Omitted: NodePorts
+   * listen on all addresses.
+   */
+  nodeIP?: string;
+  /** The dummy interface holding ClusterIPs (at most 15 characters), e.g. `k8ts-svc0`. */
+  clusterIPInterface: string;
+  logger: winston.Logger;
+  /** Default: the real clock. Session affinity expiry and the periodic resync use it. */
+  clock?: Clock;
+  /** Milliseconds an endpoint gets to accept a connection before the next is tried; default 1000. */
+  connectTimeoutMs?: number;
+  /** Milliseconds between full resyncs (bind retries); default 30 000, 0 = none. */
+  syncPeriodMs?: number;
+  /** Told about every listener that could not be opened (the agent records an event). */
+  onBindError?: (service: Service, failure: BindFailure) => void;
+  /** The `ip` command (tests); default iproute2's. */
+  ip?: IpCommand;
+}
+
+/** What the proxy serves for one Service. */
+interface ServiceState {
+  ports: Map<string, ServicePortProxy>;
+  clusterIP: string | undefined;
+  /** Bind failures already reported (key: listen key), so each is reported once. */
+  reported: Set<string>;
+}
+
+export class Proxy {
+  private readonly cfg: ProxyConfig & {
+    clock: Clock;
+    connectTimeoutMs: number;
+    syncPeriodMs: number;
+  };
+  private readonly informers: InformerFactory;
+  private readonly services: SharedInformer<Service>;
+  private readonly slices: SharedInformer<EndpointSlice>;
+  private readonly queue: RateLimitingQueue<string>;
+  private readonly state = new Map<string, ServiceState>();
+  private readonly addresses: ClusterIPAddresses;
+  private readonly metricsRegistry = new ProxyMetrics();
+  private readonly unsupportedLogged = new Set<string>();
+  private workers: Promise<void> | undefined;
+  private stopped: Promise<void> | undefined;
+
+  /** @throws Error for a missing client, nodeName, logger or a bad interface name. */
+  constructor(cfg: ProxyConfig) {
+    if (!cfg.client) throw new Error('Proxy: client is required');
+    if (!cfg.nodeName) throw new Error('Proxy: nodeName is required');
+    if (!cfg.logger) throw new Error('Proxy: logger is required');
+    this.cfg = {
+      ...cfg,
+      clock: cfg.clock ?? realClock,
+      connectTimeoutMs: cfg.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      syncPeriodMs: cfg.syncPeriodMs ?? 30_000,
+    };
+    this.addresses = new ClusterIPAddresses({
+      interfaceName: cfg.clusterIPInterface,
+      logger: cfg.logger,
+      ...(cfg.ip ? { ip: cfg.ip } : {}),
+    });
+    this.queue = new RateLimitingQueue<string>({ clock: this.cfg.clock });
+    this.informers = new InformerFactory({
+      client: cfg.client,
+      clock: this.cfg.clock,
+      onError: (err, during, informer) =>
+        cfg.logger.warn('proxy: informer error', { during, informer, error: err.message }),
+    });
+    this.services = this.informers.informerFor<Service>(resources.services, {
+      labelSelector: SERVICE_SELECTOR,
+    });
+    this.slices = this.informers.informerFor<EndpointSlice>(resources.endpointslices, {
+      labelSelector: SLICE_SELECTOR,
+      indexers: { [SLICES_BY_SERVICE]: sliceServiceKey },
+    });
+    const enqueueService = (s: Service): void => this.queue.add(metaNamespaceKey(s));
+    this.services.addEventHandler(
+      {
+        onAdd: enqueueService,
+        onUpdate: (_old, s) => enqueueService(s),
+        onDelete: (s) => enqueueService(deletedObject(s)),
+      },
+      { resyncPeriodMs: this.cfg.syncPeriodMs },
+    );
+    const enqueueSlice = (s: EndpointSlice): void => {
+      for (const key of sliceServiceKey(s)) this.queue.add(key);
+    };
+    this.slices.addEventHandler({
+      onAdd: enqueueSlice,
+      onUpdate: (old, s) => {
+        enqueueSlice(old);
+        enqueueSlice(s);
+      },
+      onDelete: (s) => enqueueSlice(deletedObject(s)),
+    });
+  }
+
+  /** How ClusterIP addresses are held (after start()). */
+  get addressMode(): AddressMode | undefined {
+    return this.addresses.mode;
+  }
+
+  /**
+   * Sets up the ClusterIP addresses, starts the informers and resolves once their caches
+   * are synced (the first reconciles are then under way).
+   * @throws Error when the caches do not sync within `timeoutMs` (default 60 s).
+   */
+  async start(timeoutMs = 60_000): Promise<void> {
+    if (this.workers) throw new Error('Proxy: already started');
+    await this.addresses.start();
+    this.informers.start();
+    this.workers = runWorkers(this.queue, 1, (key) => this.reconcile(key), {
+      onError: (err, key, requeues) =>
+        this.cfg.logger.warn('proxy: sync failed; retrying', {
+          service: key,
+          requeues,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+    });
+    if (!(await this.informers.waitForCacheSync(timeoutMs))) {
+      throw new Error(`Proxy: Service and EndpointSlice caches did not sync within ${timeoutMs} ms`);
+    }
+  }
+
+  /** Waits until every queued Service is reconciled (tests, and the agent's readiness). */
+  async waitForIdle(timeoutMs = 10_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.queue.len() === 0 && !this.busy) return true;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return false;
+  }
+
+  /** Prometheus text of the proxy's metrics (see metrics.ts). */
+  metrics(): Promise<string> {
+    return this.metricsRegistry.registry.metrics();
+  }
+
+  /** The prom-client registry, for an agent that merges registries. */
+  get registry(): ProxyMetrics['registry'] {
+    return this.metricsRegistry.registry;
+  }
+
+  /**
+   * What is served now, by Service key: the listeners (`kind/host/port`) and endpoints
+   * (`ip:port`) of each port. For tests and debugging.
+   */
+  snapshot(): Record<string, Record<string, { listening: string[]; endpoints: string[] }>> {
+    const out: Record<string, Record<string, { listening: string[]; endpoints: string[] }>> = {};
+    for (const [key, st] of this.state) {
+      out[key] = {};
+      for (const [port, p] of st.ports) {
+        out[key][port] = { listening: p.listening(), endpoints: p.balancer.list().map(endpointKey) };
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Stops watching, closes every listener and relayed connection, removes the ClusterIP
+   * addresses and the dummy interface it created. Idempotent.
+   */
+  stop(): Promise<void> {
+    return (this.stopped ??= (async () => {
+      this.queue.shutDown();
+      await this.informers.shutdown();
+      await this.workers;
+      for (const [key, st] of this.state) {
+        for (const p of st.ports.values()) await p.close(true);
+        this.metricsRegistry.forgetService(key);
+      }
+      this.state.clear();
+      await this.addresses.stop();
+    })());
+  }
+
+  private busy = false;
+
+  /** Brings what is served for one Service in line with its Service and EndpointSlices. */
+  private async reconcile(key: string): Promise<void> {
+    this.busy = true;
+    const end = this.metricsRegistry.syncDuration.startTimer();
+    try {
+      if (this.stopped) return;
+      const { namespace, name } = splitMetaNamespaceKey(key);
+      const svc = this.services.lister().get(namespace, name);
+      const st = this.state.get(key) ?? { ports: new Map(), clusterIP: undefined, reported: new Set() };
+      const wanted = svc ? this.desiredPorts(svc) : new Map<string, ServicePort>();
+      // Ports that went away: listeners close, open connections may finish.
+      for (const [portKey, p] of st.ports) {
+        if (!wanted.has(portKey)) {
+          st.ports.delete(portKey);
+          await p.close(false);
+          this.metricsRegistry.connections.remove({ service: key, port: portKey });
+          this.metricsRegistry.connectionErrors.remove({ service: key, port: portKey });
+        }
+      }
+      const clusterIP = svc && wanted.size > 0 ? usableClusterIP(svc) : undefined;
+      if (st.clusterIP !== undefined && st.clusterIP !== clusterIP) {
+        await this.addresses.remove(st.clusterIP);
+        st.clusterIP = undefined;
+      }
+      if (!svc || wanted.size === 0) {
+        this.state.delete(key);
+        this.metricsRegistry.forgetService(key);
+        return;
+      }
+      this.state.set(key, st);
+      const haveClusterIP = clusterIP !== undefined && (await this.addresses.add(clusterIP));
+      if (haveClusterIP) st.clusterIP = clusterIP;
+      const slices = this.slices.lister().byIndex(SLICES_BY_SERVICE, key);
+      const affinity =
+        svc.spec.sessionAffinity === 'ClientIP'
+          ? (svc.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS)
+          : 0;
+      const endpointIPs = new Set<string>();
+      for (const [portKey, sp] of wanted) {
+        let p = st.ports.get(portKey);
+        if (!p) {
+          p = new ServicePortProxy({
+            service: key,
+            portName: portKey,
+            clock: this.cfg.clock,
+            metrics: this.metricsRegistry,
+            logger: this.cfg.logger,
+            connectTimeoutMs: this.cfg.connectTimeoutMs,
+          });
+          st.ports.set(portKey, p);
+        }
+        const { endpoints } = endpointsForPort(slices, sp.name ?? '', sp.protocol ?? 'TCP');
+        for (const e of endpoints) endpointIPs.add(e.ip);
+        p.setEndpoints(endpoints, affinity);
+        const failures = await p.setListenAddresses(
+          this.listenAddresses(svc, sp, haveClusterIP ? clusterIP : undefined),
+        );
+        this.report(svc, st, p.listening(), failures);
+      }
+      this.metricsRegistry.endpoints.set({ service: key }, endpointIPs.size);
+    } finally {
+      end();
+      this.busy = false;
+    }
+  }
+
+  /** The TCP ports of a Service that this proxy serves, by port key (name, or number when unnamed). */
+  private desiredPorts(svc: Service): Map<string, ServicePort> {
+    const out = new Map<string, ServicePort>();
+    if (svc.spec.type === 'ExternalName') return out;
+    const key = metaNamespaceKey(svc);
+    for (const p of svc.spec.ports ?? []) {
+      const portKey = p.name || String(p.port);
+      if ((p.protocol ?? 'TCP') !== 'TCP') {
+        const k = `${key}/${portKey}/${p.protocol}`;
+        if (!this.unsupportedLogged.has(k)) {
+          this.unsupportedLogged.add(k);
+          this.cfg.logger.info('proxy: only TCP is proxied; port skipped', {
+            service: key,
+            port: portKey,
+            protocol: p.protocol,
+          });
+        }
+        continue;
+      }
+      out.set(portKey, p);
+    }
+    return out;
+  }
+
+  private listenAddresses(svc: Service, p: ServicePort, clusterIP: string | undefined): ListenAddress[] {
+    const out: ListenAddress[] = [];
+    const type = svc.spec.type ?? 'ClusterIP';
+    if ((type === 'NodePort' || type === 'LoadBalancer') && p.nodePort) {
+      out.push({ kind: 'NodePort', host: this.cfg.nodeIP, port: p.nodePort });
+    }
+    if (clusterIP !== undefined) out.push({ kind: 'ClusterIP', host: clusterIP, port: p.port });
+    if (type === 'LoadBalancer' && this.cfg.nodeIP) {
+      const ingress = svc.status?.loadBalancer?.ingress ?? [];
+      if (ingress.some((i) => i.ip === this.cfg.nodeIP) && p.port !== p.nodePort) {
+        out.push({ kind: 'LoadBalancer', host: this.cfg.nodeIP, port: p.port });
+      }
+    }
+    return out;
+  }
+
+  /** Logs and reports each bind failure once (until that listener works). */
+  private report(svc: Service, st: ServiceState, listening: string[], failures: BindFailure[]): void {
+    for (const l of listening) st.reported.delete(l);
+    for (const f of failures) {
+      const k = `${f.address.kind}/${f.address.host ?? '*'}/${f.address.port}`;
+      if (st.reported.has(k)) continue;
+      st.reported.add(k);
+      this.cfg.logger.warn('proxy: cannot listen; will retry', {
+        service: metaNamespaceKey(svc),
+        kind: f.address.kind,
+        address: `${f.address.host ?? '*'}:${f.address.port}`,
+        error: f.error,
+        node: this.cfg.nodeName,
+      });
+      try {
+        this.cfg.onBindError?.(svc, f);
+      } catch {
+        // The reporter's failure is not the proxy's.
+      }
+    }
+  }
+}
+
+/** The Service key a slice belongs to (index function; none without the label). */
+function sliceServiceKey(s: EndpointSlice): string[] {
+  const name = s.metadata.labels?.[LABEL_SERVICE_NAME];
+  return name ? [`${s.metadata.namespace}/${name}`] : [];
+}
+
+/** The Service's IPv4 clusterIP, if it has one (not headless, not ExternalName). */
+function usableClusterIP(svc: Service): string | undefined {
+  const ip = svc.spec.clusterIPs?.[0] ?? svc.spec.clusterIP;
+  return ip && ip !== 'None' && /^\d+\.\d+\.\d+\.\d+$/.test(ip) ? ip : undefined;
+}

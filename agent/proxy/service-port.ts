@@ -1,0 +1,168 @@
+/**
+ * One TCP Service port on this node: its listeners (the NodePort on the node address or
+ * on all addresses, the clusterIP:port, a LoadBalancer ingress IP that is this node's),
+ * its Balancer, and the connections it relays.
+ *
+ * A connection is accepted paused, the Balancer gives the order to dial endpoints in,
+ * the first endpoint that accepts gets it (a refusing one is skipped), and the two
+ * sockets are spliced (forwarder.ts). Endpoint changes only affect new connections:
+ * connections to an endpoint that went away are left to finish, as conntrack keeps them
+ * with kube-proxy's iptables rules.
+ */
+import net from 'node:net';
+import type winston from 'winston';
+import type { Clock } from '../../api/clock.js';
+import { Balancer, type Endpoint } from './balancer.js';
+import { dialFirst, splice } from './forwarder.js';
+import type { ProxyMetrics } from './metrics.js';
+
+/** One address a Service port listens on. */
+export interface ListenAddress {
+  /** An IP, or undefined for all addresses (a NodePort without a node IP). */
+  host: string | undefined;
+  port: number;
+  /** What it is, for logs and events. */
+  kind: 'NodePort' | 'ClusterIP' | 'LoadBalancer';
+}
+
+export const listenKey = (a: ListenAddress): string => `${a.kind}/${a.host ?? '*'}/${a.port}`;
+
+/** A listener that could not be opened (port taken, address missing). */
+export interface BindFailure {
+  address: ListenAddress;
+  error: string;
+}
+
+/** Settings of a ServicePortProxy. */
+export interface ServicePortConfig {
+  /** `namespace/name`. */
+  service: string;
+  /** The port's name, or its number when unnamed (metrics label). */
+  portName: string;
+  clock: Clock;
+  metrics: ProxyMetrics;
+  logger: Pick<winston.Logger, 'debug' | 'info' | 'warn'>;
+  /** Milliseconds an endpoint gets to accept before the next is tried. */
+  connectTimeoutMs: number;
+}
+
+export class ServicePortProxy {
+  readonly balancer: Balancer;
+  private readonly cfg: ServicePortConfig;
+  private readonly listeners = new Map<string, net.Server>();
+  private readonly connections = new Set<net.Socket>();
+  private readonly abort = new AbortController();
+
+  constructor(cfg: ServicePortConfig) {
+    this.cfg = cfg;
+    this.balancer = new Balancer({ clock: cfg.clock });
+  }
+
+  /** Points new connections at `endpoints`, with ClientIP affinity of `affinitySeconds` (0 = none). */
+  setEndpoints(endpoints: readonly Endpoint[], affinitySeconds: number): void {
+    this.balancer.setAffinityTimeout(affinitySeconds);
+    this.balancer.setEndpoints(endpoints);
+  }
+
+  /**
+   * Opens the listeners in `addresses` that are not open yet and closes the others.
+   * @returns the ones that could not be opened (they are tried again on the next call).
+   */
+  async setListenAddresses(addresses: readonly ListenAddress[]): Promise<BindFailure[]> {
+    const wanted = new Map(addresses.map((a) => [listenKey(a), a]));
+    for (const [key, server] of this.listeners) {
+      if (!wanted.has(key)) {
+        this.listeners.delete(key);
+        server.close();
+      }
+    }
+    const failures: BindFailure[] = [];
+    for (const [key, address] of wanted) {
+      if (this.listeners.has(key)) continue;
+      try {
+        this.listeners.set(key, await this.listen(address));
+      } catch (err) {
+        failures.push({ address, error: (err as NodeJS.ErrnoException).code ?? String(err) });
+      }
+    }
+    return failures;
+  }
+
+  /** The addresses listened on now (`host:port`, `*` for all addresses), sorted. */
+  listening(): string[] {
+    return [...this.listeners.keys()].sort();
+  }
+
+  /** Open relayed connections. */
+  openConnections(): number {
+    return this.connections.size;
+  }
+
+  /**
+   * Closes every listener. With `dropConnections` (the proxy stops) the open connections
+   * are destroyed as well; otherwise (the Service port went away) they may finish.
+   */
+  async close(dropConnections: boolean): Promise<void> {
+    const servers = [...this.listeners.values()];
+    this.listeners.clear();
+    if (dropConnections) {
+      this.abort.abort();
+      for (const c of this.connections) c.destroy();
+    }
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  }
+
+  private listen(address: ListenAddress): Promise<net.Server> {
+    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (socket) =>
+      this.accept(socket),
+    );
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => {
+        server.close();
+        reject(err);
+      };
+      server.once('error', onError);
+      server.listen({ host: address.host, port: address.port, backlog: 1024 }, () => {
+        server.off('error', onError);
+        server.on('error', (err) =>
+          this.cfg.logger.warn('proxy: listener failed', { service: this.cfg.service, error: err.message }),
+        );
+        resolve(server);
+      });
+    });
+  }
+
+  private accept(client: net.Socket): void {
+    const { service, portName, metrics } = this.cfg;
+    metrics.connections.inc({ service, port: portName });
+    this.connections.add(client);
+    client.on('error', () => client.destroy());
+    client.once('close', () => this.connections.delete(client));
+    const clientIP = client.remoteAddress ?? '';
+    dialFirst(this.balancer.candidates(clientIP), this.cfg.connectTimeoutMs, this.abort.signal).then(
+      ({ socket, endpoint }) => {
+        if (client.destroyed) {
+          socket.destroy();
+          return;
+        }
+        this.balancer.connected(clientIP, endpoint);
+        this.connections.add(socket);
+        socket.once('close', () => this.connections.delete(socket));
+        void splice(client, socket).then(({ bytesIn, bytesOut }) => {
+          metrics.bytes.inc({ service, direction: 'in' }, bytesIn);
+          metrics.bytes.inc({ service, direction: 'out' }, bytesOut);
+        });
+      },
+      (err: Error) => {
+        metrics.connectionErrors.inc({ service, port: portName });
+        this.cfg.logger.debug('proxy: no endpoint accepted a connection', {
+          service,
+          port: portName,
+          error: err.message,
+        });
+        // As kube-proxy with no endpoints (REJECT): the client sees the connection end at once.
+        client.resetAndDestroy();
+      },
+    );
+  }
+}
