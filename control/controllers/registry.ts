@@ -3,6 +3,7 @@
  * NewControllerDescriptors). The one place a controller is added.
  */
 import type { ControllerFactory } from './context.js';
+import { deploymentController } from './deployment/index.js';
 import { endpointsController } from './endpoints/index.js';
 import { endpointSliceController } from './endpointslice/index.js';
 import { garbageCollectorController } from './garbagecollector/index.js';
@@ -15,6 +16,7 @@ import { taintEvictionController } from './tainteviction/index.js';
 
 export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   // One line per controller, in alphabetical order: `name: factory,`.
+  deployment: deploymentController,
   endpoint: endpointsController,
   endpointslice: endpointSliceController,
   garbagecollector: garbageCollectorController,
