@@ -16,6 +16,7 @@ import { ApiServer } from './apiserver/server.js';
 import type { ControllersConfig } from './controllers/context.js';
 import { ControllerManager } from './controllers/manager.js';
 import { CONTROLLERS } from './controllers/registry.js';
+import { Scheduler } from './scheduler/scheduler.js';
 import { DEFAULT_LEADER_ELECTION, runWhileLeading, type LeaderElectionTimings } from './leader.js';
 import { nameValidatorFor, strategyFor } from './apiserver/strategies/index.js';
 import { Compactor } from './storage/compactor.js';
@@ -138,6 +139,17 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
       logger,
       signal: leading.signal,
       work: (signal) => manager.run(signal),
+    }),
+    runWhileLeading({
+      url,
+      leaseName: 'kube-scheduler',
+      identity,
+      timings,
+      logger,
+      signal: leading.signal,
+      // A fresh scheduler per term: its cache and queue are rebuilt from the API, never
+      // carried over from a term in which another process may have bound pods.
+      work: (signal) => new Scheduler({ client, logger }).run(signal),
     }),
   ];
   logger.info('control process started', { url, datastore: cfg.datastore, dataDir: cfg.dataDir, identity });
