@@ -121,7 +121,6 @@ export class Proxy {
     this.queue = new RateLimitingQueue<string>({ clock: this.cfg.clock });
     this.informers = new InformerFactory({
       client: cfg.client,
-      clock: this.cfg.clock,
       onError: (err, during, informer) =>
         cfg.logger.warn('proxy: informer error', { during, informer, error: err.message }),
     });
