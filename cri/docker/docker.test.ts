@@ -1,0 +1,294 @@
+/**
+ * The docker adapter against the real engine (started by scripts/start-dockerd.sh): the
+ * conformance suite, then what only Docker can show (published ports, HostConfig,
+ * OOM kills, node isolation). Every test runs under its own node name; everything it
+ * makes carries that name (or the `io.k8ts.test=cri` label) and is removed afterwards,
+ * passed or failed. Nothing else on the engine is touched.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { createServer } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import Docker from 'dockerode';
+import type { ContainerConfig, PodSandboxConfig, Runtime } from '../api.js';
+import { runRuntimeConformance, type RuntimeHarness } from '../conformance.js';
+import { isCriError } from '../errors.js';
+import { LABEL_NODE } from './labels.js';
+import { DockerRuntime } from './runtime.js';
+
+const RUN = randomBytes(3).toString('hex');
+const TEST_LABELS = { 'io.k8ts.test': 'cri', 'io.k8ts.test.run': RUN };
+const NETWORK = `k8ts-cri-test-${RUN}`;
+const docker = new Docker();
+const nodes: string[] = [];
+let seq = 0;
+
+/** Removes every container of `nodeName` (the adapter's label) and the networks named. */
+async function sweep(nodeName: string, networks: string[] = []): Promise<void> {
+  const items = await docker.listContainers({ all: true, filters: { label: [`${LABEL_NODE}=${nodeName}`] } });
+  // App containers first: a sandbox cannot go while containers share its namespaces.
+  items.sort(
+    (a, b) =>
+      Number(a.Labels['io.k8ts.type'] === 'podsandbox') - Number(b.Labels['io.k8ts.type'] === 'podsandbox'),
+  );
+  for (const c of items)
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .catch(() => undefined);
+  for (const n of networks)
+    await docker
+      .getNetwork(n)
+      .remove()
+      .catch(() => undefined);
+}
+
+/** A random /24 in 10.200.0.0–10.249.255.0 (overlap with another network is unlikely). */
+const randomSubnet = (): string => `10.${randomInt(200, 250)}.${randomInt(0, 256)}.0/24`;
+
+async function newNode(): Promise<{ nodeName: string; runtime: DockerRuntime }> {
+  const nodeName = `cri-test-${RUN}-${++seq}`;
+  nodes.push(nodeName);
+  return { nodeName, runtime: await DockerRuntime.connect({ nodeName }) };
+}
+
+before(async () => {
+  execFileSync('bash', ['scripts/start-dockerd.sh'], { stdio: 'inherit' });
+  execFileSync('bash', ['scripts/build-images.sh', 'pause', 'busybox'], { stdio: 'inherit' });
+  await docker.createNetwork({ Name: NETWORK, Driver: 'bridge', Labels: TEST_LABELS, CheckDuplicate: true });
+});
+
+after(async () => {
+  for (const n of nodes) await sweep(n);
+  await docker
+    .getNetwork(NETWORK)
+    .remove()
+    .catch(() => undefined);
+  const left = await docker.listNetworks({ filters: { label: [`io.k8ts.test.run=${RUN}`] } });
+  for (const n of left)
+    await docker
+      .getNetwork(n.Id)
+      .remove()
+      .catch(() => undefined);
+});
+
+runRuntimeConformance(
+  'docker',
+  async (): Promise<RuntimeHarness> => {
+    const { nodeName, runtime } = await newNode();
+    const opened: Runtime[] = [runtime];
+    const podNetwork = {
+      name: `k8ts-cri-${RUN}-${seq}`,
+      subnet: randomSubnet(),
+      labels: { ...TEST_LABELS, [LABEL_NODE]: nodeName },
+    };
+    return {
+      runtime,
+      podNetwork,
+      otherSubnet: randomSubnet(),
+      reconnect: async () => {
+        const again = await DockerRuntime.connect({ nodeName });
+        opened.push(again);
+        return again;
+      },
+      cleanup: async () => {
+        await sweep(nodeName, [podNetwork.name]);
+        for (const rt of opened) await rt.close();
+      },
+    };
+  },
+  { sharedLocalhost: true, network: NETWORK },
+);
+
+const sandboxConfig = (name: string, extra: Partial<PodSandboxConfig> = {}): PodSandboxConfig => ({
+  metadata: { name, namespace: 'docker-only', uid: `uid-${RUN}-${name}`, attempt: 0 },
+  hostname: name,
+  portMappings: [],
+  labels: {},
+  annotations: {},
+  network: NETWORK,
+  ...extra,
+});
+
+const containerConfig = (argv: string[], extra: Partial<ContainerConfig> = {}): ContainerConfig => ({
+  metadata: { name: 'main', attempt: 0 },
+  image: { image: 'k8ts/busybox:1.0' },
+  command: argv.slice(0, 1),
+  args: argv.slice(1),
+  labels: {},
+  annotations: {},
+  ...extra,
+});
+
+/** Runs `fn` with a runtime of a fresh node, sweeping the node afterwards. */
+async function withNode(fn: (rt: DockerRuntime) => Promise<void>): Promise<void> {
+  const { nodeName, runtime } = await newNode();
+  try {
+    await fn(runtime);
+  } finally {
+    await sweep(nodeName);
+    await runtime.close();
+  }
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('docker adapter', () => {
+  it('connecting to a socket with no engine rejects Unavailable', async () => {
+    await assert.rejects(
+      DockerRuntime.connect({ nodeName: 'x', socketPath: '/nonexistent/docker.sock' }),
+      (e: unknown) => isCriError(e, 'Unavailable'),
+    );
+  });
+
+  it('publishes hostPorts on their hostIp, reaching the pod', () =>
+    withNode(async (rt) => {
+      const hostPort = await freePort();
+      const sb = sandboxConfig('ports', {
+        portMappings: [{ protocol: 'TCP', containerPort: 8080, hostPort, hostIp: '127.0.0.1' }],
+      });
+      const sandboxId = await rt.runPodSandbox(sb);
+      const id = await rt.createContainer(
+        sandboxId,
+        containerConfig([
+          'sh',
+          '-c',
+          'mkdir -p /tmp/www && echo published > /tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www',
+        ]),
+        sb,
+      );
+      await rt.startContainer(id);
+      const body = await until('the published port to answer', async () => {
+        const res = await fetch(`http://127.0.0.1:${hostPort}/`);
+        return res.ok ? res.text() : undefined;
+      });
+      assert.equal(body, 'published\n');
+      const inspect = await docker.getContainer(sandboxId).inspect();
+      assert.deepEqual(inspect.HostConfig.PortBindings, {
+        '8080/tcp': [{ HostIp: '127.0.0.1', HostPort: String(hostPort) }],
+      });
+      assert.equal(inspect.Config.Hostname, 'ports');
+    }));
+
+  it('passes command, args, env, workingDir, user, mounts, resources and readonly rootfs to docker', () =>
+    withNode(async (rt) => {
+      const sb = sandboxConfig('settings');
+      const sandboxId = await rt.runPodSandbox(sb);
+      const cfg = containerConfig(['sh', '-c', 'sleep 3600'], {
+        envs: [{ key: 'GREETING', value: 'hello world' }],
+        workingDir: '/tmp',
+        mounts: [{ hostPath: '/etc', containerPath: '/host-etc', readonly: true }],
+        linux: {
+          resources: { cpuPeriod: 100_000, cpuQuota: 50_000, cpuShares: 512, memoryLimitInBytes: 64 << 20 },
+          securityContext: { runAsUser: 65534, runAsGroup: 65534, readonlyRootfs: true },
+        },
+      });
+      const id = await rt.createContainer(sandboxId, cfg, sb);
+      await rt.startContainer(id);
+      const r = await rt.execSync(
+        id,
+        [
+          'sh',
+          '-c',
+          'echo "$GREETING"; pwd; id -u; id -g; hostname; test -r /host-etc/hostname && echo mounted; touch /x',
+        ],
+        10,
+      );
+      assert.equal(r.stdout.toString(), 'hello world\n/tmp\n65534\n65534\nsettings\nmounted\n');
+      assert.match(r.stderr.toString(), /Read-only file system/);
+      assert.notEqual(r.exitCode, 0);
+
+      const inspect = await docker.getContainer(id).inspect();
+      const hc = inspect.HostConfig;
+      assert.equal(hc.NetworkMode, `container:${sandboxId}`);
+      assert.equal(hc.IpcMode, `container:${sandboxId}`);
+      assert.deepEqual(
+        [hc.CpuPeriod, hc.CpuQuota, hc.CpuShares, hc.Memory],
+        [100_000, 50_000, 512, 64 << 20],
+      );
+      assert.equal(hc.ReadonlyRootfs, true);
+      assert.deepEqual(hc.Binds, ['/etc:/host-etc:ro']);
+      assert.equal(inspect.Config.User, '65534:65534');
+      assert.deepEqual(inspect.Config.Entrypoint, ['sh']);
+      assert.deepEqual(inspect.Config.Cmd, ['-c', 'sleep 3600']);
+      assert.match((await rt.containerStatus(id)).logPath, /\.log$/);
+    }));
+
+  it('a container over its memory limit is EXITED with reason OOMKilled', () =>
+    withNode(async (rt) => {
+      const sb = sandboxConfig('oom');
+      const sandboxId = await rt.runPodSandbox(sb);
+      // tail keeps the last "line" of a newline-free stream in memory: all of it.
+      const id = await rt.createContainer(
+        sandboxId,
+        containerConfig(['sh', '-c', 'head -c 200m /dev/zero | tail'], {
+          linux: { resources: { memoryLimitInBytes: 16 << 20 } },
+        }),
+        sb,
+      );
+      await rt.startContainer(id);
+      const st = await until('the container to exit', async () => {
+        const s = await rt.containerStatus(id);
+        return s.state === 'CONTAINER_EXITED' ? s : undefined;
+      });
+      assert.equal(st.reason, 'OOMKilled');
+      assert.notEqual(st.exitCode, 0);
+    }));
+
+  it('containerStats reports cpu time and a working set of a busy container', () =>
+    withNode(async (rt) => {
+      const sb = sandboxConfig('stats');
+      const sandboxId = await rt.runPodSandbox(sb);
+      const id = await rt.createContainer(
+        sandboxId,
+        containerConfig(['sh', '-c', 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 3600']),
+        sb,
+      );
+      await rt.startContainer(id);
+      const s = await until('some cpu time', async () => {
+        const st = await rt.containerStats(id);
+        return st.cpuUsageCoreNanoSeconds > 0n ? st : undefined;
+      });
+      assert.ok(s.memoryWorkingSetBytes > 0, `working set ${s.memoryWorkingSetBytes}`);
+    }));
+
+  it('never sees or touches another node’s sandboxes and containers', async () => {
+    const a = await newNode();
+    const b = await newNode();
+    try {
+      const sb = sandboxConfig('mine');
+      const sandboxId = await a.runtime.runPodSandbox(sb);
+      const id = await a.runtime.createContainer(sandboxId, containerConfig(['sleep', '3600']), sb);
+      assert.deepEqual(await b.runtime.listPodSandbox(), []);
+      assert.deepEqual(await b.runtime.listContainers(), []);
+      await assert.rejects(b.runtime.podSandboxStatus(sandboxId), (e: unknown) => isCriError(e, 'NotFound'));
+      await assert.rejects(b.runtime.startContainer(id), (e: unknown) => isCriError(e, 'NotFound'));
+      await b.runtime.removePodSandbox(sandboxId);
+      await b.runtime.removeContainer(id);
+      assert.equal((await a.runtime.podSandboxStatus(sandboxId)).state, 'SANDBOX_READY');
+      assert.equal((await a.runtime.containerStatus(id)).state, 'CONTAINER_CREATED');
+    } finally {
+      await sweep(a.nodeName);
+      await sweep(b.nodeName);
+      await a.runtime.close();
+      await b.runtime.close();
+    }
+  });
+});
