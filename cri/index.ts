@@ -1,0 +1,55 @@
+/**
+ * The runtime layer's entry: opens the adapter the agent's `--runtime` names and
+ * re-exports the interface (api.ts) and its errors. The agent imports only this file.
+ *
+ *   const runtime = await openRuntime('docker', { nodeName: 'node-a' });
+ *
+ * Adapters: `docker` (dockerode, docker/runtime.ts) and `fake` (memory: unit tests and
+ * simulated nodes, fake/runtime.ts). `containerd` is in the CLI contract but not written
+ * yet: asking for it fails with a message saying so.
+ */
+import type { Runtime } from './api.js';
+import type { DockerRuntimeOptions } from './docker/runtime.js';
+import type { FakeRuntimeOptions } from './fake/runtime.js';
+
+export type * from './api.js';
+export { CriError, CRI_ERROR_CODES, isCriError, type CriErrorCode } from './errors.js';
+export type { DockerRuntimeOptions } from './docker/runtime.js';
+export type { FakeRuntimeOptions } from './fake/runtime.js';
+
+/** The adapters openRuntime knows, with the options each takes. */
+export interface RuntimeOptionsByKind {
+  docker: DockerRuntimeOptions;
+  fake: FakeRuntimeOptions;
+}
+
+export type RuntimeKind = keyof RuntimeOptionsByKind;
+
+/** The runtime kinds, as the CLI's `--runtime` accepts them. */
+export const RUNTIME_KINDS: readonly RuntimeKind[] = ['docker', 'fake'];
+
+/**
+ * Opens the adapter `kind` with `opts`.
+ * @throws Error for a kind that is not (yet) an adapter, or options the adapter refuses
+ *   (docker without a nodeName); CriError Unavailable when docker does not answer.
+ */
+export async function openRuntime<K extends RuntimeKind>(
+  kind: K,
+  opts: RuntimeOptionsByKind[K],
+): Promise<Runtime> {
+  // Each adapter is loaded only when chosen: dockerode pulls in ssh2 and friends.
+  switch (kind) {
+    case 'docker': {
+      const { DockerRuntime } = await import('./docker/runtime.js');
+      return DockerRuntime.connect(opts as DockerRuntimeOptions);
+    }
+    case 'fake': {
+      const { FakeRuntime } = await import('./fake/runtime.js');
+      return new FakeRuntime(opts as FakeRuntimeOptions);
+    }
+    default:
+      throw new Error(
+        `runtime ${JSON.stringify(kind)} is not available (known: ${RUNTIME_KINDS.join(', ')}; containerd is not written yet)`,
+      );
+  }
+}
