@@ -145,6 +145,7 @@ export class PodNetworkManager {
 
   /** Waits `ms` (Infinity: until woken) or until setPodCIDR() wakes it or `signal` aborts. */
   private async pause(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
     const woken = new AbortController();
     const abort = () => woken.abort();
     signal.addEventListener('abort', abort, { once: true });

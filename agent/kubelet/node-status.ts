@@ -502,7 +502,7 @@ export class NodeStatusManager {
           error: String(err),
         });
       }
-      if (this.poked) continue;
+      if (this.poked || signal.aborted) continue;
       const woken = new AbortController();
       const abort = () => woken.abort();
       signal.addEventListener('abort', abort, { once: true });

@@ -8,7 +8,8 @@
  *   endpoint accepted them;
  * - `k8ts_proxy_bytes_total{service,direction}`: bytes relayed, `in` = client → endpoint,
  *   `out` = endpoint → client, counted when a connection closes;
- * - `k8ts_proxy_endpoints{service}`: endpoints connections currently go to (all ports);
+ * - `k8ts_proxy_endpoints{service}`: endpoints connections currently go to (the most of
+ *   any of its ports);
  * - `k8ts_proxy_sync_proxy_rules_duration_seconds`: time of one Service's sync (as
  *   kube-proxy's sync_proxy_rules_duration_seconds).
  */

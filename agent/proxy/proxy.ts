@@ -272,7 +272,7 @@ export class Proxy {
         svc.spec.sessionAffinity === 'ClientIP'
           ? (svc.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS)
           : 0;
-      const endpointIPs = new Set<string>();
+      let endpointCount = 0;
       for (const [portKey, sp] of wanted) {
         let p = st.ports.get(portKey);
         if (!p) {
@@ -287,14 +287,14 @@ export class Proxy {
           st.ports.set(portKey, p);
         }
         const { endpoints } = endpointsForPort(slices, sp.name ?? '', sp.protocol ?? 'TCP');
-        for (const e of endpoints) endpointIPs.add(e.ip);
+        endpointCount = Math.max(endpointCount, endpoints.length);
         p.setEndpoints(endpoints, affinity);
         const failures = await p.setListenAddresses(
           this.listenAddresses(svc, sp, haveClusterIP ? clusterIP : undefined),
         );
         this.report(svc, st, p.listening(), failures);
       }
-      this.metricsRegistry.endpoints.set({ service: key }, endpointIPs.size);
+      this.metricsRegistry.endpoints.set({ service: key }, endpointCount);
     } finally {
       end();
       this.busy = false;

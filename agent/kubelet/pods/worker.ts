@@ -290,112 +290,128 @@ export class PodWorker {
     });
     this.logActions(actions);
 
-    if (actions.killPod) {
-      await this.killPod(pod, gracePeriodOf(pod), actions.createSandbox ? 'Stopping container' : undefined);
-    } else {
-      await Promise.all(
-        actions.containersToKill.map(async (k) => {
-          recorder.event(containerRef(pod, k.name), 'Normal', 'Killing', k.message);
-          logger.info('killing container', {
-            ...this.log,
-            container: k.name,
-            containerId: k.id,
-            why: k.message,
-          });
-          await runtime.stopContainer(k.id, Math.max(1, pod.spec.terminationGracePeriodSeconds ?? 30));
-        }),
-      );
-    }
-
-    let sandboxId = actions.sandboxId;
-    let podIP = status.sandboxes[0]?.ip ?? '';
-    const node = { nodeName: this.deps.nodeName, nodeIP: this.deps.nodeIP, network: podNetwork.name };
-    const sandboxConfig: PodSandboxConfig = podSandboxConfig(pod, actions.attempt, node);
-    if (actions.createSandbox) {
-      if (podNetwork.ready === false && !pod.spec.hostNetwork) {
-        const why = `network is not ready: ${podNetwork.error ?? 'the pod network does not exist yet'}`;
-        recorder.event(pod, 'Warning', 'NetworkNotReady', why);
-        throw new Error(why);
-      }
-      try {
-        sandboxId = await runtime.runPodSandbox(sandboxConfig);
-      } catch (err) {
-        if (!isCriError(err, 'Unavailable')) {
-          recorder.event(
-            pod,
-            'Warning',
-            'FailedCreatePodSandBox',
-            `Failed to create pod sandbox: ${errorText(err)}`,
-          );
-        }
-        throw err;
-      }
-      podIP = (await runtime.podSandboxStatus(sandboxId)).network.ip;
-      logger.info('created pod sandbox', { ...this.log, sandboxId, attempt: actions.attempt, podIP });
-    }
-
-    if (actions.containersToStart.length > 0 && sandboxId) {
-      let volumes: PodVolumes;
-      try {
-        volumes = await setUpVolumes(pod, this.deps.dataDir, this.deps.client);
-      } catch (err) {
-        if (err instanceof MountError) recorder.event(pod, 'Warning', 'FailedMount', err.message);
-        throw err;
-      }
-      for (const name of actions.containersToStart) {
-        if (this.abort.signal.aborted || this.pod.metadata.deletionTimestamp || this.removed) break;
-        const container = pod.spec.containers.find((c) => c.name === name)!;
-        const last = latestContainer(status, name);
-        if (last && last.state === 'CONTAINER_EXITED' && !actions.createSandbox) {
-          const key = crashBackoffKey(pod, container);
-          const remaining = this.deps.crashBackoff.remainingSince(key, last.finishedAt);
-          if (remaining > 0) {
-            const delay = goDuration(this.deps.crashBackoff.get(key));
-            this.failures.set(name, {
-              reason: 'CrashLoopBackOff',
-              message: `back-off ${delay} restarting failed container=${name} pod=${podDesc(pod)}`,
+    // As the kubelet, the status is posted even when an action failed (the pod then shows
+    // ContainerCreating or the failure's reason), and the failure is retried afterwards.
+    let syncError: unknown;
+    try {
+      if (actions.killPod) {
+        await this.killPod(pod, gracePeriodOf(pod), actions.createSandbox ? 'Stopping container' : undefined);
+      } else {
+        await Promise.all(
+          actions.containersToKill.map(async (k) => {
+            recorder.event(containerRef(pod, k.name), 'Normal', 'Killing', k.message);
+            logger.info('killing container', {
+              ...this.log,
+              container: k.name,
+              containerId: k.id,
+              why: k.message,
             });
-            recorder.event(
-              containerRef(pod, name),
-              'Warning',
-              'BackOff',
-              `Back-off restarting failed container ${name} in pod ${podDesc(pod)}`,
-            );
-            soon(clock.now() + remaining);
-            continue;
-          }
-          this.deps.crashBackoff.next(key, last.finishedAt);
+            await runtime.stopContainer(k.id, Math.max(1, pod.spec.terminationGracePeriodSeconds ?? 30));
+          }),
+        );
+      }
+
+      let sandboxId = actions.sandboxId;
+      let podIP = status.sandboxes[0]?.ip ?? '';
+      const node = { nodeName: this.deps.nodeName, nodeIP: this.deps.nodeIP, network: podNetwork.name };
+      const sandboxConfig: PodSandboxConfig = podSandboxConfig(pod, actions.attempt, node);
+      if (actions.createSandbox) {
+        if (podNetwork.ready === false && !pod.spec.hostNetwork) {
+          const why = `network is not ready: ${podNetwork.error ?? 'the pod network does not exist yet'}`;
+          recorder.event(pod, 'Warning', 'NetworkNotReady', why);
+          throw new Error(why);
         }
-        const restartCount = last ? last.restartCount + 1 : 0;
         try {
-          await this.startContainer(pod, container, sandboxId, sandboxConfig, podIP, restartCount, volumes);
-          this.failures.delete(name);
+          sandboxId = await runtime.runPodSandbox(sandboxConfig);
         } catch (err) {
-          if (!isContainerStartError(err)) throw err;
-          this.failures.set(name, { reason: err.reason, message: err.message });
-          logger.warn('container start failed', {
-            ...this.log,
-            container: name,
-            reason: err.reason,
-            error: err.message,
-          });
-          if (err.reason === 'ErrImagePull') soon(clock.now() + AFTER_PULL_FAILURE_MS);
-          else if (err.reason === 'ImagePullBackOff') {
-            const left = this.deps.images.backoff.remainingSinceUpdate(
-              `${pod.metadata.uid}_${container.image}`,
+          if (!isCriError(err, 'Unavailable')) {
+            recorder.event(
+              pod,
+              'Warning',
+              'FailedCreatePodSandBox',
+              `Failed to create pod sandbox: ${errorText(err)}`,
             );
-            soon(clock.now() + Math.max(AFTER_PULL_FAILURE_MS, left));
-          } else soon(clock.now() + ERROR_BACKOFF_MAX_MS / 3);
+          }
+          throw err;
+        }
+        podIP = (await runtime.podSandboxStatus(sandboxId)).network.ip;
+        logger.info('created pod sandbox', { ...this.log, sandboxId, attempt: actions.attempt, podIP });
+      }
+
+      if (actions.containersToStart.length > 0 && sandboxId) {
+        let volumes: PodVolumes;
+        try {
+          volumes = await setUpVolumes(pod, this.deps.dataDir, this.deps.client);
+        } catch (err) {
+          if (err instanceof MountError) recorder.event(pod, 'Warning', 'FailedMount', err.message);
+          throw err;
+        }
+        for (const name of actions.containersToStart) {
+          if (this.abort.signal.aborted || this.pod.metadata.deletionTimestamp || this.removed) break;
+          const container = pod.spec.containers.find((c) => c.name === name)!;
+          const last = latestContainer(status, name);
+          if (last && last.state === 'CONTAINER_EXITED' && !actions.createSandbox) {
+            const key = crashBackoffKey(pod, container);
+            const remaining = this.deps.crashBackoff.remainingSince(key, last.finishedAt);
+            if (remaining > 0) {
+              const delay = goDuration(this.deps.crashBackoff.get(key));
+              this.failures.set(name, {
+                reason: 'CrashLoopBackOff',
+                message: `back-off ${delay} restarting failed container=${name} pod=${podDesc(pod)}`,
+              });
+              recorder.event(
+                containerRef(pod, name),
+                'Warning',
+                'BackOff',
+                `Back-off restarting failed container ${name} in pod ${podDesc(pod)}`,
+              );
+              soon(clock.now() + remaining);
+              continue;
+            }
+            this.deps.crashBackoff.next(key, last.finishedAt);
+          }
+          const restartCount = last ? last.restartCount + 1 : 0;
+          try {
+            await this.startContainer(pod, container, sandboxId, sandboxConfig, podIP, restartCount, volumes);
+            this.failures.delete(name);
+          } catch (err) {
+            if (!isContainerStartError(err)) throw err;
+            this.failures.set(name, { reason: err.reason, message: err.message });
+            logger.warn('container start failed', {
+              ...this.log,
+              container: name,
+              reason: err.reason,
+              error: err.message,
+            });
+            if (err.reason === 'ErrImagePull') soon(clock.now() + AFTER_PULL_FAILURE_MS);
+            else if (err.reason === 'ImagePullBackOff') {
+              const left = this.deps.images.backoff.remainingSinceUpdate(
+                `${pod.metadata.uid}_${container.image}`,
+              );
+              soon(clock.now() + Math.max(AFTER_PULL_FAILURE_MS, left));
+            } else soon(clock.now() + ERROR_BACKOFF_MAX_MS / 3);
+          }
         }
       }
-      status = await this.runtimeStatus();
-    } else if (actions.killPod || actions.containersToKill.length > 0 || actions.createSandbox) {
-      status = await this.runtimeStatus();
+    } catch (err) {
+      syncError = err;
+    }
+    if (
+      actions.killPod ||
+      actions.createSandbox ||
+      actions.containersToKill.length + actions.containersToStart.length > 0
+    ) {
+      try {
+        status = await this.runtimeStatus();
+      } catch (err) {
+        throw syncError ?? err;
+      }
     }
 
     await this.pruneDeadContainers(status);
     this.deps.prober.updatePod(pod, this.containerViews(status));
     const posted = await this.syncStatus(pod, status);
+    if (syncError) throw syncError;
     return { terminal: posted.phase === 'Succeeded' || posted.phase === 'Failed', nextAt };
   }
 

@@ -1,0 +1,607 @@
+/**
+ * PodManager against the real in-process API server and the fake runtime, on a fake
+ * clock: pods reach Running with their status, crash loops back off 10 s doubling to
+ * 300 s, probes drive readiness and restarts, deletion stops and removes everything before
+ * the final grace-0 delete, a restarted manager adopts running containers, and a runtime
+ * outage is recovered from.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { FakeClock } from '../../../api/clock.js';
+import { isNotFound } from '../../../api/client/errors.js';
+import { resources } from '../../../api/client/resource.js';
+import { silentLogger } from '../../../api/log.js';
+import type { KubeObject } from '../../../api/object.js';
+import type { ContainerStatus, Pod } from '../../../api/types.js';
+import { FakeRuntime } from '../../../cri/fake/runtime.js';
+import { startTestApi, type TestApi } from '../../../test/support/api.js';
+import { PodManager, type PodManagerConfig } from './manager.js';
+import type { Probe } from './types.js';
+import type { ProbeOutcome, ProbeTarget } from '../prober/probe.js';
+
+const IMAGES = ['k8ts/pause:1.0', 'spring-server:1.0', 'k8ts/busybox:1.0'];
+
+interface Event {
+  reason: string;
+  message: string;
+  fieldPath?: string | undefined;
+}
+
+let api: TestApi;
+before(async () => {
+  api = await startTestApi();
+});
+after(() => api.stop());
+
+/** Everything one test uses; stopped by afterEach. */
+interface Harness {
+  /** A node name of its own, so pods of other tests stay out of the way. */
+  node: string;
+  clock: FakeClock;
+  runtime: FakeRuntime;
+  events: Event[];
+  manager: PodManager;
+  dataDir: string;
+  start(over?: Partial<PodManagerConfig>): Promise<PodManager>;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+let nodes = 0;
+async function harness(
+  over: Partial<PodManagerConfig> = {},
+  runtime?: FakeRuntime,
+  node = `node-${++nodes}`,
+): Promise<Harness> {
+  const clock = new FakeClock();
+  const rt = runtime ?? new FakeRuntime({ clock, images: IMAGES });
+  await rt.ensurePodNetwork({
+    name: `k8ts-${node}`,
+    subnet: '10.42.0.0/24',
+    labels: { 'io.k8ts.node': node },
+  });
+  const dataDir = mkdtempSync(join(tmpdir(), 'k8ts-pods-'));
+  const events: Event[] = [];
+  const h: Harness = {
+    node,
+    clock,
+    runtime: rt,
+    events,
+    dataDir,
+    manager: undefined as unknown as PodManager,
+    start: async (o = {}) => {
+      const m = new PodManager({
+        client: api.client,
+        runtime: rt,
+        nodeName: node,
+        nodeIP: '127.0.0.2',
+        podNetwork: `k8ts-${node}`,
+        recorder: {
+          event: (target, _type, reason, message) =>
+            events.push({ reason, message, fieldPath: (target as { fieldPath?: string }).fieldPath }),
+        },
+        clock,
+        logger: silentLogger(),
+        dataDir,
+        ...over,
+        ...o,
+      });
+      cleanups.push(() => m.stop());
+      await m.start();
+      h.manager = m;
+      return m;
+    },
+  };
+  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  await h.start();
+  return h;
+}
+
+let seq = 0;
+function makePod(
+  prefix: string,
+  spec: Partial<Pod['spec']> & { containers: Pod['spec']['containers'] },
+): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${prefix}-${++seq}`, namespace: 'default' },
+    spec: { nodeName: h.node, ...spec },
+  };
+}
+
+async function getPod(pod: Pod): Promise<Pod | undefined> {
+  try {
+    return await api.client.get<Pod>(resources.pods, 'default', pod.metadata.name!);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Polls `check` until it returns something truthy, moving the fake clock `stepMs` between
+ * polls and giving real I/O (the API server) a moment; fails after 20 s of real time.
+ */
+async function until<T>(
+  clock: FakeClock,
+  what: string,
+  check: () => Promise<T | undefined | false | null> | T | undefined | false | null,
+  stepMs = 200,
+): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await clock.advance(stepMs);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+const statusOf = (p: Pod | undefined, name = 'app'): ContainerStatus | undefined =>
+  p?.status?.containerStatuses?.find((c) => c.name === name);
+
+function containersOf(rt: FakeRuntime, uid: string, name = 'app') {
+  return [...rt.state.containers.values()]
+    .filter((c) => c.config.labels['io.kubernetes.pod.uid'] === uid && c.config.metadata.name === name)
+    .sort((a, b) => Number(a.createdAt - b.createdAt));
+}
+
+describe('PodManager', () => {
+  it('runs a pod: sandbox, env, mounts, resources, hostPort; status Running and Ready', async () => {
+    const h = await harness();
+    await api.client.create(resources.configmaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'cfg', namespace: 'default' },
+      data: { greeting: 'hello', 'app.properties': 'x=1' },
+    } as KubeObject);
+    await api.client.create(resources.secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'sec', namespace: 'default' },
+      data: { password: Buffer.from('s3cret').toString('base64') },
+    } as KubeObject);
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'web', {
+        containers: [
+          {
+            name: 'app',
+            image: 'spring-server:1.0',
+            args: ['--greeting=$(GREETING)'],
+            ports: [{ containerPort: 8080, hostPort: 18080 }],
+            resources: {
+              limits: { cpu: '500m', memory: '128Mi' },
+              requests: { cpu: '250m', memory: '64Mi' },
+            },
+            env: [
+              { name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'greeting' } } },
+              { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'sec', key: 'password' } } },
+              { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+              { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+              { name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+              { name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu', divisor: '1m' } } },
+              { name: 'MSG', value: '$(GREETING) from $(POD_NAME)' },
+            ],
+            envFrom: [{ prefix: 'CFG_', configMapRef: { name: 'cfg' } }],
+            volumeMounts: [
+              { name: 'config', mountPath: '/etc/app' },
+              { name: 'scratch', mountPath: '/tmp/scratch' },
+            ],
+            securityContext: { runAsUser: 1000, readOnlyRootFilesystem: true },
+          },
+        ],
+        volumes: [
+          {
+            name: 'config',
+            configMap: { name: 'cfg', items: [{ key: 'app.properties', path: 'conf/app.properties' }] },
+          },
+          { name: 'scratch', emptyDir: {} },
+        ],
+      }),
+    );
+    const uid = created.metadata.uid!;
+    const pod = await until(h.clock, 'pod Running and Ready', async () => {
+      const p = await getPod(created);
+      return p?.status?.phase === 'Running' &&
+        p.status.conditions?.find((c) => c.type === 'Ready')?.status === 'True'
+        ? p
+        : undefined;
+    });
+    const [c] = containersOf(h.runtime, uid);
+    assert.ok(c);
+    const st = statusOf(pod)!;
+    assert.equal(st.containerID, `fake://${c.id}`);
+    assert.equal(st.restartCount, 0);
+    assert.equal(st.ready, true);
+    assert.equal(st.started, true);
+    assert.equal(st.image, 'spring-server:1.0');
+    assert.match(st.imageID, /^sha256:/);
+    const sandbox = h.runtime.state.sandboxes.get(c.podSandboxId)!;
+    assert.equal(pod.status?.podIP, sandbox.ip);
+    assert.equal(pod.status?.hostIP, '127.0.0.2');
+    assert.ok(pod.status?.startTime);
+    assert.equal(pod.status?.qosClass, 'Burstable', 'qosClass kept');
+    assert.deepEqual(sandbox.config.portMappings, [
+      { protocol: 'TCP', containerPort: 8080, hostPort: 18080, hostIp: '127.0.0.2' },
+    ]);
+    assert.equal(sandbox.config.labels['io.kubernetes.pod.uid'], uid);
+    assert.equal(sandbox.config.labels['io.k8ts.node'], h.node);
+    assert.equal(sandbox.config.network, `k8ts-${h.node}`);
+
+    const env = Object.fromEntries((c.config.envs ?? []).map((e) => [e.key, e.value]));
+    assert.equal(env.GREETING, 'hello');
+    assert.equal(env.PASSWORD, 's3cret');
+    assert.equal(env.POD_NAME, created.metadata.name);
+    assert.equal(env.POD_IP, sandbox.ip);
+    assert.equal(env.NODE, h.node);
+    assert.equal(env.CPU, '500');
+    assert.equal(env.MSG, `hello from ${created.metadata.name}`);
+    assert.equal(env.CFG_greeting, 'hello');
+    assert.deepEqual(c.config.args, ['--greeting=hello']);
+    assert.deepEqual(c.config.linux?.resources, {
+      cpuShares: 256,
+      cpuPeriod: 100_000,
+      cpuQuota: 50_000,
+      memoryLimitInBytes: 128 * 1024 * 1024,
+    });
+    assert.deepEqual(c.config.linux?.securityContext, { runAsUser: 1000, readonlyRootfs: true });
+    assert.equal(c.config.labels['io.kubernetes.container.name'], 'app');
+    assert.equal(c.config.annotations['io.kubernetes.container.restartCount'], '0');
+    assert.match(c.config.annotations['io.kubernetes.container.hash'] ?? '', /^[0-9a-f]+$/);
+    const mounts = Object.fromEntries((c.config.mounts ?? []).map((m) => [m.containerPath, m]));
+    assert.equal(mounts['/etc/app']!.readonly, true);
+    assert.equal(readFileSync(join(mounts['/etc/app']!.hostPath, 'conf/app.properties'), 'utf8'), 'x=1');
+    assert.ok(existsSync(mounts['/tmp/scratch']!.hostPath));
+    assert.ok(mounts['/tmp/scratch']!.hostPath.startsWith(join(h.dataDir, 'pods', uid, 'volumes')));
+
+    const reasons = h.events.filter((e) => e.fieldPath === 'spec.containers{app}').map((e) => e.reason);
+    assert.deepEqual(reasons, ['Pulled', 'Created', 'Started']);
+    assert.equal(h.events[0]!.message, 'Container image "spring-server:1.0" already present on machine');
+  });
+
+  it('CrashLoopBackOff: restarts after 0, 10, 20, 40, 80, 160, 300 s; waiting reason and message', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'crash', {
+        containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'exit 1'] }],
+      }),
+    );
+    const uid = created.metadata.uid!;
+    const seen = new Map<string, { startedAt: number; finishedAt: number }>();
+    const record = () => {
+      for (const c of containersOf(h.runtime, uid)) {
+        if (c.startedAt > 0n && c.finishedAt > 0n && !seen.has(c.id))
+          seen.set(c.id, {
+            startedAt: Number(c.startedAt / 1_000_000n),
+            finishedAt: Number(c.finishedAt / 1_000_000n),
+          });
+      }
+      return seen.size >= 8;
+    };
+    await until(h.clock, 'eight runs', record, 1000);
+    const runs = [...seen.values()].sort((a, b) => a.startedAt - b.startedAt);
+    const delays = runs.slice(1).map((r, i) => r.startedAt - runs[i]!.finishedAt);
+    const expected = [0, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000];
+    delays.forEach((d, i) => {
+      assert.ok(
+        d >= expected[i]! && d <= expected[i]! + 5_000,
+        `restart ${i + 1}: ${d} ms, expected ${expected[i]} ms`,
+      );
+    });
+    const p = await until(h.clock, 'CrashLoopBackOff at the ceiling', async () => {
+      const pod = await getPod(created);
+      const w = statusOf(pod)?.state?.waiting as { reason?: string; message?: string } | undefined;
+      return w?.reason === 'CrashLoopBackOff' && w.message?.startsWith('back-off 5m0s') ? pod : undefined;
+    });
+    const st = statusOf(p)!;
+    assert.equal(
+      (st.state!.waiting as { message: string }).message,
+      `back-off 5m0s restarting failed container=app pod=${created.metadata.name}_default(${uid})`,
+    );
+    assert.ok(st.restartCount >= 7);
+    assert.equal((st.lastState!.terminated as { exitCode: number; reason: string }).exitCode, 1);
+    assert.equal((st.lastState!.terminated as { reason: string }).reason, 'Error');
+    assert.equal(p!.status?.phase, 'Running');
+    assert.ok(
+      h.events.some(
+        (e) => e.reason === 'BackOff' && e.message.startsWith('Back-off restarting failed container app'),
+      ),
+    );
+    assert.ok(containersOf(h.runtime, uid).length <= 2, 'dead containers are pruned to the newest one');
+  });
+
+  it('CrashLoopBackOff resets after 10 minutes of running', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'slow', {
+        containers: [
+          { name: 'long', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'sleep 700; exit 1'] },
+          { name: 'short', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'sleep 300; exit 1'] },
+        ],
+      }),
+    );
+    const uid = created.metadata.uid!;
+    const runs = new Map<string, Map<string, [number, number]>>([
+      ['long', new Map()],
+      ['short', new Map()],
+    ]);
+    await until(
+      h.clock,
+      'three runs of each',
+      () => {
+        for (const [name, m] of runs) {
+          for (const c of containersOf(h.runtime, uid, name)) {
+            if (c.startedAt > 0n)
+              m.set(c.id, [Number(c.startedAt / 1_000_000n), Number(c.finishedAt / 1_000_000n)]);
+          }
+        }
+        return [...runs.values()].every((m) => [...m.values()].filter(([s]) => s > 0).length >= 3);
+      },
+      2000,
+    );
+    const delays = (name: string) => {
+      const r = [...runs.get(name)!.values()].sort((a, b) => a[0] - b[0]);
+      return r.slice(1, 3).map(([start], i) => start - r[i]![1]);
+    };
+    for (const d of delays('long')) assert.ok(d < 5_000, `ran 700 s: restarted at once (${d} ms)`);
+    const [first, second] = delays('short');
+    assert.ok(first! < 5_000, `first restart at once (${first} ms)`);
+    assert.ok(second! >= 10_000 && second! < 15_000, `ran 300 s only: backed off 10 s (${second} ms)`);
+  });
+
+  it('restartPolicy Never / OnFailure: Succeeded or Failed when the containers ended', async () => {
+    const h = await harness();
+    const table = [
+      { policy: 'Never' as const, script: 'exit 0', phase: 'Succeeded', reason: 'Completed' },
+      { policy: 'Never' as const, script: 'exit 3', phase: 'Failed', reason: 'Error' },
+      { policy: 'OnFailure' as const, script: 'exit 0', phase: 'Succeeded', reason: 'Completed' },
+    ];
+    for (const c of table) {
+      const created = await api.client.create<Pod>(
+        resources.pods,
+        makePod(h, 'job', {
+          restartPolicy: c.policy,
+          containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sh', '-c', c.script] }],
+        }),
+      );
+      const p = await until(h.clock, `${c.policy}/${c.script} → ${c.phase}`, async () => {
+        const pod = await getPod(created);
+        return pod?.status?.phase === c.phase ? pod : undefined;
+      });
+      const t = statusOf(p)!.state!.terminated as { reason: string; exitCode: number };
+      assert.equal(t.reason, c.reason);
+      assert.equal(statusOf(p)!.restartCount, 0);
+      assert.equal(p.status?.conditions?.find((x) => x.type === 'Ready')?.status, 'False');
+      await until(h.clock, 'the sandbox stopped', () =>
+        [...h.runtime.state.sandboxes.values()]
+          .filter((s) => s.config.metadata.uid === created.metadata.uid)
+          .every((s) => s.state === 'SANDBOX_NOTREADY'),
+      );
+    }
+  });
+
+  it('deletion: SIGTERM with the grace period, sandbox stopped, everything removed, then the grace-0 delete', async () => {
+    const h = await harness();
+    const calls: string[] = [];
+    const rt = h.runtime;
+    const orig = {
+      stopContainer: rt.stopContainer.bind(rt),
+      stopPodSandbox: rt.stopPodSandbox.bind(rt),
+      removeContainer: rt.removeContainer.bind(rt),
+      removePodSandbox: rt.removePodSandbox.bind(rt),
+    };
+    rt.stopContainer = (id, t) => (calls.push(`stopContainer ${t}`), orig.stopContainer(id, t));
+    rt.stopPodSandbox = (id) => (calls.push('stopPodSandbox'), orig.stopPodSandbox(id));
+    rt.removeContainer = (id) => (calls.push('removeContainer'), orig.removeContainer(id));
+    rt.removePodSandbox = (id) => (calls.push('removePodSandbox'), orig.removePodSandbox(id));
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'del', {
+        terminationGracePeriodSeconds: 17,
+        containers: [{ name: 'app', image: 'spring-server:1.0' }],
+        volumes: [{ name: 'v', emptyDir: {} }],
+      }),
+    );
+    const uid = created.metadata.uid!;
+    await until(h.clock, 'running', async () => (await getPod(created))?.status?.phase === 'Running');
+    const [c] = containersOf(rt, uid);
+    assert.ok(existsSync(join(h.dataDir, 'pods', uid)));
+    await api.client.delete(resources.pods, 'default', created.metadata.name!);
+    assert.ok((await getPod(created))?.metadata.deletionTimestamp, 'the graceful delete keeps the object');
+    await until(h.clock, 'the pod object gone', async () => (await getPod(created)) === undefined);
+    assert.deepEqual(calls, ['stopContainer 17', 'stopPodSandbox', 'removeContainer', 'removePodSandbox']);
+    assert.equal(rt.state.containers.get(c!.id), undefined);
+    assert.equal(containersOf(rt, uid).length, 0);
+    assert.ok(![...rt.state.sandboxes.values()].some((s) => s.config.metadata.uid === uid));
+    assert.ok(!existsSync(join(h.dataDir, 'pods', uid)), 'volumes removed');
+    assert.ok(h.events.some((e) => e.reason === 'Killing' && e.message === 'Stopping container app'));
+    await until(h.clock, 'the worker done', () => h.manager.workerState(uid) === undefined);
+  });
+
+  it('a restarted manager adopts running containers (same ids, no restart) and removes those of deleted pods', async () => {
+    const h = await harness();
+    const keep = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'keep', { containers: [{ name: 'app', image: 'spring-server:1.0' }] }),
+    );
+    const gone = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'gone', { containers: [{ name: 'app', image: 'spring-server:1.0' }] }),
+    );
+    for (const p of [keep, gone]) {
+      await until(h.clock, 'running', async () => (await getPod(p))?.status?.phase === 'Running');
+    }
+    const ids = containersOf(h.runtime, keep.metadata.uid!).map((c) => c.id);
+    await h.manager.stop();
+    // While the agent is away: one pod is force-deleted.
+    await api.client.delete(resources.pods, 'default', gone.metadata.name!, { gracePeriodSeconds: 0 });
+    const again = await harness({}, h.runtime.reopen(), h.node);
+    await until(
+      again.clock,
+      'the orphan removed',
+      () => containersOf(h.runtime, gone.metadata.uid!).length === 0,
+    );
+    await until(again.clock, 'status posted again', async () => {
+      const p = await getPod(keep);
+      return statusOf(p)?.ready === true && p?.status?.phase === 'Running';
+    });
+    assert.deepEqual(
+      containersOf(h.runtime, keep.metadata.uid!).map((c) => c.id),
+      ids,
+    );
+    assert.equal(statusOf(await getPod(keep))?.restartCount, 0);
+    assert.deepEqual(
+      again.events.filter((e) => e.reason === 'Started'),
+      [],
+      'nothing was started again',
+    );
+  });
+
+  it('a container killed outside (docker kill) is restarted: restartCount 1, lastState', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'kill', { containers: [{ name: 'app', image: 'spring-server:1.0' }] }),
+    );
+    await until(h.clock, 'running', async () => (await getPod(created))?.status?.phase === 'Running');
+    const [c] = containersOf(h.runtime, created.metadata.uid!);
+    h.runtime.exitContainer(c!.id, 137);
+    const p = await until(h.clock, 'restarted', async () => {
+      const pod = await getPod(created);
+      return statusOf(pod)?.restartCount === 1 && statusOf(pod)?.state?.running ? pod : undefined;
+    });
+    const last = statusOf(p)!.lastState!.terminated as { exitCode: number; containerID: string };
+    assert.equal(last.exitCode, 137);
+    assert.equal(last.containerID, `fake://${c!.id}`);
+  });
+
+  it('probes: readiness gates Ready; a failing liveness probe restarts the container', async () => {
+    let ready = false;
+    let alive = true;
+    const runProbe = async (probe: Probe, _t: ProbeTarget): Promise<ProbeOutcome> => {
+      const ok = probe.httpGet?.path === '/ready' ? ready : alive;
+      return ok
+        ? { result: 'Success', output: '' }
+        : { result: 'Failure', output: 'HTTP probe failed with statuscode: 500' };
+    };
+    const h = await harness({ runProbe });
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'probed', {
+        containers: [
+          {
+            name: 'app',
+            image: 'spring-server:1.0',
+            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
+            livenessProbe: { httpGet: { path: '/live', port: 8080 }, periodSeconds: 1, failureThreshold: 2 },
+          },
+        ],
+      }),
+    );
+    const uid = created.metadata.uid!;
+    await until(h.clock, 'running but not ready', async () => {
+      const p = await getPod(created);
+      return p?.status?.phase === 'Running' && statusOf(p)?.started === true;
+    });
+    for (let i = 0; i < 5; i++) await h.clock.advance(1000);
+    const notReady = await getPod(created);
+    assert.equal(notReady?.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
+    assert.equal(
+      notReady?.status?.conditions?.find((c) => c.type === 'ContainersReady')?.reason,
+      'ContainersNotReady',
+    );
+    ready = true;
+    await until(h.clock, 'Ready', async () => {
+      const p = await getPod(created);
+      return p?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    });
+    const first = containersOf(h.runtime, uid)[0]!.id;
+    alive = false;
+    await until(
+      h.clock,
+      'restarted after the liveness failures',
+      async () => statusOf(await getPod(created))?.restartCount === 1,
+    );
+    alive = true;
+    assert.notEqual(containersOf(h.runtime, uid).at(-1)!.id, first);
+    assert.ok(
+      h.events.some(
+        (e) =>
+          e.reason === 'Unhealthy' &&
+          e.message === 'Liveness probe failed: HTTP probe failed with statuscode: 500',
+      ),
+    );
+    assert.ok(
+      h.events.some(
+        (e) =>
+          e.reason === 'Killing' && e.message === 'Container app failed liveness probe, will be restarted',
+      ),
+    );
+  });
+
+  it('image reasons in the status: ErrImageNeverPull, InvalidImageName, ErrImagePull then ImagePullBackOff', async () => {
+    const h = await harness();
+    const table = [
+      { image: 'missing:1.0', policy: 'Never' as const, reasons: ['ErrImageNeverPull'] },
+      { image: 'Bad Image Name', policy: undefined, reasons: ['InvalidImageName'] },
+      {
+        image: 'unpullable:1.0',
+        policy: 'IfNotPresent' as const,
+        reasons: ['ErrImagePull', 'ImagePullBackOff'],
+      },
+    ];
+    for (const c of table) {
+      const created = await api.client.create<Pod>(
+        resources.pods,
+        makePod(h, 'img', {
+          containers: [{ name: 'app', image: c.image, ...(c.policy ? { imagePullPolicy: c.policy } : {}) }],
+        }),
+      );
+      for (const reason of c.reasons) {
+        const p = await until(h.clock, `${c.image}: ${reason}`, async () => {
+          const pod = await getPod(created);
+          return (statusOf(pod)?.state?.waiting as { reason?: string } | undefined)?.reason === reason
+            ? pod
+            : undefined;
+        });
+        assert.equal(p.status?.phase, 'Pending');
+      }
+    }
+  });
+
+  it('survives a runtime outage: resyncs when it answers again (sandbox recreated, container restarted)', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'outage', { containers: [{ name: 'app', image: 'spring-server:1.0' }] }),
+    );
+    const uid = created.metadata.uid!;
+    await until(h.clock, 'running', async () => (await getPod(created))?.status?.phase === 'Running');
+    // A daemon restart: everything stops, and for a while nothing answers.
+    for (const s of h.runtime.state.sandboxes.values())
+      if (s.config.metadata.uid === uid) await h.runtime.stopPodSandbox(s.id);
+    h.runtime.setUnavailable(true);
+    for (let i = 0; i < 20; i++) await h.clock.advance(1000);
+    h.runtime.setUnavailable(false);
+    const p = await until(h.clock, 'running again', async () => {
+      const pod = await getPod(created);
+      return statusOf(pod)?.state?.running && statusOf(pod)?.restartCount === 1 ? pod : undefined;
+    });
+    const sandboxes = [...h.runtime.state.sandboxes.values()].filter((s) => s.config.metadata.uid === uid);
+    const ready = sandboxes.filter((s) => s.state === 'SANDBOX_READY');
+    assert.equal(ready.length, 1);
+    assert.equal(ready[0]!.config.metadata.attempt, 1);
+    assert.equal(p.status?.podIP, ready[0]!.ip);
+  });
+});

@@ -1,0 +1,282 @@
+/**
+ * The Proxy against the real API server (in-process) with Services and EndpointSlices
+ * written by hand, pointing at three TCP servers on this host's first non-loopback IPv4
+ * address (EndpointSlices refuse loopback addresses, as Kubernetes does), one slice per
+ * server: NodePort on 127.0.0.1 (nodeIP), round-robin, scaling down, ClientIP affinity,
+ * refused endpoints skipped, ClusterIP from the host, bind failures, metrics, cleanup.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import net from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { after, before, describe, it } from 'node:test';
+import { resources } from '../../api/client/resource.js';
+import { silentLogger } from '../../api/log.js';
+import type { EndpointSlice, Service } from '../../api/types.js';
+import { startTestApi, type TestApi } from '../../test/support/api.js';
+import type { BindFailure } from './service-port.js';
+import { Proxy } from './proxy.js';
+
+const NAMES = ['b0', 'b1', 'b2'];
+/** This host's first non-internal IPv4 address. */
+const HOST_IP = Object.values(networkInterfaces())
+  .flat()
+  .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+
+/** Polls `fn` until it returns a truthy value or `ms` pass; returns the value. */
+async function until<T>(what: string, fn: () => T | Promise<T>, ms = 5000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v as NonNullable<T>;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** One connection: what the backend says before closing. Rejects on a refused/reset connection. */
+function request(host: string, port: number, localAddress?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect({ host, port, ...(localAddress ? { localAddress } : {}) });
+    let out = '';
+    s.setEncoding('utf8');
+    s.on('data', (d: string) => (out += d));
+    s.on('end', () => (out ? resolve(out) : reject(new Error('closed without an answer'))));
+    s.on('error', reject);
+  });
+}
+
+async function requests(n: number, host: string, port: number, localAddress?: string): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) out.push(await request(host, port, localAddress));
+  return out;
+}
+
+const count = (xs: string[]): Record<string, number> => {
+  const m: Record<string, number> = {};
+  for (const x of xs) m[x] = (m[x] ?? 0) + 1;
+  return m;
+};
+
+describe('Proxy', () => {
+  let api: TestApi;
+  let proxy: Proxy;
+  const ports: Record<string, number> = {};
+  const servers: net.Server[] = [];
+  const bindFailures: BindFailure[] = [];
+  const iface = `k8tspt${process.pid % 100000}`;
+
+  before(async () => {
+    assert.ok(HOST_IP, 'this test needs a non-loopback IPv4 address on the host');
+    api = await startTestApi();
+    for (const name of [...NAMES, 'dead']) {
+      const server = net.createServer((s) => s.end(name));
+      await new Promise<void>((resolve) => server.listen(0, HOST_IP, () => resolve()));
+      ports[name] = (server.address() as net.AddressInfo).port;
+      servers.push(server);
+    }
+    // Nothing listens on the dead endpoint's port: connections to it are refused.
+    await new Promise<void>((resolve) => servers.pop()!.close(() => resolve()));
+    proxy = new Proxy({
+      client: api.client,
+      nodeName: 'node-1',
+      nodeIP: '127.0.0.1',
+      clusterIPInterface: iface,
+      logger: silentLogger(),
+      connectTimeoutMs: 500,
+      onBindError: (_svc, f) => bindFailures.push(f),
+    });
+    await proxy.start();
+  });
+
+  after(async () => {
+    await proxy?.stop();
+    for (const s of servers) s.close();
+    await api?.stop();
+  });
+
+  let svc: Service;
+  /** The slice of one backend (one endpoint, its own port), ready or not. */
+  const slice = (name: string, ready: boolean): EndpointSlice => ({
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `web-${name}`, namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [HOST_IP!], conditions: { ready, serving: ready, terminating: false } }],
+    ports: [{ name: 'http', port: ports[name]!, protocol: 'TCP' }],
+  });
+  /** Makes exactly `names` ready (creating slices on first use). */
+  const setReady = async (names: string[]): Promise<void> => {
+    for (const name of [...NAMES, 'dead']) {
+      const want = slice(name, names.includes(name));
+      try {
+        const current = await api.client.get<EndpointSlice>(
+          resources.endpointslices,
+          'default',
+          `web-${name}`,
+        );
+        await api.client.update(resources.endpointslices, { ...want, metadata: current.metadata });
+      } catch {
+        await api.client.create(resources.endpointslices, want);
+      }
+    }
+  };
+  const nodePort = (): number => svc.spec.ports![0]!.nodePort!;
+  const served = (names: string[]) => () => {
+    const eps = proxy.snapshot()['default/web']?.http?.endpoints ?? [];
+    const want = names
+      .map((n) => ports[n]!)
+      .sort((a, b) => a - b)
+      .map((p) => `${HOST_IP}:${p}`);
+    return eps.join() === want.join();
+  };
+
+  it('serves a NodePort on the node IP, round-robin across all ready endpoints', async () => {
+    svc = await api.client.create<Service>(resources.services, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: {
+        type: 'NodePort',
+        selector: { app: 'web' },
+        ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+      },
+    });
+    await setReady(NAMES);
+    await until('the endpoints to be served', served(NAMES));
+    const answers = await until('the NodePort to answer', () => requests(30, '127.0.0.1', nodePort()));
+    assert.deepEqual(count(answers), { b0: 10, b1: 10, b2: 10 });
+  });
+
+  it('after scaling to one endpoint, every request reaches it within 2 s', async () => {
+    await setReady(['b1']);
+    const started = Date.now();
+    await until(
+      'only b1 to answer',
+      async () => (await requests(5, '127.0.0.1', nodePort())).every((a) => a === 'b1'),
+      2000,
+    );
+    assert.ok(Date.now() - started < 2000);
+    assert.deepEqual(count(await requests(10, '127.0.0.1', nodePort())), { b1: 10 });
+  });
+
+  it('skips an endpoint that refuses: no client error while another is ready', async () => {
+    await setReady(['b0', 'dead', 'b2']);
+    await until('the endpoints to be served', served(['b0', 'dead', 'b2']));
+    const answers = await requests(30, '127.0.0.1', nodePort());
+    assert.deepEqual(Object.keys(count(answers)).sort(), ['b0', 'b2']);
+  });
+
+  it('sessionAffinity ClientIP keeps one client on one endpoint', async () => {
+    await setReady(NAMES);
+    await until('the endpoints to be served', served(NAMES));
+    await api.client.patch(resources.services, 'default', 'web', 'merge', {
+      spec: { sessionAffinity: 'ClientIP' },
+    });
+    // Once affinity is on, 20 requests from one client all land on one endpoint.
+    await until('affinity to take effect', async () => {
+      const answers = await requests(20, '127.0.0.1', nodePort(), '127.0.0.1');
+      return new Set(answers).size === 1;
+    });
+    // A different client address may land elsewhere but is sticky too.
+    const other = await requests(10, '127.0.0.1', nodePort(), '127.0.0.99');
+    assert.equal(new Set(other).size, 1);
+    await api.client.patch(resources.services, 'default', 'web', 'merge', {
+      spec: { sessionAffinity: 'None' },
+    });
+    await until(
+      'round-robin again',
+      async () => new Set(await requests(6, '127.0.0.1', nodePort())).size === 3,
+    );
+  });
+
+  it('serves the ClusterIP from the host, on the address it added', async (t) => {
+    if (proxy.addressMode === 'disabled') {
+      t.skip('cannot add addresses here (`ip addr add` not permitted): ClusterIP not served');
+      return;
+    }
+    const clusterIP = svc.spec.clusterIP!;
+    assert.match(
+      execFileSync('ip', ['-o', '-4', 'addr', 'show']).toString(),
+      new RegExp(`inet ${clusterIP.replaceAll('.', '\\.')}/32`),
+    );
+    const answers = await until('the ClusterIP to answer', () => requests(6, clusterIP, 80));
+    assert.deepEqual(Object.keys(count(answers)).sort(), NAMES);
+  });
+
+  it('counts connections and bytes per Service and endpoints per Service', async () => {
+    const text = await proxy.metrics();
+    const connections = /k8ts_proxy_connections_total\{service="default\/web",port="http"\} (\d+)/.exec(text);
+    assert.ok(connections && Number(connections[1]) >= 100, text);
+    assert.match(text, /k8ts_proxy_bytes_total\{service="default\/web",direction="out"\} [1-9]\d*/);
+    assert.match(text, /k8ts_proxy_endpoints\{service="default\/web"\} 3/);
+  });
+
+  it('a port that cannot be bound is reported and the rest is served', async () => {
+    // Hold a free port of the NodePort range on the node IP, then give a Service that nodePort.
+    const holder = net.createServer();
+    let port = 31000 + (process.pid % 1000);
+    for (; ; port++) {
+      const ok = await new Promise<boolean>((resolve) => {
+        holder.once('error', () => resolve(false));
+        holder.listen(port, '127.0.0.1', () => resolve(true));
+      });
+      if (ok) break;
+    }
+    try {
+      await api.client.create<Service>(resources.services, {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'clash', namespace: 'default' },
+        spec: {
+          type: 'NodePort',
+          selector: { app: 'web' },
+          ports: [{ name: 'a', port: 81, nodePort: port }],
+        },
+      });
+      const failure = await until('the bind failure to be reported', () =>
+        bindFailures.find((f) => f.address.port === port && f.address.kind === 'NodePort'),
+      );
+      assert.equal(failure.error, 'EADDRINUSE');
+      // The other Service keeps working.
+      assert.equal((await requests(3, '127.0.0.1', nodePort())).length, 3);
+    } finally {
+      holder.close();
+      await api.client.delete(resources.services, 'default', 'clash');
+    }
+  });
+
+  it('a deleted Service closes its listeners and removes its ClusterIP', async () => {
+    const clusterIP = svc.spec.clusterIP!;
+    await api.client.delete(resources.services, 'default', 'web');
+    await until('the Service to be gone', () => proxy.snapshot()['default/web'] === undefined);
+    await assert.rejects(request('127.0.0.1', nodePort()), /ECONNREFUSED/);
+    assert.doesNotMatch(
+      execFileSync('ip', ['-o', '-4', 'addr', 'show']).toString(),
+      new RegExp(`inet ${clusterIP.replaceAll('.', '\\.')}/`),
+    );
+  });
+
+  it('stop() leaves no listener, address or interface behind', async () => {
+    const s = await api.client.create<Service>(resources.services, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'last', namespace: 'default' },
+      spec: { type: 'NodePort', selector: { app: 'web' }, ports: [{ port: 80 }] },
+    });
+    await until(
+      'the Service to be served',
+      () => (proxy.snapshot()['default/last']?.['80']?.listening.length ?? 0) > 0,
+    );
+    await proxy.stop();
+    await assert.rejects(request('127.0.0.1', s.spec.ports![0]!.nodePort!), /ECONNREFUSED/);
+    const addrs = execFileSync('ip', ['-o', 'addr', 'show']).toString();
+    assert.doesNotMatch(addrs, new RegExp(`inet ${s.spec.clusterIP!.replaceAll('.', '\\.')}/`));
+    assert.doesNotMatch(addrs, new RegExp(iface));
+  });
+});
