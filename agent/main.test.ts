@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { resources } from '../api/client/resource.js';
 import type { Condition, Lease, Node } from '../api/types.js';
 import { startTestApi, type TestApi } from '../test/support/api.js';
-import { startAgent, type Agent, type AgentConfig } from './main.js';
+import { startAgent, type AgentConfig } from './main.js';
 import { captureLogger, StubMachine, StubRuntime } from './testing.js';
 
 const HOUR = 3_600_000;
