@@ -46,6 +46,7 @@ import {
   type DockerStats,
 } from './convert.js';
 import { criCodeOf, dockerErrorInfo, toCriError } from './errors.js';
+import { followPull } from './pull.js';
 import {
   LABEL_NODE,
   LABEL_SANDBOX_ID,
@@ -397,52 +398,11 @@ export class DockerRuntime implements Runtime {
     } catch (err) {
       throw asPullError(err);
     }
-    // Docker reports a failure inside a 200 response: a JSON line with `error`.
-    let failure: string | undefined;
-    let buf = '';
-    const onLine = (line: string): void => {
-      if (line.trim() === '') return;
-      let msg: {
-        status?: string;
-        id?: string;
-        error?: string;
-        errorDetail?: { message?: string };
-        progressDetail?: { current?: number; total?: number };
-      };
-      try {
-        msg = JSON.parse(line) as typeof msg;
-      } catch {
-        return;
-      }
-      if (msg.error !== undefined || msg.errorDetail?.message !== undefined) {
-        failure ??= msg.errorDetail?.message ?? msg.error;
-        return;
-      }
-      if (msg.status !== undefined && onProgress) {
-        const p: PullProgress = { status: msg.id ? `${msg.status} ${msg.id}` : msg.status };
-        if (msg.progressDetail?.current !== undefined) p.current = msg.progressDetail.current;
-        if (msg.progressDetail?.total !== undefined) p.total = msg.progressDetail.total;
-        onProgress(p);
-      }
-    };
-    stream.on('data', (chunk: Buffer) => {
-      buf += chunk.toString('utf8');
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        onLine(buf.slice(0, nl));
-        buf = buf.slice(nl + 1);
-      }
-    });
-    try {
-      await streamDone(stream);
-    } catch (err) {
-      throw asPullError(err);
-    }
-    onLine(buf);
-    if (failure !== undefined) throw new CriError('ImagePullFailed', `${what}: ${failure}`);
+    await followPull(stream, what, onProgress);
     const pulled = await this.imageStatus(image);
-    if (!pulled)
+    if (!pulled) {
       throw new CriError('ImagePullFailed', `${what}: docker reported success but has no such image`);
+    }
     return pulled.id;
   }
 
