@@ -24,7 +24,11 @@
 import { EventRecorder } from '../../api/client/events.js';
 import { InformerFactory } from '../../api/client/factory.js';
 import { deletedObject } from '../../api/client/informer.js';
-import type { DeletedFinalStateUnknown, SharedInformer } from '../../api/client/informer.js';
+import type {
+  DeletedFinalStateUnknown,
+  HandlerRegistration,
+  SharedInformer,
+} from '../../api/client/informer.js';
 import { resources } from '../../api/client/resource.js';
 import type { RestClient } from '../../api/client/rest.js';
 import type { Clock } from '../../api/clock.js';
@@ -116,7 +120,8 @@ export class Scheduler {
   private readonly podInformer: SharedInformer<Pod>;
   private readonly bindings = new Set<Promise<void>>();
   private slotWaiter: (() => void) | undefined;
-  private running = false;
+  private ran = false;
+  private readonly registrations: HandlerRegistration[] = [];
 
   /** @throws Error for an invalid setting (percentageOfNodesToScore outside 0..100, parallelism < 1, ...). */
   constructor(cfg: SchedulerConfig) {
@@ -158,13 +163,13 @@ export class Scheduler {
     });
 
     this.podInformer = this.informers.informerFor<Pod>(resources.pods);
-    this.podInformer.addEventHandler({
+    const podHandler = this.podInformer.addEventHandler({
       onAdd: (pod) => this.onPodAdd(pod),
       onUpdate: (oldPod, newPod) => this.onPodUpdate(oldPod, newPod),
       onDelete: (obj) => this.onPodDelete(obj),
     });
     const nodeInformer = this.informers.informerFor<Node>(resources.nodes);
-    nodeInformer.addEventHandler({
+    const nodeHandler = nodeInformer.addEventHandler({
       onAdd: (node) => {
         this.cache.addNode(node);
         this.queue.moveAllToActiveOrBackoffQueue(events.nodeAdd);
@@ -179,16 +184,19 @@ export class Scheduler {
         this.queue.moveAllToActiveOrBackoffQueue(events.nodeDelete);
       },
     });
+    this.registrations.push(podHandler, nodeHandler);
   }
 
   /**
    * Starts the informers (see `informers`), waits for them to sync, then schedules until
-   * `signal` aborts; resolves once bindings in flight have finished.
-   * @throws Error when called twice concurrently.
+   * `signal` aborts; resolves once bindings in flight have finished and the scheduler's
+   * informer handlers are removed. A Scheduler runs once: after losing and regaining
+   * leadership, build a new one (its cache and queue start from the informers again).
+   * @throws Error when called a second time.
    */
   async run(signal: AbortSignal): Promise<void> {
-    if (this.running) throw new Error('Scheduler: already running');
-    this.running = true;
+    if (this.ran) throw new Error('Scheduler: run() may be called only once; create a new Scheduler');
+    this.ran = true;
     try {
       this.informers.start();
       const synced = await this.informers.waitForCacheSync(undefined, signal);
@@ -219,8 +227,8 @@ export class Scheduler {
     } finally {
       this.queue.close();
       while (this.bindings.size > 0) await Promise.allSettled([...this.bindings]);
+      for (const r of this.registrations) r.remove();
       if (this.ownInformers) await this.informers.shutdown();
-      this.running = false;
     }
   }
 
