@@ -21,11 +21,12 @@ import { resources } from '../api/client/resource.js';
 import { RestClient } from '../api/client/rest.js';
 import { createLogger } from '../api/log.js';
 import type { Node } from '../api/types.js';
-import type { Runtime } from '../cri/api.js';
+import type { Runtime, RuntimeKind } from '../cri/index.js';
 import { hostMachine, type MachineProbe } from './kubelet/machine.js';
 import { PodNetworkManager } from './kubelet/network.js';
 import { NodeLeaseController } from './kubelet/node-lease.js';
 import { KUBELET_VERSION, NodeStatusManager } from './kubelet/node-status.js';
+import { connectRuntime } from './runtime.js';
 
 /** Settings of an agent (the `k8ts agent` flags, plus what tests inject). */
 export interface AgentConfig {
@@ -39,9 +40,13 @@ export interface AgentConfig {
   nodeIP: string;
   /** The agent's own directory (`--data-dir`); created when missing. Its filesystem is the node's ephemeral-storage. */
   dataDir: string;
-  /** The container runtime. The agent does not close it unless `ownsRuntime`. */
-  runtime: Runtime;
-  /** Close `runtime` on stop() (the CLI opens the runtime and hands it over). Default false. */
+  /**
+   * The container runtime: an adapter kind (`--runtime docker`), which the agent opens —
+   * retrying in the background while it cannot be reached, the node NotReady meanwhile —
+   * and closes on stop(); or an open Runtime (tests), closed on stop() only if `ownsRuntime`.
+   */
+  runtime: Runtime | RuntimeKind;
+  /** Close a given Runtime on stop(). Default false. */
   ownsRuntime?: boolean;
   /** Default: JSON lines on stderr at info. */
   logger?: winston.Logger;
@@ -86,9 +91,16 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   if (!cfg.nodeIP) throw new Error('startAgent: nodeIP is required');
   if (!cfg.dataDir) throw new Error('startAgent: dataDir is required');
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
-  const { nodeName, runtime } = cfg;
+  const { nodeName } = cfg;
   const logger = cfg.logger ?? createLogger('info');
   const clock = cfg.clock ?? realClock;
+  const connecting =
+    typeof cfg.runtime === 'string' ? connectRuntime(cfg.runtime, nodeName, logger, clock) : undefined;
+  const runtime = connecting?.runtime ?? (cfg.runtime as Runtime);
+  const closeRuntime = async () => {
+    if (connecting) await connecting.close();
+    else if (cfg.ownsRuntime) await runtime.close();
+  };
   const client = new RestClient({
     server: cfg.server,
     ...(cfg.token ? { token: cfg.token } : {}),
@@ -133,6 +145,8 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
       ? { reportFrequencyMs: cfg.nodeStatusReportFrequencyMs }
       : {}),
   });
+  // Post at once when the runtime comes up rather than at the next status update.
+  void connecting?.connected.then(() => status.poke());
   const lease = new NodeLeaseController({
     client,
     nodeName,
@@ -157,7 +171,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     cfg.signal?.removeEventListener('abort', onStartAbort);
     await recorder.flush();
     client.close();
-    if (cfg.ownsRuntime) await runtime.close();
+    await closeRuntime();
     throw err;
   }
   cfg.signal?.removeEventListener('abort', onStartAbort);
@@ -196,7 +210,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
         await nodes.stop();
         await recorder.flush();
         client.close();
-        if (cfg.ownsRuntime) await runtime.close();
+        await closeRuntime();
         logger.info('agent stopped', { node: nodeName });
       })()),
   };

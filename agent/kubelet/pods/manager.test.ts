@@ -105,6 +105,7 @@ async function harness(
 
 let seq = 0;
 function makePod(
+  h: Harness,
   prefix: string,
   spec: Partial<Pod['spec']> & { containers: Pod['spec']['containers'] },
 ): Pod {

@@ -164,7 +164,11 @@ export class PodWorker {
       // Someone else wrote the status (or an older version arrived late): compare with it again.
       this.lastPosted = undefined;
     }
+    const before = this.pod;
     this.pod = kubeletPod(pod);
+    // As the kubelet's pod config (podsDifferSemantically): a change of the status alone —
+    // most often the one this worker just posted — is no reason to sync.
+    if (before !== pod && !podsDifferSemantically(before, pod)) return;
     this.wake();
   }
 
@@ -617,6 +621,19 @@ export class PodWorker {
       if (!isNotFound(err) && !isConflict(err)) throw err;
     }
   }
+}
+
+/** True when what the kubelet acts on differs: spec, labels, annotations, deletion. */
+export function podsDifferSemantically(a: Pod, b: Pod): boolean {
+  const view = (p: Pod) =>
+    JSON.stringify([
+      p.spec,
+      p.metadata.labels,
+      p.metadata.annotations,
+      p.metadata.deletionTimestamp,
+      p.metadata.deletionGracePeriodSeconds,
+    ]);
+  return view(a) !== view(b);
 }
 
 function errorText(err: unknown): string {
