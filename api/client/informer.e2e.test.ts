@@ -90,6 +90,20 @@ describe('informer against a real k8ts server', () => {
       .map((p) => `${p.metadata!.name}@${p.metadata!.resourceVersion}`)
       .sort();
   const saw = (what: string) => () => events.includes(what);
+  /**
+   * The cache ends up equal to the server's state. The scheduler writes PodScheduled=False
+   * to pods it cannot place (this server has no nodes), so the cache may need a moment to
+   * see those writes too.
+   */
+  async function assertCaughtUp(): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    let want = await serverState();
+    while (JSON.stringify(cacheState()) !== JSON.stringify(want) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      want = await serverState();
+    }
+    assert.deepEqual(cacheState(), want);
+  }
 
   /** `n` pod creations in another namespace, all at once (so that they land between two bookmarks). */
   async function churn(n: number, prefix: string): Promise<void> {
@@ -186,7 +200,7 @@ describe('informer against a real k8ts server', () => {
     });
     await writer.create(resources.pods, pod('c'));
     await waitFor('ADDED c', saw('ADDED c'));
-    assert.deepEqual(cacheState(), await serverState());
+    await assertCaughtUp();
     assert.deepEqual(
       cacheState().map((s) => s.split('@')[0]),
       ['b', 'c'],
@@ -224,7 +238,7 @@ describe('informer against a real k8ts server', () => {
     // And it keeps following the live server.
     await writer.create(resources.pods, pod('f'));
     await waitFor('ADDED f', saw('ADDED f'));
-    assert.deepEqual(cacheState(), await serverState());
+    await assertCaughtUp();
     assert.deepEqual(
       cacheState().map((s) => s.split('@')[0]),
       ['c', 'd', 'e', 'f'],
