@@ -5,7 +5,8 @@
  * pretending to work.
  */
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, hostname } from 'node:os';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -27,8 +28,10 @@ Usage:
   k8ts version
   k8ts help
 
-Status: \`k8ts server --disable-agent\` runs the control process (API server over the
-store, the controllers and the scheduler); the node agent is not built yet.
+Status: \`k8ts server\` runs the control process (API server over the store, the
+controllers and the scheduler) and, unless --disable-agent, a node agent for this host;
+\`k8ts agent\` joins another node. Agents register their Node, keep its status and Lease,
+and create its pod network; running pods is being built.
 `;
 
 const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
@@ -38,8 +41,127 @@ export function defaultDataDir(): string {
   return process.getuid?.() === 0 ? '/var/lib/k8ts' : join(homedir(), '.k8ts');
 }
 
+/** The agent's default data dir: /var/lib/k8ts-agent for root, ~/.k8ts-agent for anyone else. */
+export function defaultAgentDataDir(): string {
+  return process.getuid?.() === 0 ? '/var/lib/k8ts-agent' : join(homedir(), '.k8ts-agent');
+}
+
 /** A CLI usage error: printed as `k8ts <command>: <message>` with exit code 2. */
 class UsageError extends Error {}
+
+/**
+ * The node flags shared by `server` and `agent`: --node-name (default: the hostname,
+ * lowercased, as the kubelet) must be a DNS subdomain; --node-ip an IP address (default:
+ * the host's primary IPv4).
+ */
+async function nodeFlags(values: {
+  'node-name'?: string;
+  'node-ip'?: string;
+}): Promise<{ nodeName: string; nodeIP: string }> {
+  const nodeName = values['node-name'] ?? hostname().toLowerCase();
+  if (
+    nodeName.length > 253 ||
+    !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(nodeName)
+  ) {
+    throw new UsageError(
+      `--node-name must be a lowercase DNS subdomain (letters, digits, '-' and '.'), got ${JSON.stringify(nodeName)}`,
+    );
+  }
+  const given = values['node-ip'];
+  if (given !== undefined && isIP(given) === 0) {
+    throw new UsageError(`--node-ip must be an IP address of this host, got ${JSON.stringify(given)}`);
+  }
+  const { primaryIPv4 } = await import('./agent/kubelet/machine.js');
+  return { nodeName, nodeIP: given ?? (await primaryIPv4()) };
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function untilSignal(): { promise: Promise<void>; signal: AbortSignal } {
+  const ac = new AbortController();
+  const promise = new Promise<void>((resolve) => {
+    const stop = () => {
+      process.removeListener('SIGINT', stop);
+      process.removeListener('SIGTERM', stop);
+      ac.abort(new Error('interrupted'));
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return { promise, signal: ac.signal };
+}
+
+async function agentCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      server: { type: 'string' },
+      token: { type: 'string' },
+      'token-file': { type: 'string' },
+      'node-name': { type: 'string' },
+      'node-ip': { type: 'string' },
+      'data-dir': { type: 'string' },
+      runtime: { type: 'string', default: 'docker' },
+      'log-level': { type: 'string', default: 'info' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const server = values.server;
+  if (!server)
+    throw new UsageError('--server URL is required (the control process, e.g. http://10.0.0.1:6443)');
+  if (!/^https?:\/\/[^/]/.test(server))
+    throw new UsageError(`--server must be an http:// or https:// URL, got ${server}`);
+  if (values.token !== undefined && values['token-file'] !== undefined) {
+    throw new UsageError('give --token or --token-file, not both');
+  }
+  let token = values.token;
+  if (values['token-file'] !== undefined) {
+    try {
+      token = readFileSync(values['token-file'], 'utf8').trim();
+    } catch (err) {
+      throw new UsageError(`cannot read --token-file ${values['token-file']}: ${(err as Error).message}`);
+    }
+  }
+  if (!token) {
+    throw new UsageError("--token or --token-file is required (the server's DATA_DIR/node-token)");
+  }
+  const runtime = values.runtime!;
+  if (runtime === 'containerd') throw new UsageError('--runtime containerd is not supported yet; use docker');
+  if (runtime !== 'docker') throw new UsageError(`--runtime must be docker or containerd, got ${runtime}`);
+  const logLevel = values['log-level']!;
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${logLevel}`);
+  }
+  const { nodeName, nodeIP } = await nodeFlags(values);
+  const { startAgent } = await import('./agent/main.js');
+  const { createLogger } = await import('./api/log.js');
+  const interrupted = untilSignal();
+  let agent;
+  try {
+    agent = await startAgent({
+      server,
+      token,
+      nodeName,
+      nodeIP,
+      dataDir: values['data-dir'] ?? defaultAgentDataDir(),
+      runtime,
+      logger: createLogger(logLevel as (typeof LOG_LEVELS)[number]),
+      signal: interrupted.signal,
+    });
+  } catch (err) {
+    if (interrupted.signal.aborted) return 0;
+    throw err;
+  }
+  process.stdout.write(`k8ts agent ${nodeName} joined ${server}\n`);
+  await interrupted.promise;
+  await agent.stop();
+  return 0;
+}
 
 async function server(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -90,9 +212,7 @@ async function server(argv: string[]): Promise<number> {
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${logLevel}`);
   }
-  if (!values['disable-agent']) {
-    throw new UsageError('the node agent is not built yet in this version; run with --disable-agent');
-  }
+  const localNode = values['disable-agent'] ? undefined : await nodeFlags(values);
   const compactionIntervalSeconds = parseDuration(
     values['etcd-compaction-interval']!,
     '--etcd-compaction-interval',
@@ -141,9 +261,10 @@ async function server(argv: string[]): Promise<number> {
   } catch (err) {
     throw new UsageError(`--cluster-cidr ${clusterCidr}: ${(err as Error).message}`);
   }
+  const dataDir = values['data-dir'] ?? defaultDataDir();
   const { startControl } = await import('./control/main.js');
   const control = await startControl({
-    dataDir: values['data-dir'] ?? defaultDataDir(),
+    dataDir,
     bindAddress: values['bind-address']!,
     port,
     datastore,
@@ -176,11 +297,33 @@ async function server(argv: string[]): Promise<number> {
   process.stdout.write(
     `k8ts server listening on ${control.url}\nkubeconfig: ${control.kubeconfigPath}\ntry: KUBECONFIG=${control.kubeconfigPath} kubectl get namespaces\n`,
   );
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  const interrupted = untilSignal();
+  // The local agent joins this control process as any other agent would: over its URL,
+  // with the node token, from its own data dir.
+  let agent: { stop(): Promise<void> } | undefined;
+  if (localNode) {
+    const { startAgent } = await import('./agent/main.js');
+    const { createLogger } = await import('./api/log.js');
+    try {
+      agent = await startAgent({
+        server: control.url,
+        token: readFileSync(join(dataDir, 'node-token'), 'utf8').trim(),
+        ...localNode,
+        dataDir: join(dataDir, 'agent'),
+        runtime: 'docker',
+        logger: createLogger(logLevel as (typeof LOG_LEVELS)[number]),
+        signal: interrupted.signal,
+      });
+      process.stdout.write(`k8ts agent ${localNode.nodeName} joined ${control.url}\n`);
+    } catch (err) {
+      if (!interrupted.signal.aborted) {
+        await control.stop();
+        throw err;
+      }
+    }
+  }
+  await interrupted.promise;
+  await agent?.stop();
   await control.stop();
   return 0;
 }
@@ -236,6 +379,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (command === 'server') return await server(argv.slice(1));
     if (command === 'kubeconfig') return kubeconfigCommand(argv.slice(1));
+    if (command === 'agent') return await agentCommand(argv.slice(1));
   } catch (err) {
     if (err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`k8ts ${command}: ${(err as Error).message}\n`);
@@ -262,13 +406,6 @@ function basic(argv: string[]): number {
     case 'version':
       process.stdout.write(`k8ts v${version()}\n`);
       return 0;
-    case 'agent':
-      if (values.help) {
-        process.stdout.write(HELP);
-        return 0;
-      }
-      process.stderr.write(`k8ts ${command}: not implemented yet in this version (see 'k8ts help')\n`);
-      return 2;
     default:
       process.stderr.write(
         `k8ts: unknown command ${JSON.stringify(command)}; run 'k8ts help' for the commands\n`,

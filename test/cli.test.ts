@@ -32,9 +32,52 @@ describe('k8ts CLI', () => {
   });
 });
 
+describe('k8ts agent flags', () => {
+  const cases: [string[], RegExp][] = [
+    [['agent', '--token', 't'], /--server URL is required/],
+    [
+      ['agent', '--server', 'localhost:6443', '--token', 't'],
+      /--server must be an http:\/\/ or https:\/\/ URL/,
+    ],
+    [['agent', '--server', 'http://127.0.0.1:1'], /--token or --token-file is required/],
+    [
+      ['agent', '--server', 'http://127.0.0.1:1', '--token-file', '/nonexistent-k8ts-token'],
+      /cannot read --token-file/,
+    ],
+    [
+      ['agent', '--server', 'http://127.0.0.1:1', '--token', 't', '--node-ip', 'x'],
+      /--node-ip must be an IP address/,
+    ],
+    [
+      ['agent', '--server', 'http://127.0.0.1:1', '--token', 't', '--runtime', 'containerd'],
+      /containerd is not supported yet/,
+    ],
+    [
+      ['agent', '--server', 'http://127.0.0.1:1', '--token', 't', '--runtime', 'rkt'],
+      /--runtime must be docker or containerd, got rkt/,
+    ],
+    [
+      ['agent', '--server', 'http://127.0.0.1:1', '--token', 't', '--log-level', 'loud'],
+      /--log-level must be one of/,
+    ],
+  ];
+  for (const [args, message] of cases) {
+    it(`refuses ${args.slice(1).join(' ')} with exit code 2 and a message saying what to fix`, () => {
+      const r = k8ts(...args);
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, message);
+      assert.equal(r.stdout, '');
+    });
+  }
+});
+
 describe('k8ts server flags', () => {
   const cases: [string[], RegExp][] = [
-    [['server', '--port', '0'], /the node agent is not built yet in this version; run with --disable-agent/],
+    [
+      ['server', '--port', '0', '--node-ip', '10.0.0'],
+      /--node-ip must be an IP address of this host, got "10.0.0"/,
+    ],
+    [['server', '--port', '0', '--node-name', 'Not_A_Name'], /--node-name must be a lowercase DNS subdomain/],
     [['server', '--disable-agent', '--port', 'abc'], /--port must be 0–65535, got abc/],
     [
       ['server', '--disable-agent', '--datastore', 'mysql'],
