@@ -1,0 +1,375 @@
+/**
+ * The kubelet's pod side against real Docker: the in-process API server, the docker
+ * adapter and a PodManager on a node name of this run only, with its own pod network
+ * (10.250.<random>.0/24). Pods are bound by setting spec.nodeName (no scheduler).
+ *
+ * Everything this file makes in Docker carries the node label `io.k8ts.node=<node>` and
+ * is removed at the end, passed or failed; nothing else on the engine is touched (the
+ * daemon itself is not restarted here: other tests share it).
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import Docker from 'dockerode';
+import { isNotFound } from '../api/client/errors.js';
+import { resources } from '../api/client/resource.js';
+import { silentLogger } from '../api/log.js';
+import type { KubeObject } from '../api/object.js';
+import type { ContainerStatus, Pod } from '../api/types.js';
+import { PodManager } from '../agent/kubelet/pods/manager.js';
+import { openRuntime, type Runtime } from '../cri/index.js';
+import { startTestApi, type TestApi } from './support/api.js';
+
+const RUN = randomBytes(3).toString('hex');
+const NODE = `kubelet-e2e-${RUN}`;
+const NETWORK = `k8ts-${NODE}`;
+const SUBNET = `10.250.${randomInt(0, 256)}.0/24`;
+const docker = new Docker();
+
+interface Recorded {
+  reason: string;
+  message: string;
+  name: string;
+}
+
+let api: TestApi;
+let runtime: Runtime;
+let manager: PodManager;
+let dataDir: string;
+const events: Recorded[] = [];
+
+function newManager(): PodManager {
+  return new PodManager({
+    client: api.client,
+    runtime,
+    nodeName: NODE,
+    nodeIP: '127.0.0.1',
+    podNetwork: NETWORK,
+    recorder: {
+      event: (target, _type, reason, message) => events.push({ reason, message, name: String(target.name) }),
+    },
+    logger: silentLogger(),
+    dataDir,
+  });
+}
+
+/** Removes every container of this run's node (app containers first) and its network. */
+async function sweep(): Promise<void> {
+  const items = await docker.listContainers({ all: true, filters: { label: [`io.k8ts.node=${NODE}`] } });
+  items.sort(
+    (a, b) =>
+      Number(a.Labels['io.k8ts.type'] === 'podsandbox') - Number(b.Labels['io.k8ts.type'] === 'podsandbox'),
+  );
+  for (const c of items) {
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .catch(() => undefined);
+  }
+  await docker
+    .getNetwork(NETWORK)
+    .remove()
+    .catch(() => undefined);
+}
+
+before(async () => {
+  execFileSync('bash', ['scripts/start-dockerd.sh'], { stdio: 'ignore' });
+  execFileSync('bash', ['scripts/build-images.sh'], { stdio: 'ignore' });
+  api = await startTestApi();
+  dataDir = mkdtempSync(join(tmpdir(), 'k8ts-kubelet-e2e-'));
+  await api.client.create(resources.nodes, {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: NODE },
+    status: { allocatable: { cpu: '2', memory: '4Gi', pods: '110' } },
+  } as KubeObject);
+  runtime = await openRuntime('docker', { nodeName: NODE });
+  await runtime.ensurePodNetwork({ name: NETWORK, subnet: SUBNET, labels: { 'io.k8ts.node': NODE } });
+  manager = newManager();
+  await manager.start();
+});
+
+after(async () => {
+  await manager?.stop();
+  await sweep();
+  await runtime?.close();
+  await api?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+let seq = 0;
+async function createPod(
+  prefix: string,
+  spec: Partial<Pod['spec']> & { containers: Pod['spec']['containers'] },
+) {
+  return api.client.create<Pod>(resources.pods, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${prefix}-${++seq}`, namespace: 'default' },
+    spec: { nodeName: NODE, terminationGracePeriodSeconds: 10, ...spec },
+  });
+}
+
+async function getPod(name: string): Promise<Pod | undefined> {
+  try {
+    return await api.client.get<Pod>(resources.pods, 'default', name);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Polls `check` every 100 ms until it returns something truthy; fails after `timeoutMs`. */
+async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined | false | null>,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const statusOf = (p: Pod | undefined, name = 'app'): ContainerStatus | undefined =>
+  p?.status?.containerStatuses?.find((c) => c.name === name);
+const dockerId = (s: ContainerStatus | undefined) => s?.containerID?.replace(/^docker:\/\//, '') ?? '';
+const isReady = (p: Pod | undefined) =>
+  p?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+const waitingReason = (p: Pod | undefined) =>
+  (statusOf(p)?.state?.waiting as { reason?: string } | undefined)?.reason;
+
+async function running(name: string): Promise<Pod> {
+  return until(`${name} Running and Ready`, async () => {
+    const p = await getPod(name);
+    return p?.status?.phase === 'Running' && isReady(p) ? p : undefined;
+  });
+}
+
+describe('kubelet with real Docker', () => {
+  let web: Pod;
+
+  it('runs spring-server: Running, answers on its pod IP, limits in docker inspect', async () => {
+    const created = await createPod('web', {
+      containers: [
+        {
+          name: 'app',
+          image: 'spring-server:1.0',
+          ports: [{ containerPort: 8080 }],
+          resources: { limits: { cpu: '500m', memory: '128Mi' } },
+          readinessProbe: { httpGet: { path: '/actuator/health', port: 8080 }, periodSeconds: 1 },
+        },
+      ],
+    });
+    web = await running(created.metadata.name!);
+    const podIP = web.status?.podIP ?? '';
+    assert.ok(podIP.startsWith(SUBNET.split('.').slice(0, 3).join('.')), `pod IP ${podIP} in ${SUBNET}`);
+    assert.equal(web.status?.hostIP, '127.0.0.1');
+    const st = statusOf(web)!;
+    assert.match(st.containerID ?? '', /^docker:\/\/[0-9a-f]{64}$/);
+    assert.equal(st.restartCount, 0);
+    const res = await fetch(`http://${podIP}:8080/`);
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /spring-server 1\.0/);
+    const info = await docker.getContainer(dockerId(st)).inspect();
+    const hc = info.HostConfig as {
+      CpuQuota?: number;
+      CpuPeriod?: number;
+      NanoCpus?: number;
+      Memory?: number;
+    };
+    assert.ok(
+      (hc.CpuQuota === 50_000 && hc.CpuPeriod === 100_000) || hc.NanoCpus === 500_000_000,
+      `CPU limit in HostConfig: ${JSON.stringify({ q: hc.CpuQuota, p: hc.CpuPeriod, n: hc.NanoCpus })}`,
+    );
+    assert.equal(hc.Memory, 128 * 1024 * 1024);
+    assert.equal(info.Config.Labels['io.kubernetes.pod.uid'], web.metadata.uid);
+  });
+
+  it('docker kill of the container → restarted, restartCount 1', async () => {
+    const before = dockerId(statusOf(web));
+    await docker.getContainer(before).kill();
+    const p = await until('restarted', async () => {
+      const pod = await getPod(web.metadata.name!);
+      return statusOf(pod)?.restartCount === 1 && statusOf(pod)?.state?.running ? pod : undefined;
+    });
+    assert.notEqual(dockerId(statusOf(p)), before);
+    assert.equal((statusOf(p)!.lastState?.terminated as { exitCode: number }).exitCode, 137);
+    web = await running(web.metadata.name!);
+  });
+
+  it('restarting the PodManager leaves the container ids unchanged', async () => {
+    const ids = (
+      await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${web.metadata.uid}`] } })
+    )
+      .map((c) => c.Id)
+      .sort();
+    await manager.stop();
+    manager = newManager();
+    await manager.start();
+    // A few relists and syncs of the new manager.
+    await until('the new manager synced the pod', async () => {
+      const p = await getPod(web.metadata.name!);
+      return isReady(p) && statusOf(p)?.restartCount === 1 ? p : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 3000));
+    const again = (
+      await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${web.metadata.uid}`] } })
+    )
+      .map((c) => c.Id)
+      .sort();
+    assert.deepEqual(again, ids);
+    assert.equal(statusOf(await getPod(web.metadata.name!))?.restartCount, 1);
+  });
+
+  it('delete → SIGTERM (clean exit 0), containers gone, pod object gone', async () => {
+    const name = web.metadata.name!;
+    const uid = web.metadata.uid!;
+    const seen: Pod[] = [];
+    const abort = new AbortController();
+    const stream = await api.client.watch<Pod>(resources.pods, {
+      namespace: 'default',
+      fieldSelector: `metadata.name=${name}`,
+      resourceVersion: web.metadata.resourceVersion,
+      signal: abort.signal,
+    });
+    const watching = (async () => {
+      try {
+        for await (const ev of stream) {
+          if (ev.type === 'MODIFIED' || ev.type === 'DELETED') seen.push(ev.object as Pod);
+          if (ev.type === 'DELETED') break;
+        }
+      } catch {
+        // aborted
+      }
+    })();
+    await api.client.delete(resources.pods, 'default', name);
+    await until('pod object gone', async () => (await getPod(name)) === undefined, 60_000);
+    await until(
+      'the watch saw the delete',
+      async () => seen.length > 0 && seen.at(-1)?.metadata.deletionTimestamp !== undefined,
+    );
+    abort.abort();
+    await watching;
+    const terminated = seen
+      .map((p) => statusOf(p)?.state?.terminated as { exitCode: number } | undefined)
+      .find((t) => t !== undefined);
+    assert.ok(terminated, 'the final status showed the container terminated');
+    assert.equal(terminated.exitCode, 0, 'spring-server exited cleanly on SIGTERM');
+    const left = await docker.listContainers({
+      all: true,
+      filters: { label: [`io.kubernetes.pod.uid=${uid}`] },
+    });
+    assert.deepEqual(left, []);
+    assert.ok(events.some((e) => e.name === name && e.reason === 'Killing'));
+  });
+
+  it('a container that exits at once → CrashLoopBackOff, restarted again and again', async () => {
+    const created = await createPod('crash', {
+      containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'exit 1'] }],
+    });
+    const name = created.metadata.name!;
+    const seen = new Set<string>();
+    await until(
+      'two restarts and CrashLoopBackOff',
+      async () => {
+        const p = await getPod(name);
+        const reason = waitingReason(p);
+        if (reason) seen.add(reason);
+        return (statusOf(p)?.restartCount ?? 0) >= 2 && seen.has('CrashLoopBackOff') ? p : undefined;
+      },
+      90_000,
+    );
+    const p = await getPod(name);
+    assert.equal((statusOf(p)?.lastState?.terminated as { exitCode: number; reason: string }).exitCode, 1);
+    assert.equal((statusOf(p)?.lastState?.terminated as { reason: string }).reason, 'Error');
+    assert.ok(events.some((e) => e.name === name && e.reason === 'BackOff'));
+  });
+
+  it('a readiness probe gates Ready', async () => {
+    const created = await createPod('ready', {
+      containers: [
+        {
+          name: 'app',
+          image: 'k8ts/busybox:1.0',
+          command: ['sh', '-c', 'sleep 4; touch /tmp/ready; sleep 3600'],
+          readinessProbe: { exec: { command: ['cat', '/tmp/ready'] }, periodSeconds: 1 },
+        },
+      ],
+    });
+    const name = created.metadata.name!;
+    const notReady = await until('Running, not ready', async () => {
+      const p = await getPod(name);
+      return p?.status?.phase === 'Running' ? p : undefined;
+    });
+    assert.equal(isReady(notReady), false);
+    await running(name);
+    assert.ok(
+      events.some(
+        (e) => e.name === name && e.reason === 'Unhealthy' && e.message.startsWith('Readiness probe failed'),
+      ),
+    );
+  });
+
+  it('a failing liveness probe restarts the container', async () => {
+    const created = await createPod('live', {
+      containers: [
+        {
+          name: 'app',
+          image: 'spring-server:1.0',
+          livenessProbe: {
+            httpGet: { path: '/nope', port: 8080 },
+            initialDelaySeconds: 2,
+            periodSeconds: 1,
+            failureThreshold: 2,
+          },
+        },
+      ],
+    });
+    const name = created.metadata.name!;
+    await until(
+      'restarted by the liveness probe',
+      async () => ((statusOf(await getPod(name))?.restartCount ?? 0) >= 1 ? true : undefined),
+      90_000,
+    );
+    assert.ok(
+      events.some(
+        (e) =>
+          e.name === name &&
+          e.reason === 'Killing' &&
+          e.message === 'Container app failed liveness probe, will be restarted',
+      ),
+    );
+    assert.ok(
+      events.some(
+        (e) =>
+          e.name === name &&
+          e.reason === 'Unhealthy' &&
+          e.message.startsWith('Liveness probe failed: HTTP probe failed'),
+      ),
+    );
+  });
+
+  it('pull policy reasons: Never with a missing image → ErrImageNeverPull; an invalid name → InvalidImageName', async () => {
+    for (const [image, policy, reason] of [
+      [`k8ts/missing-${RUN}:1.0`, 'Never', 'ErrImageNeverPull'],
+      ['Invalid Image:1.0', 'IfNotPresent', 'InvalidImageName'],
+    ] as const) {
+      const created = await createPod('img', {
+        containers: [{ name: 'app', image, imagePullPolicy: policy }],
+      });
+      const p = await until(`${image}: ${reason}`, async () => {
+        const pod = await getPod(created.metadata.name!);
+        return waitingReason(pod) === reason ? pod : undefined;
+      });
+      assert.equal(p.status?.phase, 'Pending');
+    }
+  });
+});
