@@ -17,6 +17,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const CLI_SOURCE = fileURLToPath(new URL('../../cli.ts', import.meta.url));
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * How to run the `k8ts` CLI: the built one (`node dist/cli.js`, what users run) or, for
+ * tests of parts built since the last `npm run build`, the source through tsx.
+ */
+export function cliCommand(fromSource = false): { cmd: string; args: string[]; cwd: string } {
+  return fromSource
+    ? { cmd: process.execPath, args: ['--import', 'tsx', CLI_SOURCE], cwd: REPO }
+    : { cmd: process.execPath, args: [CLI], cwd: REPO };
+}
 
 export interface K8tsServer {
   url: string;
@@ -53,6 +65,10 @@ export interface K8tsServerOptions {
   /** Reuse a data dir (e.g. to test restarts); it is then not removed by stop(). */
   dataDir?: string;
   readyTimeoutMs?: number;
+  /** Run the local node agent too (no `--disable-agent`); pass `--node-name`/`--node-ip` in `args`. Default false. */
+  agent?: boolean;
+  /** Run cli.ts through tsx instead of dist/cli.js. Default false. */
+  fromSource?: boolean;
 }
 
 /** Runs a command with a deadline; resolves with its exit code and output. */
@@ -91,10 +107,20 @@ export async function startK8tsServer(opts: K8tsServerOptions = {}): Promise<K8t
   const ownDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'k8ts-e2e-'));
   const cacheDir = mkdtempSync(join(tmpdir(), 'k8ts-kubectl-cache-'));
+  const cli = cliCommand(opts.fromSource);
   const child: ChildProcess = spawn(
-    process.execPath,
-    [CLI, 'server', '--port', '0', '--disable-agent', '--data-dir', dataDir, ...(opts.args ?? [])],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    cli.cmd,
+    [
+      ...cli.args,
+      'server',
+      '--port',
+      '0',
+      ...(opts.agent ? [] : ['--disable-agent']),
+      '--data-dir',
+      dataDir,
+      ...(opts.args ?? []),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], cwd: cli.cwd },
   );
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);

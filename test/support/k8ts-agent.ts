@@ -1,0 +1,125 @@
+/**
+ * Starts a real `k8ts agent` process for end-to-end tests, and removes what a test node
+ * leaves in Docker.
+ *
+ *   const agent = await startK8tsAgent({ server: k.url, token, nodeName: 'e2e-b', nodeIP: '127.0.0.2' });
+ *   after(async () => { await agent.stop(); await removeNodeFromDocker('e2e-b'); });
+ *
+ * Readiness is the "k8ts agent <node> joined <url>" line the CLI prints once the Node is
+ * registered. stop() signals exactly the agent's PID (SIGTERM, as a user would) and
+ * removes the data dir it made; containers and networks stay, as they do for a real
+ * agent: removeNodeFromDocker() removes everything labelled `io.k8ts.node=<node>`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cliCommand, run } from './k8ts-server.js';
+
+export interface K8tsAgentOptions {
+  server: string;
+  token: string;
+  nodeName: string;
+  nodeIP: string;
+  /** Default: a fresh temporary dir, removed by stop(). */
+  dataDir?: string;
+  /** Run cli.ts through tsx instead of dist/cli.js. Default false. */
+  fromSource?: boolean;
+  /** Extra flags (e.g. `['--log-level', 'debug']`). */
+  args?: string[];
+  readyTimeoutMs?: number;
+}
+
+export interface K8tsAgent {
+  pid: number;
+  dataDir: string;
+  /** The agent's stderr so far (JSON log lines). */
+  logs(): string;
+  /** Resolves with the exit code (or signal name) once the process has exited. */
+  exited: Promise<number | string>;
+  /** SIGTERM, wait for exit (SIGKILL after 10 s), remove the data dir if it made it. Idempotent. */
+  stop(): Promise<number | string>;
+}
+
+export async function startK8tsAgent(opts: K8tsAgentOptions): Promise<K8tsAgent> {
+  const ownDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'k8ts-e2e-agent-'));
+  const cli = cliCommand(opts.fromSource);
+  const child = spawn(
+    cli.cmd,
+    [
+      ...cli.args,
+      'agent',
+      '--server',
+      opts.server,
+      '--token',
+      opts.token,
+      '--node-name',
+      opts.nodeName,
+      '--node-ip',
+      opts.nodeIP,
+      '--data-dir',
+      dataDir,
+      ...(opts.args ?? []),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], cwd: cli.cwd },
+  );
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
+  const timeoutMs = opts.readyTimeoutMs ?? 30_000;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`k8ts agent not joined within ${timeoutMs} ms:\n${stdout}\n${stderr}`)),
+      timeoutMs,
+    );
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (/joined \S+/.test(stdout)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`k8ts agent exited with ${code} before it joined:\n${stdout}\n${stderr}`));
+    });
+  });
+  let stopped: Promise<number | string> | undefined;
+  return {
+    pid: child.pid!,
+    dataDir,
+    logs: () => stderr,
+    exited,
+    stop: () =>
+      (stopped ??= (async () => {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGTERM');
+          const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(timer);
+        }
+        process.removeListener('exit', killOnExit);
+        if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+        return exited;
+      })()),
+  };
+}
+
+/** Removes every container and network labelled `io.k8ts.node=<nodeName>` (what a test node left behind). */
+export async function removeNodeFromDocker(nodeName: string): Promise<void> {
+  const filter = `label=io.k8ts.node=${nodeName}`;
+  const containers = (await run('docker', ['ps', '-aq', '--filter', filter])).stdout
+    .split('\n')
+    .filter(Boolean);
+  if (containers.length > 0) await run('docker', ['rm', '-f', ...containers]);
+  const networks = (await run('docker', ['network', 'ls', '-q', '--filter', filter])).stdout
+    .split('\n')
+    .filter(Boolean);
+  if (networks.length > 0) await run('docker', ['network', 'rm', ...networks]);
+}
