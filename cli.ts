@@ -22,6 +22,7 @@ Usage:
                    [--node-startup-grace-period 60s] [--terminated-pod-gc-threshold 12500]
                    [--default-not-ready-toleration-seconds 300]
                    [--default-unreachable-toleration-seconds 300] [--cluster-cidr 10.42.0.0/16]
+                   [--service-cluster-ip-range 10.43.0.0/16] [--service-node-port-range 30000-32767]
   k8ts agent       --server URL (--token T | --token-file F) [--node-name NAME] [--node-ip IP]
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
   k8ts kubeconfig  [--data-dir DIR]
@@ -188,6 +189,8 @@ async function server(argv: string[]): Promise<number> {
       'node-startup-grace-period': { type: 'string', default: '60s' },
       'terminated-pod-gc-threshold': { type: 'string', default: '12500' },
       'cluster-cidr': { type: 'string', default: '10.42.0.0/16' },
+      'service-cluster-ip-range': { type: 'string', default: '10.43.0.0/16' },
+      'service-node-port-range': { type: 'string', default: '30000-32767' },
       'default-not-ready-toleration-seconds': { type: 'string', default: '300' },
       'default-unreachable-toleration-seconds': { type: 'string', default: '300' },
       help: { type: 'boolean', short: 'h' },
@@ -293,6 +296,8 @@ async function server(argv: string[]): Promise<number> {
     },
     defaultNotReadyTolerationSeconds: wholeNumber('default-not-ready-toleration-seconds', 0),
     defaultUnreachableTolerationSeconds: wholeNumber('default-unreachable-toleration-seconds', 0),
+    serviceClusterIPRange: values['service-cluster-ip-range']!,
+    serviceNodePortRange: values['service-node-port-range']!,
   });
   process.stdout.write(
     `k8ts server listening on ${control.url}\nkubeconfig: ${control.kubeconfigPath}\ntry: KUBECONFIG=${control.kubeconfigPath} kubectl get namespaces\n`,

@@ -46,6 +46,9 @@ export interface ControlConfig {
   /** DefaultTolerationSeconds admission: seconds pods tolerate a not-ready / unreachable node (default 300). */
   defaultNotReadyTolerationSeconds?: number;
   defaultUnreachableTolerationSeconds?: number;
+  /** See ApiServerConfig.serviceClusterIPRange / serviceNodePortRange. */
+  serviceClusterIPRange?: string;
+  serviceNodePortRange?: string;
 }
 
 /** A running control process. */
@@ -99,6 +102,8 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
     ...(cfg.defaultUnreachableTolerationSeconds !== undefined
       ? { defaultUnreachableTolerationSeconds: cfg.defaultUnreachableTolerationSeconds }
       : {}),
+    ...(cfg.serviceClusterIPRange ? { serviceClusterIPRange: cfg.serviceClusterIPRange } : {}),
+    ...(cfg.serviceNodePortRange ? { serviceNodePortRange: cfg.serviceNodePortRange } : {}),
   });
   let address: { address: string; port: number };
   try {
