@@ -191,6 +191,14 @@ export class PodManager {
     this.logger.info('pod manager stopped', { node: this.cfg.nodeName });
   }
 
+  /**
+   * Makes every pod worker sync now — for the agent to call when something all pods wait
+   * for has changed (the pod network became ready).
+   */
+  resyncAll(): void {
+    for (const w of this.workers.values()) w.wake();
+  }
+
   /** The state of the pod `uid`'s worker; undefined when it has none (never seen, or done). */
   workerState(uid: string): PodWorkerState | undefined {
     return this.workers.get(uid)?.state;
