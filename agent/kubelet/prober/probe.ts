@@ -11,7 +11,8 @@
  * - tcpSocket: a TCP connection opens within the timeout.
  * - exec: the command exits 0 in the container (runtime ExecSync), else its output.
  * Errors of the runtime itself (not of the probed program) are `Unknown`, which the
- * prober discards.
+ * prober discards. The HTTP and TCP timeouts are real time (they bound network I/O); the
+ * probe periods are on the prober's injected clock.
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
