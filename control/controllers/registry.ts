@@ -12,6 +12,7 @@ import { nodeIpamController } from './nodeipam/index.js';
 import { nodeLifecycleController } from './nodelifecycle/index.js';
 import { podGCController } from './podgc/index.js';
 import { replicaSetController } from './replicaset/index.js';
+import { serviceLBController } from './servicelb/index.js';
 import { taintEvictionController } from './tainteviction/index.js';
 
 export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
@@ -25,5 +26,6 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   nodelifecycle: nodeLifecycleController,
   podgc: podGCController,
   replicaset: replicaSetController,
+  servicelb: serviceLBController,
   'taint-eviction-controller': taintEvictionController,
 };
