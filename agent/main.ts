@@ -7,7 +7,9 @@
  * - the node Lease in kube-node-lease (kubelet/node-lease.ts), renewed every 10 s;
  * - the pod network (kubelet/network.ts), created once the Node has its spec.podCIDR;
  * - a Node informer on this one Node, which feeds the pod CIDR to the network and re-posts
- *   the status when the node lifecycle controller marked the Node Unknown.
+ *   the status when the node lifecycle controller marked the Node Unknown;
+ * - the pods bound to the node (kubelet/pods/: PodManager), whose sandboxes join the pod
+ *   network once it is ready.
  *
  * The agent reaches the runtime only through cri/. stop() leaves containers running: a
  * restarted agent adopts them.
@@ -26,6 +28,7 @@ import { hostMachine, type MachineProbe } from './kubelet/machine.js';
 import { PodNetworkManager } from './kubelet/network.js';
 import { NodeLeaseController } from './kubelet/node-lease.js';
 import { KUBELET_VERSION, NodeStatusManager } from './kubelet/node-status.js';
+import { PodManager } from './kubelet/pods/manager.js';
 import { connectRuntime } from './runtime.js';
 
 /** Settings of an agent (the `k8ts agent` flags, plus what tests inject). */
@@ -126,7 +129,10 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     logger,
     clock,
     ...(cfg.podNetworkResyncMs !== undefined ? { resyncMs: cfg.podNetworkResyncMs } : {}),
-    onReady: () => status.poke(),
+    onReady: () => {
+      status.poke();
+      pods.resyncAll();
+    },
   });
   const status = new NodeStatusManager({
     client,
@@ -156,6 +162,18 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
       ? { leaseDurationSeconds: cfg.nodeLeaseDurationSeconds }
       : {}),
     ...(cfg.nodeLeaseRenewIntervalMs !== undefined ? { renewIntervalMs: cfg.nodeLeaseRenewIntervalMs } : {}),
+  });
+
+  const pods = new PodManager({
+    client,
+    runtime,
+    nodeName,
+    nodeIP: cfg.nodeIP,
+    podNetwork,
+    recorder,
+    clock,
+    logger,
+    dataDir: cfg.dataDir,
   });
 
   let node: Node;
@@ -190,6 +208,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   nodes.start();
 
   const loops = [status.run(running.signal), lease.run(running.signal), podNetwork.run(running.signal)];
+  await pods.start();
   logger.info('agent started', {
     node: nodeName,
     server: cfg.server,
@@ -206,6 +225,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     stop: () =>
       (stopped ??= (async () => {
         running.abort();
+        await pods.stop();
         await Promise.all(loops);
         await nodes.stop();
         await recorder.flush();
