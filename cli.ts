@@ -58,7 +58,7 @@ class UsageError extends Error {}
 async function nodeFlags(values: {
   'node-name'?: string;
   'node-ip'?: string;
-}): Promise<{ nodeName: string; nodeIP: string }> {
+}): Promise<{ nodeName: string; nodeIP: string; nodePortAddress?: string }> {
   const nodeName = values['node-name'] ?? hostname().toLowerCase();
   if (
     nodeName.length > 253 ||
@@ -73,7 +73,11 @@ async function nodeFlags(values: {
     throw new UsageError(`--node-ip must be an IP address of this host, got ${JSON.stringify(given)}`);
   }
   const { primaryIPv4 } = await import('./agent/kubelet/machine.js');
-  return { nodeName, nodeIP: given ?? (await primaryIPv4()) };
+  // With --node-ip, NodePorts listen on that address only (DESIGN.md, "Several nodes on one
+  // host"); without it on all addresses, as kube-proxy by default.
+  return given !== undefined
+    ? { nodeName, nodeIP: given, nodePortAddress: given }
+    : { nodeName, nodeIP: await primaryIPv4() };
 }
 
 /** Resolves on the first SIGINT or SIGTERM. */
@@ -138,7 +142,7 @@ async function agentCommand(argv: string[]): Promise<number> {
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${logLevel}`);
   }
-  const { nodeName, nodeIP } = await nodeFlags(values);
+  const { nodeName, nodeIP, nodePortAddress } = await nodeFlags(values);
   const { startAgent } = await import('./agent/main.js');
   const { createLogger } = await import('./api/log.js');
   const interrupted = untilSignal();
@@ -149,6 +153,7 @@ async function agentCommand(argv: string[]): Promise<number> {
       token,
       nodeName,
       nodeIP,
+      ...(nodePortAddress !== undefined ? { nodePortAddress } : {}),
       dataDir: values['data-dir'] ?? defaultAgentDataDir(),
       runtime,
       logger: createLogger(logLevel as (typeof LOG_LEVELS)[number]),

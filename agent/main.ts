@@ -29,6 +29,7 @@ import { PodNetworkManager } from './kubelet/network.js';
 import { NodeLeaseController } from './kubelet/node-lease.js';
 import { KUBELET_VERSION, NodeStatusManager } from './kubelet/node-status.js';
 import { PodManager } from './kubelet/pods/manager.js';
+import { Proxy } from './proxy/proxy.js';
 import { connectRuntime } from './runtime.js';
 
 /** Settings of an agent (the `k8ts agent` flags, plus what tests inject). */
@@ -66,6 +67,14 @@ export interface AgentConfig {
   nodeLeaseRenewIntervalMs?: number;
   /** Milliseconds between checks that the pod network still exists; default 60 000. */
   podNetworkResyncMs?: number;
+  /**
+   * The address NodePorts listen on (kube-proxy's --nodeport-addresses); default all of
+   * this host's addresses. The CLI sets it to --node-ip when that flag is given, so several
+   * agents on one host (127.0.0.1, 127.0.0.2, ...) do not take each other's ports.
+   */
+  nodePortAddress?: string;
+  /** The dummy interface holding ClusterIP addresses (at most 15 characters); default `k8ts-svc0`. */
+  clusterIPInterface?: string;
   /** Aborts startup (registration retries until the API server answers). */
   signal?: AbortSignal;
 }
@@ -164,6 +173,24 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     ...(cfg.nodeLeaseRenewIntervalMs !== undefined ? { renewIntervalMs: cfg.nodeLeaseRenewIntervalMs } : {}),
   });
 
+  // kube-proxy: the agent's second half. It serves Services on this node from the API's
+  // Services and EndpointSlices; a port it cannot bind is reported as an event on the Service.
+  const proxy = new Proxy({
+    client,
+    nodeName,
+    ...(cfg.nodePortAddress !== undefined ? { nodeIP: cfg.nodePortAddress } : {}),
+    clusterIPInterface: cfg.clusterIPInterface ?? 'k8ts-svc0',
+    logger,
+    clock,
+    onBindError: (service, failure) =>
+      recorder.event(
+        service,
+        'Warning',
+        'FailedToBindPort',
+        `kube-proxy on ${nodeName} cannot listen on ${failure.address.host ?? '*'}:${failure.address.port}: ${failure.error}`,
+      ),
+  });
+
   const pods = new PodManager({
     client,
     runtime,
@@ -209,6 +236,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
 
   const loops = [status.run(running.signal), lease.run(running.signal), podNetwork.run(running.signal)];
   await pods.start();
+  await proxy.start();
   logger.info('agent started', {
     node: nodeName,
     server: cfg.server,
@@ -225,6 +253,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     stop: () =>
       (stopped ??= (async () => {
         running.abort();
+        await proxy.stop();
         await pods.stop();
         await Promise.all(loops);
         await nodes.stop();

@@ -9,9 +9,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import winston from 'winston';
 import { stringify as toYaml } from 'yaml';
 import { RestClient } from '../api/client/rest.js';
+import { createLogger, type LogLevel } from '../api/log.js';
 import { ApiServer } from './apiserver/server.js';
 import type { ControllersConfig } from './controllers/context.js';
 import { ControllerManager } from './controllers/manager.js';
@@ -23,7 +23,7 @@ import { Compactor } from './storage/compactor.js';
 import { openStore, type StoreConfig } from './storage/index.js';
 import type { Store } from './storage/store.js';
 
-export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+export type { LogLevel } from '../api/log.js';
 
 export interface ControlConfig {
   dataDir: string;
@@ -57,15 +57,6 @@ export interface ControlProcess {
   url: string;
   kubeconfigPath: string;
   stop(): Promise<void>;
-}
-
-/** A JSON-lines winston logger on stderr (stdout stays free for what the CLI prints). */
-export function createLogger(level: LogLevel): winston.Logger {
-  return winston.createLogger({
-    level,
-    format: winston.format.combine(winston.format.timestamp(), winston.format.json()),
-    transports: [new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'] })],
-  });
 }
 
 /**
