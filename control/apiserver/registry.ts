@@ -353,6 +353,36 @@ export class Registry {
   }
 
   /**
+   * A read-modify-write below the strategy, as Kubernetes' BindingREST writes through
+   * `store.Storage.GuaranteedUpdate`: no defaults, validation, managedFields, generation
+   * or hooks. `tryUpdate` gets a freshly decoded object (with resourceVersion) that it
+   * owns, changes it in place, and must keep it valid; it may throw (an ApiError) to
+   * refuse. On a storage conflict the object is read again and `tryUpdate` runs again.
+   * With `dryRun`, nothing is written.
+   * @returns the revision written (the object's new resourceVersion); undefined for a dry run.
+   * @throws ApiError from `tryUpdate`, 404, 409 (after repeated conflicts).
+   */
+  async updateInStorage(
+    namespace: string | undefined,
+    name: string,
+    tryUpdate: (obj: KubeObject) => void,
+    opts: { dryRun?: boolean } = {},
+  ): Promise<number | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const kv = await this.read(namespace, name);
+      const obj = decode(kv);
+      tryUpdate(obj);
+      if (opts.dryRun) return undefined;
+      try {
+        return (await this.store.update(kv.key, encode(obj), kv.modRevision)).modRevision;
+      } catch (err) {
+        if (isStorageError(err, 'Conflict') && attempt < GUARANTEED_UPDATE_ATTEMPTS) continue;
+        throw toApiError(err, this.ref(name));
+      }
+    }
+  }
+
+  /**
    * Deletes an object (DELETE). Objects with finalizers (metadata's, or the strategy's
    * specFinalizers such as a Namespace's spec.finalizers), or deleted with propagation
    * Orphan/Foreground (which add the `orphan`/`foregroundDeletion` finalizers for the

@@ -61,7 +61,8 @@ describe('bindPod', () => {
     const revision = await store.currentRevision();
     await bindPod(pods, 'default', 'web', binding({ name: 'node-1' }), true);
     assert.equal(await store.currentRevision(), revision);
-    assert.equal((await pods.get('default', 'web')).spec!.nodeName, undefined);
+    const spec = (await pods.get('default', 'web')).spec as { nodeName?: string };
+    assert.equal(spec.nodeName, undefined);
   });
 
   const refusals: {

@@ -151,8 +151,8 @@ function onlyAddedTolerations(now: unknown, before: unknown): FieldError[] {
  * activeDeadlineSeconds (set, or lowered; never removed), tolerations (additions, and
  * tolerationSeconds), terminationGracePeriodSeconds (negative → 1) and schedulingGates
  * (removals) may change; anything else is `spec: Forbidden: pod updates may not change
- * fields other than ...`. k8ts binds pods through the registry's update path, so
- * `spec.nodeName` may also go from unset to set (Kubernetes' binding bypasses this check).
+ * fields other than ...`. `spec.nodeName` may also go from unset to set (k8ts bound pods
+ * through this path before its binding went below the strategy, as Kubernetes' does).
  */
 function validatePodUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
   const spec = asObj(obj.spec) ?? {};
