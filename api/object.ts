@@ -67,7 +67,19 @@ export interface KubeList<T extends KubeObject = KubeObject> {
   items: T[];
 }
 
-/** RFC 3339 at seconds precision, as metav1.Time serializes (`2026-11-30T10:00:00Z`). */
+/** The last second rfc3339 formatted (epoch seconds) and its text. */
+let rfc3339Memo = { second: Number.NaN, text: '' };
+
+/**
+ * RFC 3339 at seconds precision, as metav1.Time serializes (`2026-11-30T10:00:00Z`).
+ * Formatting costs microseconds and busy writers (every managedFields entry, every Event)
+ * stamp the same second over and over, so the last second's text is kept.
+ * @throws RangeError for an invalid Date.
+ */
 export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(d.getTime() / 1000);
+  if (second !== rfc3339Memo.second) {
+    rfc3339Memo = { second, text: d.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  }
+  return rfc3339Memo.text;
 }

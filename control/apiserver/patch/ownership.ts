@@ -55,10 +55,12 @@ export function reassignOwnership(input: ReassignInput): Comparison {
     added: withoutTopLevel(raw.added, input.resetFields),
     removed: withoutTopLevel(raw.removed, input.resetFields),
   };
-  const changed = c.modified.union(c.added);
   const conflicts = new Map<string, FieldSet>();
   const conflictList: Conflict[] = [];
   const ids = [...input.managers.keys()].filter((id) => id !== input.self).sort();
+  // Nobody else to take fields from (a create, or an object with one manager): done.
+  if (ids.length === 0) return c;
+  const changed = c.modified.union(c.added);
   for (const id of ids) {
     const m = input.managers.get(id)!;
     const owned = m.set.intersection(changed);

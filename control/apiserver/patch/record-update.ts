@@ -8,7 +8,6 @@
 import type { KubeObject, ManagedFieldsEntry } from '../../../api/object.js';
 import { rfc3339 } from '../../../api/object.js';
 import { findKind } from '../resources.js';
-import { FieldSet } from './fieldset.js';
 import { deepCopy, isObject } from './json.js';
 import {
   capUpdateManagers,
@@ -40,6 +39,17 @@ export function withoutManagedFields(obj: KubeObject | undefined): KubeObject {
   const copy = deepCopy(obj);
   if (copy.metadata) delete copy.metadata.managedFields;
   return copy;
+}
+
+/**
+ * `obj` as ownership sees it, without `metadata.managedFields`, sharing everything else
+ * with `obj`: for reading only (comparing versions), where a deep copy would be wasted.
+ */
+function ownershipView(obj: KubeObject | undefined): KubeObject {
+  if (!obj) return {};
+  if (obj.metadata?.managedFields === undefined) return obj;
+  const { managedFields: _mf, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
 }
 
 /** Decodes managedFields, answering an empty set of managers for anything undecodable. */
@@ -97,8 +107,9 @@ export function recordUpdate(
   }
   const model = options.model ?? findKind(apiVersion, obj.kind ?? '')?.model ?? '';
   const place: Place = rootPlace(model);
-  const live = withoutManagedFields(old);
-  const next = withoutManagedFields(obj);
+  // updateManagers only compares the two versions, so views do instead of copies.
+  const live = ownershipView(old);
+  const next = ownershipView(obj);
   updateManagers({
     managers,
     live,
@@ -150,21 +161,22 @@ export function updateManagers(input: UpdateManagersInput): void {
     force: true,
     resetFields: input.resetFields,
   });
-  const gained = c.modified.union(c.added).difference(STRIPPED_FIELDS);
+  const gained = (c.modified.empty() ? c.added : c.modified.union(c.added)).difference(STRIPPED_FIELDS);
   if (gained.empty()) {
     if (own) {
       own.set = own.set.difference(c.removed);
       if (own.set.empty()) input.managers.delete(id);
     }
   } else {
-    const previous = own ? own.set.difference(c.removed).difference(gained) : new FieldSet();
+    // `gained` is a set of its own (difference() builds a new one), so it may be kept as is.
+    const set = own ? own.set.difference(c.removed).difference(gained).union(gained) : gained;
     input.managers.set(id, {
       manager: input.manager,
       operation: 'Update',
       apiVersion: input.apiVersion,
       subresource: input.subresource,
       time: rfc3339(input.now),
-      set: previous.union(gained),
+      set,
     });
   }
   capUpdateManagers(input.managers);
