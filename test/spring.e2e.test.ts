@@ -4,7 +4,9 @@
 // manifests in examples/. Everything runs on loopback and the test's own containers; every
 // container and network is labelled with the test's node names and removed at the end.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -73,8 +75,10 @@ describe('spring-server from examples/, end to end', { timeout: 900_000 }, () =>
     NODE_A,
     '--node-ip',
     '127.0.0.1',
+    // Longer than the agent's 10 s Lease renewal interval (Kubernetes' default is 40 s), or
+    // healthy nodes would flap to Unknown between renewals.
     '--node-monitor-grace-period',
-    '4s',
+    '20s',
     '--node-monitor-period',
     '1s',
     '--default-unreachable-toleration-seconds',
@@ -149,8 +153,10 @@ describe('spring-server from examples/, end to end', { timeout: 900_000 }, () =>
   before(async () => {
     const images = await run('bash', [`${REPO}scripts/build-images.sh`], { timeoutMs: 900_000 });
     assert.equal(images.code, 0, images.stderr);
-    k = await startK8tsServer({ agent: true, args: serverArgs, readyTimeoutMs: 60_000 });
-    dataDir = k.dataDir;
+    // Our own data dir: the server is restarted on it in step 6 (a dir the helper made
+    // would be removed when the first server stops).
+    dataDir = mkdtempSync(join(tmpdir(), 'k8ts-spring-e2e-'));
+    k = await startK8tsServer({ agent: true, dataDir, args: serverArgs, readyTimeoutMs: 60_000 });
     port = new URL(k.url).port;
     agentB = await startK8tsAgent({
       server: k.url,
@@ -165,6 +171,7 @@ describe('spring-server from examples/, end to end', { timeout: 900_000 }, () =>
     await k?.stop();
     await removeNodeFromDocker(NODE_A);
     await removeNodeFromDocker(NODE_B);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('1. the server node and a second agent are both Ready', async () => {
