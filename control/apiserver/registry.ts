@@ -80,6 +80,14 @@ export interface WriteOptions {
    * write, e.g. to record managedFields. May mutate `obj`.
    */
   beforeWrite?: (obj: KubeObject, old: KubeObject | undefined) => void;
+  /**
+   * The caller hands its body over (a freshly decoded request body it does not look at
+   * again; for guaranteedUpdate, `mutate` returns an object nobody else holds) and only
+   * serializes what comes back. The registry then does not copy the body, and answers
+   * with the object it wrote (resourceVersion set) instead of decoding the stored value
+   * again — the same JSON, but fields set to `undefined` may be present. Default false.
+   */
+  owned?: boolean;
 }
 
 export interface DeleteOptions {
@@ -145,7 +153,7 @@ export class Registry {
     body: KubeObject,
     opts: WriteOptions = {},
   ): Promise<KubeObject> {
-    const obj = structuredClone(body);
+    const obj = opts.owned ? body : structuredClone(body);
     this.checkTypeMeta(obj);
     const meta = (obj.metadata ??= {});
     this.checkNamespace(meta, namespace);
@@ -186,7 +194,7 @@ export class Registry {
       try {
         const kv = await this.store.create(this.key(namespace, meta.name!), encode(obj));
         await finish?.(true);
-        return decode(kv);
+        return written(obj, kv, opts.owned);
       } catch (err) {
         if (generated && isStorageError(err, 'KeyExists') && attempt < GENERATE_NAME_ATTEMPTS) {
           meta.name = `${meta.generateName}${randomSuffix()}`;
@@ -274,7 +282,7 @@ export class Registry {
     body: KubeObject,
     opts: WriteOptions & { subresource?: UpdateSubresource } = {},
   ): Promise<KubeObject> {
-    const obj = structuredClone(body);
+    const obj = opts.owned ? body : structuredClone(body);
     this.checkTypeMeta(obj);
     const meta = (obj.metadata ??= {});
     this.checkNamespace(meta, namespace);
@@ -295,9 +303,9 @@ export class Registry {
       return next;
     }
     try {
-      const written = decode(await this.store.update(current.key, encode(next), current.modRevision));
+      const kv = await this.store.update(current.key, encode(next), current.modRevision);
       await finish?.(true);
-      return written;
+      return written(next, kv, opts.owned);
     } catch (err) {
       await finish?.(false);
       throw toApiError(err, this.ref(name));
@@ -320,7 +328,9 @@ export class Registry {
     for (let attempt = 1; ; attempt++) {
       const kv = await this.read(namespace, name);
       const current = decode(kv);
-      const changed = structuredClone(await mutate(structuredClone(current)));
+      // `mutate` gets a copy of its own (decoding again is cheaper than structuredClone).
+      const mutated = await mutate(decode(kv));
+      const changed = opts.owned ? mutated : structuredClone(mutated);
       const meta = (changed.metadata ??= {});
       if (meta.name !== name)
         throw badRequest(
@@ -339,9 +349,9 @@ export class Registry {
         return next;
       }
       try {
-        const written = decode(await this.store.update(kv.key, encode(next), kv.modRevision));
+        const stored = await this.store.update(kv.key, encode(next), kv.modRevision);
         await finish?.(true);
-        return written;
+        return written(next, stored, opts.owned);
       } catch (err) {
         await finish?.(false);
         // Retrying re-applies `mutate` to a fresh read: a resourceVersion the client put in
@@ -640,6 +650,16 @@ export function encode(obj: KubeObject): string {
   if (obj.metadata?.resourceVersion === undefined) return JSON.stringify(obj);
   const { resourceVersion: _rv, ...metadata } = obj.metadata;
   return JSON.stringify({ ...obj, metadata });
+}
+
+/**
+ * What a write answers: `obj` itself once stored as `kv` (resourceVersion set) when the
+ * caller owns it (WriteOptions.owned), else the stored value decoded again.
+ */
+function written(obj: KubeObject, kv: KeyValue, owned: boolean | undefined): KubeObject {
+  if (!owned) return decode(kv);
+  (obj.metadata ??= {}).resourceVersion = String(kv.modRevision);
+  return obj;
 }
 
 /** The API form of a stored value: its resourceVersion is the key's modRevision. */

@@ -16,7 +16,6 @@ import { parseLabelSelector, SelectorParseError } from '../../api/meta/labels.js
 import type { KubeObject } from '../../api/object.js';
 import type { Store } from '../storage/store.js';
 import { Registry, type DeleteOptions, type ListQuery } from './registry.js';
-import { ServiceAllocator } from './service-allocator.js';
 import { decodeObject, readBody, resolveResource, type ResourceRequest } from './request.js';
 import { findResource, groupVersion, RESOURCES, storagePrefix, type ResourceInfo } from './resources.js';
 import type { WriteOptions } from './registry.js';
@@ -78,10 +77,6 @@ export interface ApiServerConfig {
   defaultNotReadyTolerationSeconds?: number;
   /** --default-unreachable-toleration-seconds (DefaultTolerationSeconds admission of Pods); default 300. */
   defaultUnreachableTolerationSeconds?: number;
-  /** --service-cluster-ip-range: the IPv4 CIDR Services' clusterIPs come from; default 10.43.0.0/16. */
-  serviceClusterIPRange?: string;
-  /** --service-node-port-range: `<first>-<last>`; default 30000-32767. */
-  serviceNodePortRange?: string;
 }
 
 /** Resources whose PUT creates a missing object (Kubernetes' AllowCreateOnUpdate). */
@@ -104,12 +99,6 @@ export class ApiServer {
     if (!cfg.store) throw new Error('ApiServer: store is required');
     if (!cfg.logger) throw new Error('ApiServer: logger is required');
     this.cfg = cfg;
-    const serviceAllocator = new ServiceAllocator({
-      store: cfg.store,
-      logger: cfg.logger,
-      ...(cfg.serviceClusterIPRange ? { serviceClusterIPRange: cfg.serviceClusterIPRange } : {}),
-      ...(cfg.serviceNodePortRange ? { serviceNodePortRange: cfg.serviceNodePortRange } : {}),
-    });
     for (const r of RESOURCES) {
       this.registries.set(
         r,
@@ -126,7 +115,6 @@ export class ApiServer {
           }),
           ...(cfg.nameValidatorFor ? { validateName: cfg.nameValidatorFor(r) } : {}),
           ...(cfg.now ? { now: cfg.now } : {}),
-          ...(r.group === '' && r.resource === 'services' ? { hooks: serviceAllocator } : {}),
         }),
       );
     }
@@ -319,8 +307,10 @@ export class ApiServer {
     const gv = groupVersion(rr.resource);
     const resetFields = rr.resource.subresources.includes('status') && sub === undefined ? ['status'] : [];
     // managedFields for every non-apply write, as Kubernetes' field manager records them.
+    // Bodies are decoded per request and results only serialized: the registry may keep them.
     const write: WriteOptions = {
       dryRun,
+      owned: true,
       beforeWrite: (obj, old) => {
         recordUpdate(obj, old, manager, gv, now, {
           model: rr.resource.model,
@@ -503,7 +493,7 @@ export class ApiServer {
               return patched;
             },
             {
-              ...(isApply ? { dryRun } : write),
+              ...(isApply ? { dryRun, owned: true } : write),
               ...(sub === 'status' ? { subresource: 'status' as const } : {}),
             },
           );
@@ -527,8 +517,8 @@ export class ApiServer {
             );
           meta.name = rr.name!;
           if (rr.resource.resource === 'namespaces' && rr.resource.group === '')
-            writeJson(res, 201, await this.createNamespace(obj, { dryRun }));
-          else writeJson(res, 201, await registry.create(rr.namespace, obj, { dryRun }));
+            writeJson(res, 201, await this.createNamespace(obj, { dryRun, owned: true }));
+          else writeJson(res, 201, await registry.create(rr.namespace, obj, { dryRun, owned: true }));
         }
         return;
       }
