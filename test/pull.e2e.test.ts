@@ -1,0 +1,304 @@
+/**
+ * Image pull policies against a real registry: Debian's `docker-registry` (distribution
+ * 2.x) run by this file on 127.0.0.1 on a free port with a temporary storage dir — Docker
+ * allows plain HTTP to registries on 127.0.0.0/8 without configuration. spring-server:1.0
+ * is pushed there as `127.0.0.1:<port>/spring-server:1.0` and that tag is removed locally,
+ * so the kubelet's pull really goes to the registry (the layers stay on the engine under
+ * `spring-server:1.0`, so only the manifest travels).
+ *
+ * The kubelet side is the in-process API server, the docker adapter and a PodManager on a
+ * node name of this run only, whose events go through the real EventRecorder to the API.
+ * `Never` with a missing image (ErrImageNeverPull) and InvalidImageName are covered by
+ * test/kubelet.e2e.test.ts ('pull policy reasons').
+ *
+ * Everything made in Docker carries `io.k8ts.node=<node>` and is removed at the end, with
+ * the registry's tags; the registry process is stopped by its PID.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { EventRecorder } from '../api/client/events.js';
+import { isNotFound } from '../api/client/errors.js';
+import { resources } from '../api/client/resource.js';
+import { silentLogger } from '../api/log.js';
+import type { KubeObject } from '../api/object.js';
+import type { ContainerStatus, CoreEvent, Pod } from '../api/types.js';
+import { PodManager } from '../agent/kubelet/pods/manager.js';
+import { openRuntime, type Runtime } from '../cri/index.js';
+import { startTestApi, type TestApi } from './support/api.js';
+import { removeNodeFromDocker } from './support/k8ts-agent.js';
+import { run } from './support/k8ts-server.js';
+
+const REGISTRY_BIN = '/usr/bin/docker-registry';
+const RUN = randomBytes(3).toString('hex');
+const NODE = `pull-e2e-${RUN}`;
+const NETWORK = `k8ts-${NODE}`;
+const SUBNET = `10.251.${randomInt(0, 256)}.0/24`;
+
+let api: TestApi;
+let runtime: Runtime;
+let manager: PodManager;
+let recorder: EventRecorder;
+let registry: ChildProcess | undefined;
+let registryLog = '';
+let registryDir: string;
+let dataDir: string;
+/** `127.0.0.1:<port>`, the registry's host. */
+let host: string;
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+/** Polls `check` every 100 ms until it returns something truthy; fails after `timeoutMs`. */
+async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined | false | null>,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function docker(...args: string[]): Promise<string> {
+  const r = await run('docker', args, { timeoutMs: 120_000 });
+  assert.equal(r.code, 0, `docker ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Starts docker-registry on a free port of 127.0.0.1; resolves once `/v2/` answers 200. */
+async function startRegistry(): Promise<void> {
+  assert.ok(
+    existsSync(REGISTRY_BIN),
+    `${REGISTRY_BIN} is missing: apt-get install docker-registry (.ci/run does)`,
+  );
+  registryDir = mkdtempSync(join(tmpdir(), 'k8ts-registry-'));
+  host = `127.0.0.1:${await freePort()}`;
+  const config = join(registryDir, 'config.yml');
+  writeFileSync(
+    config,
+    [
+      'version: 0.1',
+      'log:',
+      '  level: warn',
+      'storage:',
+      '  filesystem:',
+      `    rootdirectory: ${join(registryDir, 'data')}`,
+      'http:',
+      `  addr: ${host}`,
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(REGISTRY_BIN, ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  registry = child;
+  child.stdout!.on('data', (d: Buffer) => (registryLog += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (registryLog += d.toString()));
+  await until(`the registry on ${host}`, async () => {
+    assert.equal(child.exitCode, null, `docker-registry exited:\n${registryLog}`);
+    const res = await fetch(`http://${host}/v2/`).catch(() => undefined);
+    return res?.status === 200;
+  });
+}
+
+async function stopRegistry(): Promise<void> {
+  const child = registry;
+  if (child && child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  if (registryDir) rmSync(registryDir, { recursive: true, force: true });
+}
+
+before(async () => {
+  execFileSync('bash', ['scripts/start-dockerd.sh'], { stdio: 'ignore' });
+  execFileSync('bash', ['scripts/build-images.sh'], { stdio: 'ignore' });
+  await startRegistry();
+  await docker('tag', 'spring-server:1.0', `${host}/spring-server:1.0`);
+  await docker('push', `${host}/spring-server:1.0`);
+  await docker('rmi', `${host}/spring-server:1.0`);
+
+  api = await startTestApi();
+  dataDir = mkdtempSync(join(tmpdir(), 'k8ts-pull-e2e-'));
+  await api.client.create(resources.nodes, {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: NODE },
+    status: { allocatable: { cpu: '2', memory: '4Gi', pods: '110' } },
+  } as KubeObject);
+  runtime = await openRuntime('docker', { nodeName: NODE });
+  await runtime.ensurePodNetwork({ name: NETWORK, subnet: SUBNET, labels: { 'io.k8ts.node': NODE } });
+  recorder = new EventRecorder({ client: api.client, component: 'kubelet', host: NODE });
+  manager = new PodManager({
+    client: api.client,
+    runtime,
+    nodeName: NODE,
+    nodeIP: '127.0.0.1',
+    podNetwork: NETWORK,
+    recorder,
+    logger: silentLogger(),
+    dataDir,
+  });
+  await manager.start();
+});
+
+after(async () => {
+  await manager?.stop();
+  await recorder?.flush();
+  await removeNodeFromDocker(NODE);
+  await runtime?.close();
+  await api?.stop();
+  if (host) await run('docker', ['rmi', `${host}/spring-server:1.0`]);
+  await stopRegistry();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+let seq = 0;
+async function createPod(prefix: string, image: string, policy: 'Always' | 'IfNotPresent'): Promise<string> {
+  const pod = await api.client.create<Pod>(resources.pods, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${prefix}-${++seq}`, namespace: 'default' },
+    spec: {
+      nodeName: NODE,
+      terminationGracePeriodSeconds: 2,
+      containers: [{ name: 'app', image, imagePullPolicy: policy }],
+    },
+  });
+  return pod.metadata.name!;
+}
+
+async function getPod(name: string): Promise<Pod | undefined> {
+  try {
+    return await api.client.get<Pod>(resources.pods, 'default', name);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+const statusOf = (p: Pod | undefined): ContainerStatus | undefined =>
+  p?.status?.containerStatuses?.find((c) => c.name === 'app');
+const waitingReason = (p: Pod | undefined) =>
+  (statusOf(p)?.state?.waiting as { reason?: string } | undefined)?.reason;
+
+/** The events of pod `name` as `reason: message` lines, oldest first. */
+async function eventsOf(name: string): Promise<string[]> {
+  const list = await api.client.list<CoreEvent>(resources.events, { namespace: 'default' });
+  return list.items
+    .filter((e) => e.involvedObject?.name === name)
+    .sort((a, b) => String(a.firstTimestamp).localeCompare(String(b.firstTimestamp)))
+    .map((e) => `${e.reason}: ${e.message}`);
+}
+
+async function runningPod(name: string): Promise<Pod> {
+  return until(`${name} Running`, async () => {
+    const p = await getPod(name);
+    return p?.status?.phase === 'Running' && statusOf(p)?.state?.running ? p : undefined;
+  });
+}
+
+/** Waits until pod `name` has events matching every pattern; returns its events. */
+async function eventsMatching(name: string, patterns: RegExp[]): Promise<string[]> {
+  let last: string[] = [];
+  try {
+    return await until(
+      `events of ${name}`,
+      async () => {
+        last = await eventsOf(name);
+        return patterns.every((p) => last.some((e) => p.test(e))) ? last : undefined;
+      },
+      30_000,
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; events so far:\n${last.join('\n')}`);
+  }
+}
+
+describe('image pull policies against a local registry', { timeout: 240_000 }, () => {
+  it('Always: the image is pulled from the registry (Pulling, Pulled) and the pod runs', async () => {
+    const image = `${host}/spring-server:1.0`;
+    const absent = await run('docker', ['image', 'inspect', image]);
+    assert.notEqual(absent.code, 0, 'the registry tag was removed locally before the test');
+    const name = await createPod('always', image, 'Always');
+    const pod = await runningPod(name);
+    assert.equal(statusOf(pod)?.image, image);
+    assert.match(statusOf(pod)?.imageID ?? '', /sha256:[0-9a-f]{64}/);
+    const events = await eventsMatching(name, [
+      new RegExp(`^Pulling: Pulling image "${image}"$`),
+      new RegExp(`^Pulled: Successfully pulled image "${image}" in [0-9.]+s`),
+      /^Started: /,
+    ]);
+    assert.ok(!events.some((e) => e.includes('already present')), events.join('\n'));
+    assert.match(
+      registryLog,
+      /\/v2\/spring-server\/manifests\/1\.0 /,
+      'the registry was asked for the manifest',
+    );
+    await docker('image', 'inspect', image);
+  });
+
+  it('Always pulls again even when the image is present', async () => {
+    const image = `${host}/spring-server:1.0`;
+    await docker('image', 'inspect', image);
+    const name = await createPod('always-again', image, 'Always');
+    await runningPod(name);
+    const events = await eventsMatching(name, [/^Pulling: /, /^Pulled: Successfully pulled image/]);
+    assert.ok(!events.some((e) => e.includes('already present')), events.join('\n'));
+  });
+
+  it('a missing image in the registry → ErrImagePull, then ImagePullBackOff', async () => {
+    const image = `${host}/nope:1`;
+    const name = await createPod('nope', image, 'Always');
+    const reasons: string[] = [];
+    await until(
+      'ErrImagePull then ImagePullBackOff',
+      async () => {
+        const r = waitingReason(await getPod(name));
+        if (r && reasons.at(-1) !== r) reasons.push(r);
+        return reasons.includes('ErrImagePull') && reasons.includes('ImagePullBackOff');
+      },
+      60_000,
+    );
+    assert.ok(
+      reasons.indexOf('ErrImagePull') < reasons.indexOf('ImagePullBackOff'),
+      `order: ${reasons.join(' → ')}`,
+    );
+    const pod = await getPod(name);
+    assert.equal(pod?.status?.phase, 'Pending');
+    await eventsMatching(name, [
+      new RegExp(`^Pulling: Pulling image "${image}"$`),
+      new RegExp(`^Failed: Failed to pull image "${image}": .*(manifest unknown|not found)`),
+      /^Failed: Error: ErrImagePull$/,
+      new RegExp(`^BackOff: Back-off pulling image "${image}"$`),
+      /^Failed: Error: ImagePullBackOff$/,
+    ]);
+  });
+
+  it('IfNotPresent with a present image → no pull, "already present on machine"', async () => {
+    const image = 'spring-server:1.0';
+    const name = await createPod('present', image, 'IfNotPresent');
+    await runningPod(name);
+    const events = await eventsMatching(name, [
+      new RegExp(`^Pulled: Container image "${image}" already present on machine$`),
+      /^Started: /,
+    ]);
+    assert.ok(!events.some((e) => e.startsWith('Pulling:')), events.join('\n'));
+  });
+});
