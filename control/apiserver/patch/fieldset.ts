@@ -77,6 +77,11 @@ export class FieldSet {
     return s;
   }
 
+  /** Adds the members of `other` to this set, in place (`other`'s root membership aside). */
+  mergeFrom(other: FieldSet): void {
+    mergeInto(this, other);
+  }
+
   /** Members of either set. */
   union(other: FieldSet): FieldSet {
     const s = this.copy();
@@ -118,9 +123,15 @@ export class FieldSet {
     const sorted = [...this.children.keys()].sort(comparePathElements);
     for (const pe of sorted) {
       const c = this.children.get(pe)!;
-      if (!c.member && c.empty()) continue;
+      // A body is empty exactly when no member lies below (so `empty()` need not walk again).
       const body = c.toFieldsV1();
-      out[pe] = c.member && Object.keys(body).length > 0 ? { '.': {}, ...body } : body;
+      let hasBody = false;
+      for (const _ in body) {
+        hasBody = true;
+        break;
+      }
+      if (!c.member && !hasBody) continue;
+      out[pe] = c.member && hasBody ? { '.': {}, ...body } : body;
     }
     return out;
   }

@@ -194,7 +194,10 @@ function isEmptyContainer(v: unknown): boolean {
 }
 
 function compareAt(l: unknown, r: unknown, place: Place, path: string[], c: Comparison): void {
-  if (l === undefined && r === undefined) return;
+  if (l === undefined) {
+    if (r !== undefined) graft(c.added, path, addedNode(r, place, path[path.length - 1]));
+    return;
+  }
   const sl = l === undefined ? undefined : shapeOf(place, l);
   const sr = r === undefined ? undefined : shapeOf(place, r);
   const bothEmpty = (l === undefined || isEmptyContainer(l)) && (r === undefined || isEmptyContainer(r));
@@ -224,6 +227,67 @@ function compareAt(l: unknown, r: unknown, place: Place, path: string[], c: Comp
   const structField = place.t.kind === 'struct' && path[path.length - 1]!.startsWith('f:');
   if (l === undefined && !structField) c.added.insert(path);
   else if (r === undefined) c.removed.insert(path);
+}
+
+/**
+ * What compareAt records for a value only in `rhs` (everything in it is added), built as
+ * a detached subtree instead of path by path: the node of the value at path element `pe`
+ * (undefined at the root), holding a node only where a member is (as `insert` would).
+ */
+function addedNode(r: unknown, place: Place, pe: string | undefined): FieldSet {
+  const node = new FieldSet();
+  const shape = shapeOf(place, r);
+  if (shape === 'leaf' || isEmptyContainer(r)) {
+    node.member = pe !== undefined;
+    return node;
+  }
+  if (shape === 'fields') {
+    const ro = r as JsonObject;
+    for (const k of Object.keys(ro)) {
+      const v = ro[k];
+      if (v === undefined) continue;
+      const kpe = fieldElement(k);
+      const child = addedNode(v, childPlace(place, k), kpe);
+      if (child.member || child.children.size > 0) node.children.set(kpe, child);
+    }
+  } else {
+    const ip = itemPlace(place);
+    const ri = indexItems(place, r as unknown[]);
+    for (const ipe of ri.pes) {
+      const v = ri.byPe.get(ipe);
+      if (isPrivate(ipe) || v === undefined) continue;
+      const child = addedNode(v, ip, ipe);
+      if (child.member || child.children.size > 0) node.children.set(ipe, child);
+    }
+  }
+  // As compareAt: an added struct field is not itself recorded, only what it holds.
+  if (pe !== undefined && !(place.t.kind === 'struct' && pe.startsWith('f:'))) node.member = true;
+  return node;
+}
+
+/** Puts `node` at `path` in `set` (merging with what is there), unless it holds nothing. */
+function graft(set: FieldSet, path: readonly string[], node: FieldSet): void {
+  if (!node.member && node.children.size === 0) return;
+  if (path.length === 0) {
+    set.mergeFrom(node);
+    return;
+  }
+  let parent = set;
+  for (let i = 0; i < path.length - 1; i++) {
+    let next = parent.children.get(path[i]!);
+    if (!next) {
+      next = new FieldSet();
+      parent.children.set(path[i]!, next);
+    }
+    parent = next;
+  }
+  const pe = path[path.length - 1]!;
+  const existing = parent.children.get(pe);
+  if (!existing) parent.children.set(pe, node);
+  else {
+    existing.member = existing.member || node.member;
+    existing.mergeFrom(node);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
