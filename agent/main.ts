@@ -29,6 +29,7 @@ import { PodNetworkManager } from './kubelet/network.js';
 import { NodeLeaseController } from './kubelet/node-lease.js';
 import { KUBELET_VERSION, NodeStatusManager } from './kubelet/node-status.js';
 import { PodManager } from './kubelet/pods/manager.js';
+import { clusterIPInterfaceFor } from './proxy/cluster-ip.js';
 import { Proxy } from './proxy/proxy.js';
 import { connectRuntime } from './runtime.js';
 
@@ -73,7 +74,10 @@ export interface AgentConfig {
    * agents on one host (127.0.0.1, 127.0.0.2, ...) do not take each other's ports.
    */
   nodePortAddress?: string;
-  /** The dummy interface holding ClusterIP addresses (at most 15 characters); default `k8ts-svc0`. */
+  /**
+   * The dummy interface holding ClusterIP addresses (at most 15 characters); default one
+   * per node name (clusterIPInterfaceFor), so that agents on one host keep apart.
+   */
   clusterIPInterface?: string;
   /** Aborts startup (registration retries until the API server answers). */
   signal?: AbortSignal;
@@ -179,7 +183,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     client,
     nodeName,
     ...(cfg.nodePortAddress !== undefined ? { nodeIP: cfg.nodePortAddress } : {}),
-    clusterIPInterface: cfg.clusterIPInterface ?? 'k8ts-svc0',
+    clusterIPInterface: cfg.clusterIPInterface ?? clusterIPInterfaceFor(nodeName),
     logger,
     clock,
     onBindError: (service, failure) =>

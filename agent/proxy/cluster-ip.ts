@@ -15,11 +15,14 @@
  * the behaviour is the same. Without permission to change addresses (not root), ClusterIPs
  * are not served and NodePorts still are.
  *
- * Several agents on one host each own their interface (or label); the same clusterIP may
- * then be present twice, which Linux allows. An address this manager did not add (already
- * present) is never removed by it.
+ * Several agents on one host each own their interface (or label): the default name is
+ * derived from the node name (clusterIPInterfaceFor), because start() flushes what its
+ * interface or label holds, and a shared name would take away another agent's addresses.
+ * The same clusterIP may then be present twice, which Linux allows. An address this
+ * manager did not add (already present) is never removed by it.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import type winston from 'winston';
 
 /** Runs `ip` with arguments; resolves with its exit code and stderr. */
@@ -39,6 +42,15 @@ export const runIp: IpCommand = (args) =>
       });
     });
   });
+
+/**
+ * The default interface of node `nodeName`: `k8ts-` and 7 hex digits of the name's SHA-1
+ * (12 characters, so that the `lo:` label of loopback mode stays within Linux's 15).
+ * Distinct per node, stable across restarts of the same node's agent.
+ */
+export function clusterIPInterfaceFor(nodeName: string): string {
+  return `k8ts-${createHash('sha1').update(nodeName).digest('hex').slice(0, 7)}`;
+}
 
 /** How the addresses are held. */
 export type AddressMode = 'dummy' | 'loopback' | 'disabled';

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { silentLogger } from '../../api/log.js';
+import { ClusterIPAddresses, clusterIPInterfaceFor, type IpCommand } from './cluster-ip.js';
+
+const silent = silentLogger();
+
+describe('clusterIPInterfaceFor', () => {
+  it('is stable per node, distinct between nodes, and short enough for a lo: label', () => {
+    const nodes = ['a', 'b', 'node-1', 'node-2', 'spring-e2e-123-a', 'spring-e2e-123-b', 'x'.repeat(253)];
+    const names = nodes.map(clusterIPInterfaceFor);
+    assert.deepEqual(names, nodes.map(clusterIPInterfaceFor));
+    assert.equal(new Set(names).size, nodes.length);
+    for (const n of names) {
+      assert.match(n, /^k8ts-[0-9a-f]{7}$/);
+      assert.ok(`lo:${n}`.length <= 15);
+    }
+  });
+
+  it("two agents' loopback start() flush only their own label", async () => {
+    // The host's `lo` as `ip` sees it: label -> addresses (no dummy driver).
+    const lo = new Map<string, Set<string>>();
+    const ip: IpCommand = async (args) => {
+      const a = [...args];
+      if (a[0] === 'link') return { code: 2, stdout: '', stderr: 'Error: Unknown device type.' };
+      if (a.join(' ').startsWith('-o -4 addr show dev lo label')) {
+        const label = a[a.length - 1]!;
+        const out = [...(lo.get(label) ?? [])].map((x) => `1: lo    inet ${x}/32 scope global ${label}\n`);
+        return { code: 0, stdout: out.join(''), stderr: '' };
+      }
+      if (a[0] === 'addr' && a[1] === 'add') {
+        const label = a[a.length - 1]!;
+        lo.set(label, (lo.get(label) ?? new Set()).add(a[2]!.replace('/32', '')));
+        return { code: 0, stdout: '', stderr: '' };
+      }
+      if (a[0] === 'addr' && a[1] === 'del') {
+        for (const s of lo.values()) s.delete(a[2]!.replace('/32', ''));
+        return { code: 0, stdout: '', stderr: '' };
+      }
+      return { code: 1, stdout: '', stderr: `unexpected: ip ${a.join(' ')}` };
+    };
+    const first = new ClusterIPAddresses({
+      interfaceName: clusterIPInterfaceFor('node-a'),
+      logger: silent,
+      ip,
+    });
+    assert.equal(await first.start(), 'loopback');
+    assert.equal(await first.add('10.43.0.10'), true);
+    const second = new ClusterIPAddresses({
+      interfaceName: clusterIPInterfaceFor('node-b'),
+      logger: silent,
+      ip,
+    });
+    assert.equal(await second.start(), 'loopback');
+    assert.deepEqual([...(lo.get(`lo:${clusterIPInterfaceFor('node-a')}`) ?? [])], ['10.43.0.10']);
+  });
+});
