@@ -162,8 +162,10 @@ describe('scripts/build-images.sh', () => {
     assert.deepEqual([...parseReport(forced.stdout)], [['k8ts/pause:1.0', 'built']]);
     assert.notEqual(await imageId('k8ts/pause:1.0'), oldId);
     assert.equal((await labels('k8ts/pause:1.0'))['io.k8ts.source-hash'], oldHash);
-    // The replaced image is removed, not left dangling.
-    assert.notEqual((await run('docker', ['image', 'inspect', oldId])).code, 0);
+    // The replaced image is removed, not left dangling — unless a container (a running
+    // pod's sandbox on this host) still uses it, which Docker does not allow.
+    const users = (await run('docker', ['ps', '-aq', '--filter', `ancestor=${oldId}`])).stdout.trim();
+    if (users === '') assert.notEqual((await run('docker', ['image', 'inspect', oldId])).code, 0);
   });
 
   const failures: { name: string; args: string[]; env: NodeJS.ProcessEnv; code: number; message: RegExp }[] =
