@@ -1,0 +1,491 @@
+/**
+ * `npm run bench:podstartup`: pod startup latency through the real control process
+ * (API server, scheduler, controllers — startControl, as `k8ts server` runs it) and a real
+ * node agent (startAgent on Docker) in this process, next to a bare `docker run` of the
+ * same image on the same engine, in one run.
+ *
+ * - Pods: BENCH_PODS (default 30) pods of `spring-server:1.0`, created without a node (the
+ *   scheduler places them), once one at a time (each waited for) and once all at once.
+ *   Latency is Kubernetes' pod startup SLI: from just before the create request to the
+ *   watch event showing `status.phase=Running`; and, for a fair comparison with
+ *   `docker run`, to the first HTTP 200 from `GET http://<podIP>:8080/`.
+ * - docker run: the same number of `docker run -d spring-server:1.0` (the docker CLI, as
+ *   a user runs it), sequentially and in parallel: until the command returns (the
+ *   container is running), and until its HTTP port answers.
+ * - A pod by hand: what each pod costs in Docker, done with the docker CLI — a sandbox
+ *   (pause) container on a user-defined bridge network, then the app container joining its
+ *   namespaces, with the cpu.shares of a BestEffort pod (2, as the kubelet sets for a
+ *   container without a CPU request). This separates the kubelet's own overhead from the
+ *   price of the sandbox model.
+ * - Where the pods' time goes: per pod, the time of the scheduler's binding (watch), the
+ *   agent's log lines (pod added, sandbox created, container started, status posted) and
+ *   the watch's Running, as p50s of each step.
+ *
+ * Target: the pods' p50 within 1.2× of the bare `docker run` p50 (Kubernetes' SLO is p99
+ * ≤ 5 s). Not a test; the machine is shared, so numbers move between runs.
+ *
+ * Every container is labelled — the agent's with `io.k8ts.node=<bench node>`, docker
+ * run's with `io.k8ts.bench=podstartup` — and removed at the end, as is the pod network.
+ * The pod CIDRs come from a cluster CIDR of this run (10.<100–149>.0.0/16), apart from
+ * other clusters on the same engine.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
+import winston from 'winston';
+import { startAgent, type Agent } from '../agent/main.js';
+import { resources } from '../api/client/resource.js';
+import { RestClient } from '../api/client/rest.js';
+import type { Node, Pod } from '../api/types.js';
+import { startControl, type ControlProcess } from '../control/main.js';
+import { DEFAULT_PAUSE_IMAGE } from '../cri/docker/runtime.js';
+import { removeNodeFromDocker } from '../test/support/k8ts-agent.js';
+import { percentile, table } from './lib/stats.js';
+
+const PODS = Number(process.env.BENCH_PODS ?? 30);
+const IMAGE = 'spring-server:1.0';
+const LABEL = 'io.k8ts.bench=podstartup';
+const RUN = randomBytes(3).toString('hex');
+const NODE = `bench-podstartup-${RUN}`;
+const NAMESPACE = 'default';
+/** The network of the sandbox + app by hand runs. */
+const BENCH_NETWORK = `k8ts-bench-podstartup-net-${RUN}`;
+const HTTP_POLL_MS = 20;
+const DEADLINE_MS = 180_000;
+
+const exec = promisify(execFile);
+const now = () => performance.now();
+
+/** Resolves once `GET http://ip:8080/` answers 200; throws after DEADLINE_MS. */
+async function waitForHttp(ip: string): Promise<void> {
+  const deadline = now() + DEADLINE_MS;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const req = http.get({ host: ip, port: 8080, path: '/', timeout: 1000, agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      });
+      req.on('error', () => resolve(false));
+      req.on('timeout', () => req.destroy());
+    });
+    if (ok) return;
+    if (now() > deadline) throw new Error(`${ip}:8080 did not answer within ${DEADLINE_MS} ms`);
+    await new Promise((r) => setTimeout(r, HTTP_POLL_MS));
+  }
+}
+
+/** One sample: ms to running, ms to HTTP 200, both from the start of the request. */
+interface Sample {
+  running: number;
+  http: number;
+  /** The pod's name (pods only). */
+  name?: string;
+}
+
+// ---- docker run ----
+
+/** Runs `docker run -d` of IMAGE; resolves with the container's ms to running and to HTTP. */
+async function dockerRunOnce(): Promise<Sample> {
+  const t0 = now();
+  const { stdout } = await exec('docker', ['run', '-d', '--label', LABEL, IMAGE]);
+  const running = now() - t0;
+  const id = stdout.trim();
+  const ip = (
+    await exec('docker', ['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', id])
+  ).stdout.trim();
+  await waitForHttp(ip);
+  return { running, http: now() - t0 };
+}
+
+async function removeBenchContainers(): Promise<void> {
+  const { stdout } = await exec('docker', ['ps', '-aq', '--filter', `label=${LABEL}`]).catch(() => ({
+    stdout: '',
+  }));
+  const ids = stdout.split('\n').filter(Boolean);
+  if (ids.length > 0) await exec('docker', ['rm', '-f', ...ids]).catch(() => undefined);
+}
+
+/**
+ * A pod by hand: `docker run` of the sandbox image on a user-defined bridge network (as
+ * the agent's pod network) with a shareable IPC namespace, then `docker run` of IMAGE
+ * joining its network and IPC namespaces — the two container starts every pod costs —
+ * both with cpu.shares 2, as the kubelet runs a BestEffort pod.
+ * Running once the second command returns; HTTP on the sandbox's address.
+ */
+async function dockerPodOnce(): Promise<Sample> {
+  const t0 = now();
+  const sandbox = (
+    await exec('docker', [
+      'run',
+      '-d',
+      '--label',
+      LABEL,
+      '--network',
+      BENCH_NETWORK,
+      '--ipc',
+      'shareable',
+      '--cpu-shares',
+      '2',
+      DEFAULT_PAUSE_IMAGE,
+    ])
+  ).stdout.trim();
+  await exec('docker', [
+    'run',
+    '-d',
+    '--label',
+    LABEL,
+    '--network',
+    `container:${sandbox}`,
+    '--ipc',
+    `container:${sandbox}`,
+    '--cpu-shares',
+    '2',
+    IMAGE,
+  ]);
+  const running = now() - t0;
+  const ip = (
+    await exec('docker', [
+      'inspect',
+      '-f',
+      '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}',
+      sandbox,
+    ])
+  ).stdout.trim();
+  await waitForHttp(ip);
+  return { running, http: now() - t0 };
+}
+
+/** `n` runs of `once`, one after the other; then removes the containers. */
+async function sequentially(n: number, once: () => Promise<Sample>): Promise<Sample[]> {
+  const out: Sample[] = [];
+  for (let i = 0; i < n; i++) out.push(await once());
+  await removeBenchContainers();
+  return out;
+}
+
+/** `n` runs of `once`, all at once; then removes the containers. */
+async function inParallel(n: number, once: () => Promise<Sample>): Promise<Sample[]> {
+  const out = await Promise.all(Array.from({ length: n }, () => once()));
+  await removeBenchContainers();
+  return out;
+}
+
+// ---- pods ----
+
+/** What the agent's log said about each pod, ms timestamps (performance.now()) by `ns/name`. */
+const agentSteps = new Map<string, Record<string, number>>();
+const STEP_OF: Record<string, string> = {
+  'pod added': 'added',
+  'created pod sandbox': 'sandbox',
+  'started container': 'started',
+  'pod status posted': 'posted',
+};
+
+/** A log sink keeping the time of the agent's per-pod log lines (the first of each). */
+function stepRecorder(): winston.transport {
+  const stream = new Writable({
+    objectMode: true,
+    write(info: { message: string; pod?: string }, _encoding, next) {
+      const step = STEP_OF[info.message];
+      if (step && info.pod) {
+        let steps = agentSteps.get(info.pod);
+        if (!steps) agentSteps.set(info.pod, (steps = {}));
+        steps[step] ??= now();
+      }
+      next();
+    },
+  });
+  return new winston.transports.Stream({ stream });
+}
+
+/** Per pod: when it was created, bound (watch) and seen Running (watch), and its IP. */
+interface PodTimes {
+  created: number;
+  bound?: number;
+  running?: number;
+  ip?: string;
+  onRunning?: () => void;
+}
+
+/** Watches the namespace's pods, filling `times` and waking waiters; returns the stopper. */
+async function watchPods(client: RestClient, times: Map<string, PodTimes>): Promise<() => Promise<void>> {
+  const abort = new AbortController();
+  const list = await client.list<Pod>(resources.pods, { namespace: NAMESPACE });
+  const stream = await client.watch<Pod>(resources.pods, {
+    namespace: NAMESPACE,
+    resourceVersion: list.metadata?.resourceVersion,
+    signal: abort.signal,
+  });
+  const done = (async () => {
+    try {
+      for await (const ev of stream) {
+        if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') continue;
+        const pod = ev.object as Pod;
+        const t = times.get(pod.metadata.name ?? '');
+        if (!t) continue;
+        const at = now();
+        if (pod.spec.nodeName && t.bound === undefined) t.bound = at;
+        if (pod.status?.phase === 'Running' && t.running === undefined) {
+          t.running = at;
+          t.ip = pod.status.podIP;
+          t.onRunning?.();
+        }
+      }
+    } catch (err) {
+      if (!abort.signal.aborted) throw err;
+    }
+  })();
+  return async () => {
+    abort.abort();
+    await done;
+  };
+}
+
+let podSeq = 0;
+
+/** Creates one pod and resolves with its sample once it is Running and answers HTTP. */
+async function startPod(client: RestClient, times: Map<string, PodTimes>): Promise<Sample> {
+  const name = `startup-${++podSeq}`;
+  const t: PodTimes = { created: now() };
+  const running = new Promise<void>((resolve) => (t.onRunning = resolve));
+  times.set(name, t);
+  await client.create<Pod>(resources.pods, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NAMESPACE, labels: { app: 'podstartup' } },
+    spec: {
+      terminationGracePeriodSeconds: 5,
+      containers: [{ name: 'app', image: IMAGE, ports: [{ containerPort: 8080 }] }],
+    },
+  });
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    running,
+    new Promise((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`${name} not Running within ${DEADLINE_MS} ms`)),
+        DEADLINE_MS,
+      );
+    }),
+  ]).finally(() => clearTimeout(timer));
+  const runningMs = t.running! - t.created;
+  await waitForHttp(t.ip!);
+  return { name, running: runningMs, http: now() - t.created };
+}
+
+/** Deletes every pod of the namespace and waits until the API and Docker have none left. */
+async function deleteAllPods(client: RestClient): Promise<void> {
+  const list = await client.list<Pod>(resources.pods, { namespace: NAMESPACE });
+  await Promise.all(
+    list.items.map((p) => client.delete(resources.pods, NAMESPACE, p.metadata.name!).catch(() => undefined)),
+  );
+  const deadline = now() + DEADLINE_MS;
+  for (;;) {
+    const left = (await client.list<Pod>(resources.pods, { namespace: NAMESPACE })).items.length;
+    const { stdout } = await exec('docker', ['ps', '-q', '--filter', `label=io.k8ts.node=${NODE}`]);
+    const containers = stdout.split('\n').filter(Boolean).length;
+    if (left === 0 && containers === 0) return;
+    if (now() > deadline) throw new Error(`${left} pods and ${containers} containers left after deletion`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Polls until the bench node is Ready with its pod network; throws after DEADLINE_MS. */
+async function nodeReady(client: RestClient, agent: Agent): Promise<void> {
+  const deadline = now() + DEADLINE_MS;
+  for (;;) {
+    const node = await client.get<Node>(resources.nodes, undefined, NODE);
+    const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    if (ready && agent.podNetwork.ready && !(node.spec?.taints ?? []).length) return;
+    if (now() > deadline) throw new Error(`node ${NODE} not Ready within ${DEADLINE_MS} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+// ---- report ----
+
+const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(0)} ms` : '-');
+
+function row(what: string, samples: Sample[]): string[] {
+  const r = samples.map((s) => s.running);
+  const h = samples.map((s) => s.http);
+  return [what, ms(percentile(r, 50)), ms(percentile(r, 99)), ms(percentile(h, 50)), ms(percentile(h, 99))];
+}
+
+/** p50 of each step of the pods of `samples` (ms since the previous step). */
+function breakdown(what: string, samples: Sample[], times: Map<string, PodTimes>): string[] {
+  const steps: [string, number[]][] = [
+    ['bound', []],
+    ['added', []],
+    ['sandbox', []],
+    ['started', []],
+    ['posted', []],
+    ['running', []],
+  ];
+  for (const { name } of samples) {
+    const t = times.get(name!)!;
+    const a = agentSteps.get(`${NAMESPACE}/${name}`) ?? {};
+    const at: Record<string, number | undefined> = { ...a, bound: t.bound, running: t.running };
+    let prev = t.created;
+    for (const [step, samples] of steps) {
+      const v = at[step];
+      if (v === undefined) continue;
+      samples.push(v - prev);
+      prev = v;
+    }
+  }
+  return [what, ...steps.map(([, s]) => ms(percentile(s, 50)))];
+}
+
+async function main(): Promise<void> {
+  await exec('bash', ['scripts/start-dockerd.sh']);
+  await exec('bash', ['scripts/build-images.sh']);
+  const dataDir = mkdtempSync(join(tmpdir(), 'k8ts-bench-podstartup-'));
+  let control: ControlProcess | undefined;
+  let agent: Agent | undefined;
+  const cleanUp = async () => {
+    await agent?.stop().catch(() => undefined);
+    await control?.stop().catch(() => undefined);
+    await removeNodeFromDocker(NODE).catch(() => undefined);
+    await removeBenchContainers();
+    await exec('docker', ['network', 'rm', BENCH_NETWORK]).catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  const onSignal = () => void cleanUp().finally(() => process.exit(130));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const clusterCIDR = `10.${randomInt(100, 150)}.0.0/16`;
+    control = await startControl({
+      dataDir: join(dataDir, 'control'),
+      bindAddress: '127.0.0.1',
+      port: 0,
+      datastore: 'sqlite',
+      etcdEndpoints: [],
+      logLevel: 'error',
+      controllers: { clusterCIDR },
+    });
+    agent = await startAgent({
+      server: control.url,
+      nodeName: NODE,
+      nodeIP: '127.0.0.1',
+      nodePortAddress: '127.0.0.1',
+      clusterIPInterface: 'k8ts-bench0',
+      dataDir: join(dataDir, 'agent'),
+      runtime: 'docker',
+      logger: winston.createLogger({ level: 'debug', transports: [stepRecorder()] }),
+    });
+    const client = new RestClient({ server: control.url, userAgent: 'bench-podstartup' });
+    await nodeReady(client, agent);
+    const times = new Map<string, PodTimes>();
+    const stopWatch = await watchPods(client, times);
+    process.stderr.write(`node ${NODE} Ready (cluster CIDR ${clusterCIDR}); warming up\n`);
+
+    // One of each first, so that neither side pays first-use costs (page cache, the
+    // sandbox image, the pod network's first endpoint) inside the measurement.
+    await startPod(client, times);
+    await deleteAllPods(client);
+    await dockerRunOnce();
+    await removeBenchContainers();
+
+    process.stderr.write(`${PODS} pods, one at a time\n`);
+    const podSeq: Sample[] = [];
+    for (let i = 0; i < PODS; i++) podSeq.push(await startPod(client, times));
+    await deleteAllPods(client);
+
+    process.stderr.write(`${PODS} pods at once\n`);
+    const podPar = await Promise.all(Array.from({ length: PODS }, () => startPod(client, times)));
+    await deleteAllPods(client);
+    await stopWatch();
+    client.close();
+
+    process.stderr.write(`${PODS} docker run, one at a time\n`);
+    const dockSeq = await sequentially(PODS, dockerRunOnce);
+    process.stderr.write(`${PODS} docker run at once\n`);
+    const dockPar = await inParallel(PODS, dockerRunOnce);
+    await exec('docker', [
+      'network',
+      'create',
+      '--label',
+      LABEL,
+      '--subnet',
+      `10.${randomInt(150, 200)}.${randomInt(0, 256)}.0/24`,
+      BENCH_NETWORK,
+    ]);
+    process.stderr.write(`${PODS} sandbox + app by hand, one at a time\n`);
+    const handSeq = await sequentially(PODS, dockerPodOnce);
+    process.stderr.write(`${PODS} sandbox + app by hand at once\n`);
+    const handPar = await inParallel(PODS, dockerPodOnce);
+
+    const cores = (await exec('nproc')).stdout.trim();
+    const load = (await exec('cat', ['/proc/loadavg'])).stdout.split(' ').slice(0, 3).join(' ');
+    console.log(
+      `\nPod startup, ${PODS} × ${IMAGE} (${cores} cores, load ${load}); latency from the request to running / to HTTP 200\n`,
+    );
+    console.log(
+      table([
+        ['', 'running p50', 'running p99', 'HTTP p50', 'HTTP p99'],
+        row('pods, one at a time (watch: Running)', podSeq),
+        row('docker run, one at a time', dockSeq),
+        row('sandbox + app by hand, one at a time', handSeq),
+        row('pods, all at once (watch: Running)', podPar),
+        row('docker run, all at once', dockPar),
+        row('sandbox + app by hand, all at once', handPar),
+      ]),
+    );
+    const ratio = (a: Sample[], b: Sample[], k: 'running' | 'http') =>
+      (
+        percentile(
+          a.map((s) => s[k]),
+          50,
+        ) /
+        percentile(
+          b.map((s) => s[k]),
+          50,
+        )
+      ).toFixed(2);
+    console.log(
+      `\np50 ratio pods / docker run (target ≤ 1.2): one at a time ${ratio(podSeq, dockSeq, 'running')} ` +
+        `(HTTP ${ratio(podSeq, dockSeq, 'http')}), all at once ${ratio(podPar, dockPar, 'running')} ` +
+        `(HTTP ${ratio(podPar, dockPar, 'http')})`,
+    );
+    console.log(
+      `p50 ratio pods / sandbox + app by hand: one at a time ${ratio(podSeq, handSeq, 'running')} ` +
+        `(HTTP ${ratio(podSeq, handSeq, 'http')}), all at once ${ratio(podPar, handPar, 'running')} ` +
+        `(HTTP ${ratio(podPar, handPar, 'http')})`,
+    );
+    console.log(`\nWhere the pods' time goes (p50 of each step, ms after the previous one)\n`);
+    console.log(
+      table([
+        [
+          '',
+          'created→bound',
+          '→kubelet added',
+          '→sandbox',
+          '→container started',
+          '→status posted',
+          '→watch Running',
+        ],
+        breakdown('one at a time', podSeq, times),
+        breakdown('all at once', podPar, times),
+      ]),
+    );
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    await cleanUp();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
