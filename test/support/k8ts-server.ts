@@ -99,6 +99,10 @@ export function start(
       resolve({ code, stdout, stderr });
     });
   });
+  // A command that exits without reading its input (`ip`, `docker ps`) closes the pipe
+  // first: the EPIPE of that write is no failure of the command, and unhandled it would
+  // be thrown out of the test as an uncaught exception.
+  child.stdin.on('error', () => {});
   child.stdin.end(opts.stdin ?? '');
   return { output: () => ({ stdout, stderr }), done };
 }
