@@ -324,10 +324,12 @@ describe(
       const failures: { at: number; error: string }[] = [];
       const answered = new Map<string, number>();
       let requests = 0;
+      const starts: number[] = [];
       let polling = true;
       const poller = (async () => {
         while (polling) {
           requests++;
+          starts.push(Date.now());
           try {
             const who = podOf(await get(nodePortURL));
             answered.set(who, (answered.get(who) ?? 0) + 1);
@@ -365,8 +367,11 @@ describe(
         polling = false;
         await poller;
       }
+      // Round-robin sends about a third of these to the dead container first: refused, then retried.
+      const inWindow = starts.filter((t) => t >= tKilled && t <= tNotReady).length;
       console.log(
-        `docker kill ${victim}: seen not ready after ${tNotReady - tKilled} ms, ready again after ` +
+        `docker kill ${victim}: seen not ready after ${tNotReady - tKilled} ms (${inWindow} requests ` +
+          `started in between), ready again after ` +
           `${tReady - tKilled} ms; ${requests} requests, answers ${JSON.stringify(Object.fromEntries(answered))}, ` +
           `${failures.length} failed${failures.length ? `: ${failures.map((f) => `${f.at - tKilled} ms: ${f.error}`).join('; ')}` : ''}`,
       );
