@@ -581,3 +581,49 @@ function makePki(dir: string) {
     clientCert: read('client.crt'),
   };
 }
+
+describe('RestClient request targets', () => {
+  /** What the URL of `server` with `path` appended and `query` set asks for (the client's rule). */
+  function viaUrl(server: string, path: string, query: Record<string, string> | URLSearchParams): string {
+    const url = new URL(server);
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
+    if (query instanceof URLSearchParams) url.search = query.toString();
+    else for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+    return `${url.pathname}${url.search}`;
+  }
+
+  it('asks for exactly what the WHATWG URL of base + path + query names', async () => {
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(req.url ?? '');
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const cases: { base: string; path: string; query: Record<string, string> | URLSearchParams }[] = [
+      { base: '', path: '/api/v1/namespaces/ns/pods/p', query: {} },
+      { base: '/', path: '/api/v1/pods', query: { labelSelector: 'app in (a, b),x!=y', limit: '5' } },
+      { base: '/prefix//', path: '/api/v1/pods', query: new URLSearchParams({ fieldSelector: 'a=b&c' }) },
+      { base: '', path: '/api/v1/namespaces/ns/pods/a%20b', query: { q: 'ünïcödé +/?#' } },
+      { base: '', path: '/api/v1/namespaces/ns/pods/../x', query: {} },
+      { base: '', path: '/api/v1/namespaces/ns/pods/%2E%2e/status', query: {} },
+      { base: '', path: '/api/v1/namespaces/ns/pods/a b"<{|}>`', query: {} },
+      { base: '', path: '/api/v1/namespaces/ns/pods/x\\y', query: {} },
+      { base: '/?keep=1', path: '/api/v1/pods', query: { watch: 'true' } },
+      { base: '/?keep=1', path: '/api/v1/pods', query: {} },
+    ];
+    try {
+      for (const c of cases) {
+        const client = new RestClient({ server: `${origin}${c.base}` });
+        try {
+          await client.request('GET', c.path, { query: c.query });
+        } finally {
+          client.close();
+        }
+        assert.equal(seen.pop(), viaUrl(`${origin}${c.base}`, c.path, c.query), `${c.base} ${c.path}`);
+      }
+    } finally {
+      server.close();
+    }
+  });
+});

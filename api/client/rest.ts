@@ -11,6 +11,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { IncomingMessage } from 'node:http';
+import { urlToHttpOptions } from 'node:url';
 import type { KubeList, KubeObject } from '../object.js';
 import type { FieldSelector } from '../meta/fields.js';
 import type { LabelSelector } from '../meta/labels.js';
@@ -178,6 +179,10 @@ export class RestClient {
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
   private readonly tlsServerName: string | undefined;
+  /** The connection part of every request's options (protocol, host, port, auth), from `base`. */
+  private readonly target: http.RequestOptions;
+  /** `base`'s path without trailing slashes, prefixed to every request path. */
+  private readonly basePath: string;
 
   /** @throws TypeError for a server URL that is not http(s), or a certificate without key. */
   constructor(config: RestClientConfig) {
@@ -193,6 +198,9 @@ export class RestClient {
       throw new TypeError('a client certificate needs its key (cert and key go together)');
     this.server = config.server;
     this.base = base;
+    const { protocol, hostname, port, auth } = urlToHttpOptions(base);
+    this.target = { protocol, hostname, port, ...(auth !== undefined ? { auth } : {}) };
+    this.basePath = base.pathname.replace(/\/+$/, '');
     this.timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.tlsServerName = config.tlsServerName;
     const tls = base.protocol === 'https:';
@@ -439,6 +447,33 @@ export class RestClient {
   }
 
   /**
+   * The path (with query) a request goes to, as the WHATWG URL of `base` with `path`
+   * appended and `query` set would have it. Plain paths skip building that URL (it costs
+   * more than the rest of a request's set-up); anything the URL would rewrite (dot
+   * segments, characters it escapes, a base with its own query) still goes through it.
+   */
+  private url(path: string, query: RequestOptions['query']): { pathname: string; path: string } {
+    const joined = `${this.basePath}${path}`;
+    if (this.base.search !== '' || !PLAIN_PATH.test(joined) || DOT_SEGMENT.test(joined)) {
+      const url = new URL(this.base.toString());
+      url.pathname = joined;
+      if (query instanceof URLSearchParams) url.search = query.toString();
+      else if (query) {
+        for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
+      }
+      return { pathname: url.pathname, path: `${url.pathname}${url.search}` };
+    }
+    let search: string;
+    if (query instanceof URLSearchParams) search = query.toString();
+    else {
+      const params = new URLSearchParams();
+      if (query) for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, v);
+      search = params.toString();
+    }
+    return { pathname: joined, path: search === '' ? joined : `${joined}?${search}` };
+  }
+
+  /**
    * Sends a request and resolves with the response once its headers are in. With
    * `deadlineMs`, the whole exchange (including reading the body) must finish in time;
    * with `headerTimeoutMs`, only the headers must.
@@ -448,13 +483,7 @@ export class RestClient {
     path: string,
     opts: RequestOptions & { deadlineMs?: number; headerTimeoutMs?: number },
   ): Promise<{ req: http.ClientRequest; res: IncomingMessage }> {
-    const url = new URL(this.base.toString());
-    url.pathname = `${this.base.pathname.replace(/\/+$/, '')}${path}`;
-    const query = opts.query instanceof URLSearchParams ? opts.query : undefined;
-    if (query) url.search = query.toString();
-    else if (opts.query) {
-      for (const [k, v] of Object.entries(opts.query)) if (v !== undefined) url.searchParams.set(k, v);
-    }
+    const url = this.url(path, opts.query);
     const headers: Record<string, string> = { ...this.headers, Accept: opts.accept ?? 'application/json' };
     let payload: string | undefined;
     if (opts.body !== undefined) {
@@ -468,7 +497,9 @@ export class RestClient {
         reject(signal.reason);
         return;
       }
-      const req = this.transport.request(url, {
+      const req = this.transport.request({
+        ...this.target,
+        path: url.path,
         method,
         headers,
         agent: this.agent,
@@ -536,8 +567,41 @@ function writeRequest(opts: WriteOptions): {
   };
 }
 
-async function readBody(res: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of res) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+/** A path the URL parser keeps as it is: a leading slash and characters it does not escape. */
+const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
+/** A segment starting with a dot (or an escaped one) may be a dot segment the URL resolves. */
+const DOT_SEGMENT = /\/(\.|%2e)/i;
+
+/**
+ * The whole body of a response as UTF-8, read through 'data' events (cheaper than an async
+ * iterator per response). Rejects with the response's error, or with a premature-close
+ * error when it closes before its end (as the stream iterator does).
+ */
+function readBody(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    if (res.errored) {
+      reject(res.errored);
+      return;
+    }
+    if (res.destroyed) {
+      reject(prematureClose());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let ended = false;
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.once('end', () => {
+      ended = true;
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    res.once('error', reject);
+    res.once('close', () => {
+      if (!ended) reject(prematureClose());
+    });
+  });
+}
+
+/** The error an interrupted response gives, as Node's stream utilities name it. */
+function prematureClose(): Error {
+  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }
