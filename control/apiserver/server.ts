@@ -79,6 +79,12 @@ export interface ApiServerConfig {
   defaultUnreachableTolerationSeconds?: number;
 }
 
+/** The metric children one request updates (see ApiServer.requestMetrics). */
+interface RequestMetrics {
+  count: { inc(): void };
+  latency: { observe(seconds: number): void };
+}
+
 /** Resources whose PUT creates a missing object (Kubernetes' AllowCreateOnUpdate). */
 const CREATE_ON_UPDATE = new Set(['leases', 'endpoints', 'events']);
 
@@ -93,6 +99,7 @@ export class ApiServer {
   private readonly metrics = new client.Registry();
   private readonly requestCount: client.Counter<'verb' | 'resource' | 'code'>;
   private readonly requestLatency: client.Histogram<'verb' | 'resource'>;
+  private readonly requestMetricsByLabels = new Map<string, RequestMetrics>();
   private server: Server | undefined;
 
   constructor(cfg: ApiServerConfig) {
@@ -229,17 +236,40 @@ export class ApiServer {
       else res.end();
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      this.requestCount.inc({ verb, resource, code: String(res.statusCode) });
+      const metrics = this.requestMetrics(verb, resource, res.statusCode);
+      metrics.count.inc();
       // A watch's duration is the stream's life, not a latency.
-      if (verb !== 'watch') this.requestLatency.observe({ verb, resource }, seconds);
-      // One JSON line per request; never the body or the Authorization header.
-      this.cfg.logger.info('request', {
-        verb,
-        path: url.pathname,
-        code: res.statusCode,
-        latencyMs: Math.round(seconds * 1e6) / 1e3,
-      });
+      if (verb !== 'watch') metrics.latency.observe(seconds);
+      // One JSON line per request; never the body or the Authorization header. (Building a
+      // line a silent logger drops costs as much as a small request's own work.)
+      const logger = this.cfg.logger;
+      if (!logger.silent && logger.isInfoEnabled()) {
+        logger.info('request', {
+          verb,
+          path: url.pathname,
+          code: res.statusCode,
+          latencyMs: Math.round(seconds * 1e6) / 1e3,
+        });
+      }
     }
+  }
+
+  /**
+   * The request counter and latency histogram children of one verb, resource and code,
+   * kept after first use: prom-client validates and hashes label sets on every call
+   * otherwise. (Bounded: verbs, served resources and HTTP codes are finite sets.)
+   */
+  private requestMetrics(verb: string, resource: string, code: number): RequestMetrics {
+    const key = `${verb} ${resource} ${code}`;
+    let m = this.requestMetricsByLabels.get(key);
+    if (!m) {
+      m = {
+        count: this.requestCount.labels({ verb, resource, code: String(code) }),
+        latency: this.requestLatency.labels({ verb, resource }),
+      };
+      this.requestMetricsByLabels.set(key, m);
+    }
+    return m;
   }
 
   private async serveNonResource(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
