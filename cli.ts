@@ -15,6 +15,7 @@ const HELP = `k8ts — a small, real Kubernetes
 Usage:
   k8ts server      [--data-dir DIR] [--bind-address ADDR] [--port N] [--datastore sqlite|etcd|memory]
                    [--etcd-endpoints URL,...] [--disable-agent] [--node-name NAME] [--node-ip IP]
+                   [--disable-controller-manager] [--disable-scheduler]
                    [--log-level LEVEL] [--etcd-compaction-interval 5m] [--min-request-timeout 1800]
                    [--default-watch-cache-size N] [--leader-elect-lease-duration 15s]
                    [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]
@@ -180,6 +181,8 @@ async function server(argv: string[]): Promise<number> {
       datastore: { type: 'string', default: 'sqlite' },
       'etcd-endpoints': { type: 'string' },
       'disable-agent': { type: 'boolean', default: false },
+      'disable-controller-manager': { type: 'boolean', default: false },
+      'disable-scheduler': { type: 'boolean', default: false },
       'node-name': { type: 'string' },
       'node-ip': { type: 'string' },
       'log-level': { type: 'string', default: 'info' },
@@ -301,6 +304,8 @@ async function server(argv: string[]): Promise<number> {
     },
     defaultNotReadyTolerationSeconds: wholeNumber('default-not-ready-toleration-seconds', 0),
     defaultUnreachableTolerationSeconds: wholeNumber('default-unreachable-toleration-seconds', 0),
+    disableControllerManager: values['disable-controller-manager']!,
+    disableScheduler: values['disable-scheduler']!,
     serviceClusterIPRange: values['service-cluster-ip-range']!,
     serviceNodePortRange: values['service-node-port-range']!,
   });

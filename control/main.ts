@@ -46,6 +46,9 @@ export interface ControlConfig {
   /** DefaultTolerationSeconds admission: seconds pods tolerate a not-ready / unreachable node (default 300). */
   defaultNotReadyTolerationSeconds?: number;
   defaultUnreachableTolerationSeconds?: number;
+  /** Run without the controllers / the scheduler (k3s's flags of these names): the API server alone, e.g. to test it. */
+  disableControllerManager?: boolean;
+  disableScheduler?: boolean;
   /** See ApiServerConfig.serviceClusterIPRange / serviceNodePortRange. */
   serviceClusterIPRange?: string;
   serviceNodePortRange?: string;
@@ -126,28 +129,35 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
     logger,
     ...(cfg.controllers ? { config: cfg.controllers } : {}),
   });
-  const workers = [
-    runWhileLeading({
-      url,
-      leaseName: 'kube-controller-manager',
-      identity,
-      timings,
-      logger,
-      signal: leading.signal,
-      work: (signal) => manager.run(signal),
-    }),
-    runWhileLeading({
-      url,
-      leaseName: 'kube-scheduler',
-      identity,
-      timings,
-      logger,
-      signal: leading.signal,
-      // A fresh scheduler per term: its cache and queue are rebuilt from the API, never
-      // carried over from a term in which another process may have bound pods.
-      work: (signal) => new Scheduler({ client, logger }).run(signal),
-    }),
-  ];
+  const workers: Promise<void>[] = [];
+  if (!cfg.disableControllerManager) {
+    workers.push(
+      runWhileLeading({
+        url,
+        leaseName: 'kube-controller-manager',
+        identity,
+        timings,
+        logger,
+        signal: leading.signal,
+        work: (signal) => manager.run(signal),
+      }),
+    );
+  }
+  if (!cfg.disableScheduler) {
+    workers.push(
+      runWhileLeading({
+        url,
+        leaseName: 'kube-scheduler',
+        identity,
+        timings,
+        logger,
+        signal: leading.signal,
+        // A fresh scheduler per term: its cache and queue are rebuilt from the API, never
+        // carried over from a term in which another process may have bound pods.
+        work: (signal) => new Scheduler({ client, logger }).run(signal),
+      }),
+    );
+  }
   logger.info('control process started', { url, datastore: cfg.datastore, dataDir: cfg.dataDir, identity });
   return {
     url,

@@ -5,6 +5,9 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 
+/** These tests are about the API server alone: no controller or scheduler writes meanwhile. */
+const API_SERVER_ONLY = ['--disable-controller-manager', '--disable-scheduler'];
+
 const FIXTURE = fileURLToPath(new URL('../../shared/fixtures/spring-deployment.yaml', import.meta.url));
 
 /** Polls `check` until it returns a value (not undefined) or the deadline passes. */
@@ -30,7 +33,7 @@ async function eventually<T>(
 describe('k8ts server with real kubectl', () => {
   let k: K8tsServer;
   before(async () => {
-    k = await startK8tsServer();
+    k = await startK8tsServer({ args: API_SERVER_ONLY });
   });
   after(async () => {
     await k?.stop();
@@ -253,7 +256,7 @@ describe('k8ts server with real kubectl', () => {
 describe('k8ts server answers bad requests with the Kubernetes status and writes nothing', () => {
   let k: K8tsServer;
   before(async () => {
-    k = await startK8tsServer();
+    k = await startK8tsServer({ args: API_SERVER_ONLY });
   });
   after(async () => {
     await k?.stop();
@@ -492,7 +495,7 @@ describe('k8ts server answers bad requests with the Kubernetes status and writes
 describe('namespaces', () => {
   let k: K8tsServer;
   before(async () => {
-    k = await startK8tsServer();
+    k = await startK8tsServer({ args: API_SERVER_ONLY });
   });
   after(async () => {
     await k?.stop();
@@ -552,7 +555,7 @@ describe('namespaces', () => {
 describe('write semantics found in review', () => {
   let k: K8tsServer;
   before(async () => {
-    k = await startK8tsServer();
+    k = await startK8tsServer({ args: API_SERVER_ONLY });
   });
   after(async () => {
     await k?.stop();

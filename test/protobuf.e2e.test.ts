@@ -19,7 +19,7 @@ describe('kubectl create with protobuf bodies', () => {
   let files: string;
   before(async () => {
     files = mkdtempSync(join(tmpdir(), 'k8ts-protobuf-e2e-'));
-    k = await startK8tsServer();
+    k = await startK8tsServer({ args: ['--disable-controller-manager', '--disable-scheduler'] });
   });
   after(async () => {
     await k?.stop();
@@ -56,7 +56,14 @@ describe('kubectl create with protobuf bodies', () => {
     const meta = { ...o.metadata };
     for (const f of ['uid', 'resourceVersion', 'creationTimestamp', 'namespace', 'managedFields'])
       delete meta[f];
-    return { ...o, metadata: meta };
+    const out: Obj = { ...o, metadata: meta };
+    // Addresses and ports the API server allocates differ between the two objects.
+    const spec = o.spec as { clusterIP?: string; clusterIPs?: string[]; ports?: Obj[] } | undefined;
+    if (spec?.clusterIP !== undefined) {
+      const { clusterIP: _ip, clusterIPs: _ips, ...rest } = spec;
+      out.spec = { ...rest, ports: rest.ports?.map(({ nodePort: _port, ...p }) => p) };
+    }
+    return out;
   }
 
   /** Creates with both encodings, asserts the stored objects agree, returns the protobuf one. */
@@ -153,8 +160,13 @@ describe('kubectl create with protobuf bodies', () => {
       spec: { type: string; ports: unknown; selector: unknown };
     };
     assert.equal(s.spec.type, 'NodePort');
-    // No nodePort: k8ts does not allocate one (nor a clusterIP), whichever the encoding.
-    assert.deepEqual(s.spec.ports, [{ name: '80-8080', port: 80, protocol: 'TCP', targetPort: 8080 }]);
+    // The API server allocates the nodePort and the clusterIP, whichever the encoding.
+    const [port] = s.spec.ports as { nodePort: number }[];
+    assert.ok(port!.nodePort >= 30000 && port!.nodePort <= 32767, `nodePort ${port!.nodePort}`);
+    assert.deepEqual(s.spec.ports, [
+      { name: '80-8080', port: 80, protocol: 'TCP', targetPort: 8080, nodePort: port!.nodePort },
+    ]);
+    assert.match((s.spec as { clusterIP?: string }).clusterIP ?? '', /^10\.43\.\d+\.\d+$/);
     assert.deepEqual(s.spec.selector, { app: 'web' });
   });
 
