@@ -153,6 +153,10 @@ export async function evictPod(
 ): Promise<KubeObject> {
   if (eviction.kind !== undefined && eviction.kind !== 'Eviction')
     throw badRequest(`expected an Eviction, got ${String(eviction.kind)}`);
+  // As Kubernetes' eviction REST: the body names the pod it evicts; it must be the URL's.
+  const bodyName = eviction.metadata?.name;
+  if (bodyName !== undefined && bodyName !== '' && bodyName !== name)
+    throw badRequest(`name in URL does not match name in Eviction object`);
   const opts = (eviction.deleteOptions ?? {}) as DeleteOptions & { dryRun?: string[] };
   const del: DeleteOptions = {};
   if (typeof opts.gracePeriodSeconds === 'number' && opts.gracePeriodSeconds >= 0)

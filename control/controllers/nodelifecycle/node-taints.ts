@@ -5,8 +5,8 @@
  *   → unreachable, MemoryPressure / DiskPressure / PIDPressure / NetworkUnavailable True →
  *   memory-pressure / disk-pressure / pid-pressure / network-unavailable — and
  *   `spec.unschedulable` → unschedulable;
- * - one NoExecute taint mirrors Ready: False → not-ready, Unknown (or no Ready condition) →
- *   unreachable, True → none. The taint eviction controller evicts the pods that do not
+ * - one NoExecute taint mirrors Ready: False → not-ready, Unknown → unreachable, True or no
+ *   Ready condition yet → none (a node without one gets the not-ready NoSchedule taint). The taint eviction controller evicts the pods that do not
  *   tolerate it.
  * Taints of other keys are never touched. Every taint added gets `timeAdded`.
  */
@@ -51,6 +51,11 @@ export function isNodeControllerTaint(taint: Taint): boolean {
 /** The NoSchedule taints `node`'s conditions and spec.unschedulable call for (without timeAdded). */
 export function noScheduleTaintsFor(node: Node): Taint[] {
   const taints: Taint[] = [];
+  // A node that has never reported Ready is not ready for pods either (Kubernetes' TaintNodesByCondition
+  // admission puts this taint on every new Node until its kubelet reports Ready).
+  if (!(node.status?.conditions ?? []).some((c) => c.type === 'Ready')) {
+    taints.push({ key: TAINT_NODE_NOT_READY, effect: 'NoSchedule' });
+  }
   for (const c of node.status?.conditions ?? []) {
     const key = CONDITION_TAINTS[c.type]?.[c.status];
     if (key) taints.push({ key, effect: 'NoSchedule' });
@@ -59,9 +64,14 @@ export function noScheduleTaintsFor(node: Node): Taint[] {
   return taints;
 }
 
-/** The NoExecute taint a Ready status calls for: none for True; no Ready condition counts as Unknown. */
+/**
+ * The NoExecute taint a Ready status calls for: none for True, and none while the node has
+ * no Ready condition at all (as doNoExecuteTaintingPass, which skips such nodes: evicting
+ * before a kubelet ever reported would only churn pods; the controller marks the node
+ * Unknown once its startup grace period has passed, and that brings the taint).
+ */
 export function noExecuteTaintFor(ready: Condition['status'] | undefined): Taint | undefined {
-  if (ready === 'True') return undefined;
+  if (ready === 'True' || ready === undefined) return undefined;
   return { key: ready === 'False' ? TAINT_NODE_NOT_READY : TAINT_NODE_UNREACHABLE, effect: 'NoExecute' };
 }
 
