@@ -5,6 +5,7 @@
  * (kube-controller-manager's StartControllers). Leader election is the caller's concern
  * (control/leader.ts): run() is what runs while leading.
  */
+import { setMaxListeners } from 'node:events';
 import type { Clock } from '../../api/clock.js';
 import { realClock } from '../../api/clock.js';
 import { EventRecorder } from '../../api/client/events.js';
@@ -53,6 +54,8 @@ export class ControllerManager {
    */
   async run(signal: AbortSignal): Promise<void> {
     const { client, logger } = this.opts;
+    // Every controller (and its queue) listens on the one signal: more than Node's default 10.
+    setMaxListeners(100, signal);
     const clock = this.opts.clock ?? realClock;
     const informers = new InformerFactory({
       client,
