@@ -16,6 +16,7 @@ import { parseLabelSelector, SelectorParseError } from '../../api/meta/labels.js
 import type { KubeObject } from '../../api/object.js';
 import type { Store } from '../storage/store.js';
 import { Registry, type DeleteOptions, type ListQuery } from './registry.js';
+import { ServiceAllocator } from './service-allocator.js';
 import { decodeObject, readBody, resolveResource, type ResourceRequest } from './request.js';
 import { findResource, groupVersion, RESOURCES, storagePrefix, type ResourceInfo } from './resources.js';
 import type { WriteOptions } from './registry.js';
@@ -77,6 +78,10 @@ export interface ApiServerConfig {
   defaultNotReadyTolerationSeconds?: number;
   /** --default-unreachable-toleration-seconds (DefaultTolerationSeconds admission of Pods); default 300. */
   defaultUnreachableTolerationSeconds?: number;
+  /** --service-cluster-ip-range: the IPv4 CIDR Services' clusterIPs come from; default 10.43.0.0/16. */
+  serviceClusterIPRange?: string;
+  /** --service-node-port-range: `<first>-<last>`; default 30000-32767. */
+  serviceNodePortRange?: string;
 }
 
 /** The metric children one request updates (see ApiServer.requestMetrics). */
@@ -106,6 +111,12 @@ export class ApiServer {
     if (!cfg.store) throw new Error('ApiServer: store is required');
     if (!cfg.logger) throw new Error('ApiServer: logger is required');
     this.cfg = cfg;
+    const serviceAllocator = new ServiceAllocator({
+      store: cfg.store,
+      logger: cfg.logger,
+      ...(cfg.serviceClusterIPRange ? { serviceClusterIPRange: cfg.serviceClusterIPRange } : {}),
+      ...(cfg.serviceNodePortRange ? { serviceNodePortRange: cfg.serviceNodePortRange } : {}),
+    });
     for (const r of RESOURCES) {
       this.registries.set(
         r,
@@ -122,6 +133,7 @@ export class ApiServer {
           }),
           ...(cfg.nameValidatorFor ? { validateName: cfg.nameValidatorFor(r) } : {}),
           ...(cfg.now ? { now: cfg.now } : {}),
+          ...(r.group === '' && r.resource === 'services' ? { hooks: serviceAllocator } : {}),
         }),
       );
     }
