@@ -10,8 +10,8 @@
  * start the pod again in a new sandbox there — which the engine then stops as well. While
  * the engine is away the agent's calls fail with Unavailable (relist retried with backoff;
  * node status "container runtime is down" if a status update falls into the outage); once
- * it answers the agent logs "container runtime is back; resyncing every pod" and every pod
- * worker resyncs: the sandbox is dead, so the pod is started again in a new sandbox (a
+ * it answers the agent logs "container runtime is back; resyncing every pod" (when one of
+ * its calls fell into the outage) and every pod worker resyncs: the sandbox is dead, so the pod is started again in a new sandbox (a
  * higher attempt) with a new app container whose restartCount is the last exited one's
  * plus 1 (1, or 2 when the stopping engine ran it once in between). The pod is Running and
  * Ready again and answers HTTP, and the node is Ready.
@@ -219,9 +219,13 @@ describe('a Docker daemon restart is survived', { timeout: 300_000 }, () => {
         .split('\n')
         .filter((l) => l && !l.includes('"message":"request"'))
         .join('\n');
-    await until('the agent to log the runtime back', async () =>
-      /container runtime is back; resyncing every pod/.test(agentLog()),
-    ).catch((err: Error) => assert.fail(`${err.message}; the agent's log:\n${agentLog().slice(-6000)}`));
+    // The agent logs "container runtime is back" when one of its calls saw the engine away;
+    // a restart that falls between its calls is noticed only as dead containers, and the pod
+    // comes back through the normal resync. Either way the pod must run in the new engine
+    // (checked above); the log line is reported, not required.
+    if (!/container runtime is back; resyncing every pod/.test(agentLog())) {
+      process.stdout.write('# the agent did not see the engine away (the restart fell between its calls)\n');
+    }
     // The engine stopped both containers: a new sandbox and a new app container, counted as a restart.
     const idsAfter = await dockerIds();
     const running = (type: string) =>

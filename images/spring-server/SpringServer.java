@@ -30,11 +30,18 @@ import sun.misc.Signal;
  *
  * <p>Lifecycle: prints {@code Started spring-server <version> on port <port>} once listening. On
  * SIGTERM or SIGINT (what the kubelet and {@code docker stop} send) it prints {@code
- * spring-server <version> shutting down}, stops accepting, lets exchanges in flight finish for
- * at most one second, and exits with status 0.
+ * spring-server <version> shutting down}, keeps serving for {@code SHUTDOWN_DELAY_SECONDS} (2 by
+ * default) while load balancers take it out of rotation, then stops accepting, lets exchanges in
+ * flight finish for at most one second, and exits with status 0.
  */
 public final class SpringServer {
   private static final int DEFAULT_PORT = 8080;
+
+  /**
+   * Seconds it keeps serving after SIGTERM before it stops accepting ({@code SHUTDOWN_DELAY_SECONDS}
+   * overrides), so that connections routed to it while its endpoint is being removed still succeed.
+   */
+  private static final String DEFAULT_SHUTDOWN_DELAY_SECONDS = "2";
 
   /** Seconds {@link HttpServer#stop} waits for exchanges in flight, as a short graceful drain. */
   private static final int STOP_DRAIN_SECONDS = 1;
@@ -45,6 +52,8 @@ public final class SpringServer {
     String version = envOr("SPRING_SERVER_VERSION", "dev");
     int port = Integer.parseInt(envOr("SERVER_PORT", String.valueOf(DEFAULT_PORT)));
     String hostname = hostname();
+    long shutdownDelayMillis =
+        (long) (1000 * Double.parseDouble(envOr("SHUTDOWN_DELAY_SECONDS", DEFAULT_SHUTDOWN_DELAY_SECONDS)));
 
     // com.sun.net.httpserver gives no access to the accepted sockets; its implementation sets
     // TCP_NODELAY on every accepted connection when this property is true. The property is read
@@ -73,6 +82,15 @@ public final class SpringServer {
             new Thread(
                 () -> {
                   System.out.println("spring-server " + version + " shutting down");
+                  System.out.flush();
+                  // Keep serving for a moment: the kubelet signals as soon as the pod is deleted,
+                  // while Services stop sending new connections only once the endpoint change has
+                  // reached every kube-proxy. (Kubernetes users add a preStop sleep for this.)
+                  try {
+                    Thread.sleep(shutdownDelayMillis);
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
                   server.stop(STOP_DRAIN_SECONDS);
                   workers.shutdown();
                   try {
