@@ -321,7 +321,7 @@ describe(
       const names = await readyPods(3);
       const victim = names[0]!;
       const id = await appContainer(victim);
-      const failures: { at: number; error: string }[] = [];
+      const failures: { started: number; at: number; error: string }[] = [];
       const answered = new Map<string, number>();
       let requests = 0;
       const starts: number[] = [];
@@ -329,12 +329,13 @@ describe(
       const poller = (async () => {
         while (polling) {
           requests++;
-          starts.push(Date.now());
+          const started = Date.now();
+          starts.push(started);
           try {
             const who = podOf(await get(nodePortURL));
             answered.set(who, (answered.get(who) ?? 0) + 1);
           } catch (err) {
-            failures.push({ at: Date.now(), error: String(err) });
+            failures.push({ started, at: Date.now(), error: String(err) });
           }
           await new Promise((r) => setTimeout(r, 5));
         }
@@ -375,7 +376,20 @@ describe(
           `${tReady - tKilled} ms; ${requests} requests, answers ${JSON.stringify(Object.fromEntries(answered))}, ` +
           `${failures.length} failed${failures.length ? `: ${failures.map((f) => `${f.at - tKilled} ms: ${f.error}`).join('; ')}` : ''}`,
       );
-      assert.deepEqual(failures, []);
+      // The issue's bar: refusals of the dead container are retried on another endpoint, and
+      // nothing fails once the pod is marked not ready. The one request that may be in flight
+      // on the victim when SIGKILL lands (the client sends one at a time) is reset mid-exchange,
+      // which no layer-4 proxy can replay; every request started after the kill must succeed.
+      assert.ok(
+        failures.length <= 1,
+        `more than the one in-flight request failed: ${JSON.stringify(failures)}`,
+      );
+      for (const f of failures) {
+        assert.ok(
+          f.started < tKilled,
+          `a request started ${f.started - tKilled} ms after the kill failed: ${f.error}`,
+        );
+      }
     });
 
     it('the ClusterIP answers from the host and from inside another pod', async () => {

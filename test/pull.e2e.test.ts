@@ -272,12 +272,15 @@ describe('image pull policies against a local registry', { timeout: 240_000 }, (
       async () => {
         const r = waitingReason(await getPod(name));
         if (r && reasons.at(-1) !== r) reasons.push(r);
-        return reasons.includes('ErrImagePull') && reasons.includes('ImagePullBackOff');
+        // The reasons cycle (ErrImagePull → ImagePullBackOff → ErrImagePull ...) and polling
+        // may miss the first ErrImagePull: wait for a BackOff seen after an ErrImagePull.
+        const first = reasons.indexOf('ErrImagePull');
+        return first !== -1 && reasons.indexOf('ImagePullBackOff', first) !== -1;
       },
       60_000,
     );
     assert.ok(
-      reasons.indexOf('ErrImagePull') < reasons.indexOf('ImagePullBackOff'),
+      reasons.indexOf('ErrImagePull') < reasons.lastIndexOf('ImagePullBackOff'),
       `order: ${reasons.join(' → ')}`,
     );
     const pod = await getPod(name);
