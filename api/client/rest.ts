@@ -153,6 +153,13 @@ export interface RequestOptions extends CallOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/**
+ * How long an idle pooled connection is kept (ms): less than kube-apiserver's and k8ts'
+ * idle timeouts (60 s and more), and less than Node's own servers' 5 s default, so that the
+ * client, never the server, closes an idle connection.
+ */
+const IDLE_SOCKET_TIMEOUT_MS = 4_000;
+
 /** How long after its `timeoutSeconds` a watch may stay open before the client gives up on it. */
 const WATCH_GRACE_MS = 30_000;
 
@@ -205,14 +212,21 @@ export class RestClient {
     this.tlsServerName = config.tlsServerName;
     const tls = base.protocol === 'https:';
     this.transport = tls ? https : http;
+    // Idle pooled sockets are closed after IDLE_SOCKET_TIMEOUT_MS, before the server would
+    // close them (its keep-alive timeout is longer): reusing a socket the server is closing
+    // at that instant fails the request with "socket hang up". (Node's agent sets no idle
+    // timeout of its own when its `timeout` is 0, whatever the server's Keep-Alive hint
+    // says.) A socket in use is not affected: only the agent's free sockets are destroyed on
+    // timeout, and this client bounds requests with its own timers.
     this.agent = tls
       ? new https.Agent({
           keepAlive: true,
+          timeout: IDLE_SOCKET_TIMEOUT_MS,
           ...(config.ca !== undefined ? { ca: config.ca } : {}),
           ...(config.cert !== undefined ? { cert: config.cert, key: config.key } : {}),
           rejectUnauthorized: config.insecureSkipTLSVerify !== true,
         })
-      : new http.Agent({ keepAlive: true });
+      : new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_TIMEOUT_MS });
     this.headers = {
       'User-Agent': config.userAgent ?? 'k8ts-client',
       ...(config.token !== undefined ? { Authorization: `Bearer ${config.token}` } : {}),

@@ -159,7 +159,11 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
     });
     req.once('end', () => finish(undefined));
     req.once('error', (err) => finish(err));
-    req.once('close', () => finish(prematureClose()));
+    // 'close' follows 'end' on every request: build the error (and its stack) only when
+    // the body really was cut short.
+    req.once('close', () => {
+      if (!done) finish(prematureClose());
+    });
   });
 }
 

@@ -49,6 +49,9 @@ import {
 } from './patch.js';
 
 /** What ApiServerConfig passes to `strategyFor` (the kube-apiserver flags strategies depend on). */
+/** How long the server keeps an idle keep-alive connection (ms); more than a client's pool keeps one. */
+export const SERVER_KEEP_ALIVE_TIMEOUT_MS = 60_000;
+
 export type StrategySettings = Pick<
   ApiServerConfig,
   'defaultNotReadyTolerationSeconds' | 'defaultUnreachableTolerationSeconds'
@@ -177,6 +180,12 @@ export class ApiServer {
     );
     const server = createServer((req, res) => void this.handle(req, res));
     this.server = server;
+    // Idle keep-alive connections live longer here than in our clients' pools
+    // (api/client/rest.ts closes its idle sockets first), so a client never sends a request
+    // on a socket the server is closing at that instant ("socket hang up"). Node's 5 s
+    // default made that race likely for any client idle for about 5 s.
+    server.keepAliveTimeout = SERVER_KEEP_ALIVE_TIMEOUT_MS;
+    server.headersTimeout = SERVER_KEEP_ALIVE_TIMEOUT_MS + 5_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.cfg.port ?? 0, this.cfg.bindAddress ?? '127.0.0.1', () => resolve());
@@ -729,6 +738,7 @@ export class ApiServer {
     });
     res.flushHeaders();
     let timer: NodeJS.Timeout | undefined;
+    let corked = false;
     const finished = new Promise<void>((resolve) => {
       const watcher = cache.watch({
         ...(rr.namespace !== undefined ? { namespace: rr.namespace } : {}),
@@ -743,6 +753,16 @@ export class ApiServer {
         allowBookmarks: q.get('allowWatchBookmarks') === 'true',
         timeoutMs,
         onEvent: (ev) => {
+          // Events that arrive in one turn of the event loop leave in one write (one
+          // writev), not one syscall each.
+          if (!corked) {
+            corked = true;
+            res.cork();
+            setImmediate(() => {
+              corked = false;
+              res.uncork();
+            });
+          }
           const line =
             toRow && (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED')
               ? `${JSON.stringify({ type: ev.type, object: toRow(ev.object) })}\n`
