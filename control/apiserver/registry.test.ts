@@ -224,6 +224,30 @@ describe('Registry', () => {
     await rejects(registry.get('default', 'fin'), 404, 'NotFound');
   });
 
+  it('empty ownerReferences and finalizers are omitted, as ObjectMeta omitempty does', async () => {
+    const { store, registry } = setup();
+    const owner = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'o', uid: 'uid-o', controller: true };
+    const created = await registry.create('default', {
+      ...deploy('owned'),
+      metadata: { name: 'owned', ownerReferences: [owner], finalizers: ['example.com/x'] },
+    });
+    const released = await registry.update('default', 'owned', {
+      ...created,
+      metadata: { ...created.metadata, ownerReferences: [], finalizers: [] },
+    });
+    assert.equal('ownerReferences' in released.metadata!, false);
+    assert.equal('finalizers' in released.metadata!, false);
+    const stored = JSON.parse((await store.get('/registry/deployments/default/owned'))!.value) as KubeObject;
+    assert.equal('ownerReferences' in stored.metadata!, false);
+    assert.equal('finalizers' in stored.metadata!, false);
+    // Writing the empty lists again is no change: same resourceVersion.
+    const again = await registry.update('default', 'owned', {
+      ...released,
+      metadata: { ...released.metadata, ownerReferences: [], finalizers: [] },
+    });
+    assert.equal(again.metadata!.resourceVersion, released.metadata!.resourceVersion);
+  });
+
   it('delete with propagationPolicy Orphan or Foreground records the garbage collector finalizer', async () => {
     const { registry } = setup();
     await registry.create('default', deploy('o'));

@@ -640,13 +640,28 @@ export class Registry {
  * write, so the resourceVersion stays and watchers see no MODIFIED event.
  */
 function unchanged(next: KubeObject, old: KubeObject): boolean {
+  omitEmptyMetaLists(next);
   const { resourceVersion: _a, ...nextMeta } = next.metadata ?? {};
   const { resourceVersion: _b, ...oldMeta } = old.metadata ?? {};
   return isDeepStrictEqual({ ...next, metadata: nextMeta }, { ...old, metadata: oldMeta });
 }
 
-/** The stored form: JSON without `metadata.resourceVersion`. */
+/**
+ * Drops `metadata.ownerReferences` and `metadata.finalizers` when they are empty lists
+ * (mutating `obj`): Kubernetes' ObjectMeta marks them `omitempty`, so an object whose last
+ * owner or finalizer was removed shows neither field, and such a write of an object that
+ * had none changes nothing.
+ */
+function omitEmptyMetaLists(obj: KubeObject): void {
+  const meta = obj.metadata;
+  if (!meta) return;
+  if (Array.isArray(meta.ownerReferences) && meta.ownerReferences.length === 0) delete meta.ownerReferences;
+  if (Array.isArray(meta.finalizers) && meta.finalizers.length === 0) delete meta.finalizers;
+}
+
+/** The stored form: JSON without `metadata.resourceVersion` (and without empty owner/finalizer lists). */
 export function encode(obj: KubeObject): string {
+  omitEmptyMetaLists(obj);
   if (obj.metadata?.resourceVersion === undefined) return JSON.stringify(obj);
   const { resourceVersion: _rv, ...metadata } = obj.metadata;
   return JSON.stringify({ ...obj, metadata });
