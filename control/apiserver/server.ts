@@ -85,6 +85,11 @@ export interface ApiServerConfig {
   serviceClusterIPRange?: string;
   /** --service-node-port-range: `<first>-<last>`; default 30000-32767. */
   serviceNodePortRange?: string;
+  /**
+   * Milliseconds between runs of the ClusterIP / NodePort repair loop
+   * (ServiceAllocator.repair; kube-apiserver runs it every 3 minutes); default 180 000, 0 = off.
+   */
+  serviceAllocationRepairIntervalMs?: number;
 }
 
 /** The metric children one request updates (see ApiServer.requestMetrics). */
@@ -109,17 +114,18 @@ export class ApiServer {
   private readonly requestLatency: client.Histogram<'verb' | 'resource'>;
   private readonly requestMetricsByLabels = new Map<string, RequestMetrics>();
   private server: Server | undefined;
+  private readonly serviceAllocator: ServiceAllocator;
 
   constructor(cfg: ApiServerConfig) {
     if (!cfg.store) throw new Error('ApiServer: store is required');
     if (!cfg.logger) throw new Error('ApiServer: logger is required');
     this.cfg = cfg;
-    const serviceAllocator = new ServiceAllocator({
+    const serviceAllocator = (this.serviceAllocator = new ServiceAllocator({
       store: cfg.store,
       logger: cfg.logger,
       ...(cfg.serviceClusterIPRange ? { serviceClusterIPRange: cfg.serviceClusterIPRange } : {}),
       ...(cfg.serviceNodePortRange ? { serviceNodePortRange: cfg.serviceNodePortRange } : {}),
-    });
+    }));
     for (const r of RESOURCES) {
       this.registries.set(
         r,
@@ -190,12 +196,14 @@ export class ApiServer {
       server.once('error', reject);
       server.listen(this.cfg.port ?? 0, this.cfg.bindAddress ?? '127.0.0.1', () => resolve());
     });
+    this.serviceAllocator.startRepair(this.cfg.serviceAllocationRepairIntervalMs ?? 180_000);
     const addr = server.address() as AddressInfo;
     return { address: addr.address, port: addr.port };
   }
 
   /** Stops listening and ends open connections (watches included). */
   async stop(): Promise<void> {
+    await this.serviceAllocator.stopRepair();
     for (const { cache } of this.watchCaches.values()) cache.stop();
     this.watchCaches.clear();
     const server = this.server;

@@ -19,7 +19,9 @@ import {
   ipv4ToNumber,
   parseIPv4CIDR,
   parsePortRange,
+  SERVICE_IPS_PREFIX,
   SERVICE_NODE_PORTS_PREFIX,
+  ServiceAllocator,
 } from './service-allocator.js';
 import { ApiServer } from './server.js';
 import { nameValidatorFor, strategyFor } from './strategies/index.js';
@@ -351,6 +353,92 @@ async function raceForRange(clients: RestClient[]): Promise<void> {
   assert.ok(ok.every((s) => inRange(s.spec.clusterIP, '10.96.0.1', '10.96.0.6')));
   for (const e of failed) assert.match(e.message, /range is full/);
 }
+
+describe('service allocation: repair', () => {
+  const keys = async (store: Store) =>
+    [
+      ...(await store.list(SERVICE_IPS_PREFIX)).items,
+      ...(await store.list(SERVICE_NODE_PORTS_PREFIX)).items,
+    ].map((kv) => kv.key.slice(kv.key.lastIndexOf('/') + 1));
+
+  it('releases what no Service uses after three runs in a row, records what a Service uses unrecorded', async () => {
+    const store = new MemoryStore();
+    const server = new ApiServer({
+      store,
+      strategyFor,
+      nameValidatorFor,
+      port: 0,
+      logger: silentLogger(),
+      serviceAllocationRepairIntervalMs: 0,
+    });
+    const client = new RestClient({ server: `http://127.0.0.1:${(await server.start()).port}` });
+    try {
+      const spec = { type: 'NodePort' as const, ports: [{ port: 80, nodePort: 30100 }] };
+      const kept = await client.create(resources.services, svc({ ...spec, clusterIP: '10.43.0.20' }, 'kept'));
+      await client.create(
+        resources.services,
+        svc({ ...spec, clusterIP: '10.43.0.21', ports: [{ port: 80, nodePort: 30101 }] }, 'gone'),
+      );
+      // A crash between the reservation and the Service write, and one between the
+      // Service's deletion and its release, as the store shows them afterwards.
+      await store.create(`${SERVICE_IPS_PREFIX}10.43.0.99`, JSON.stringify({ uid: 'never-written' }));
+      await store.delete('/registry/services/default/gone');
+      // A Service stored without allocation keys (data from before the allocator), and one
+      // outside the ranges.
+      const unrecorded = svc(
+        { ...spec, clusterIP: '10.43.0.77', ports: [{ port: 80, nodePort: 30777 }] },
+        'old',
+      );
+      unrecorded.metadata!.uid = 'uid-old';
+      (unrecorded.spec as { clusterIPs?: string[] }).clusterIPs = ['10.43.0.77'];
+      await store.create('/registry/services/default/old', JSON.stringify(unrecorded));
+      const outside = svc({ type: 'ClusterIP', clusterIP: '192.168.7.7' }, 'outside');
+      (outside.spec as { clusterIPs?: string[] }).clusterIPs = ['192.168.7.7'];
+      await store.create('/registry/services/default/outside', JSON.stringify(outside));
+
+      const allocator = new ServiceAllocator({ store, logger: silentLogger() });
+      const first = await allocator.repair();
+      assert.deepEqual(first.released, []);
+      assert.deepEqual(first.recorded.sort(), ['10.43.0.77', '30777']);
+      assert.deepEqual(first.outOfRange, ['192.168.7.7']);
+      assert.equal(JSON.parse((await store.get(`${SERVICE_IPS_PREFIX}10.43.0.77`))!.value).uid, 'uid-old');
+      // The recorded address is now taken for everyone else.
+      const taken = await failure(
+        client.create(resources.services, svc({ type: 'ClusterIP', clusterIP: '10.43.0.77' }, 'other')),
+      );
+      assert.equal(taken.code, 422);
+
+      assert.deepEqual((await allocator.repair()).released, []);
+      // A leaked key that changed since the last run starts its count again.
+      const moved = (await store.get(`${SERVICE_IPS_PREFIX}10.43.0.99`))!;
+      await store.update(moved.key, JSON.stringify({ uid: 'still-never-written' }), moved.modRevision);
+      const third = await allocator.repair();
+      assert.deepEqual(third.released.sort(), ['10.43.0.21', '30101']);
+      assert.deepEqual((await allocator.repair()).released, []);
+      assert.deepEqual((await allocator.repair()).released, ['10.43.0.99']);
+      assert.deepEqual((await keys(store)).sort(), ['10.43.0.20', '10.43.0.77', '30100', '30777']);
+      // The live Service's allocations were never touched: its address is still its own.
+      assert.equal(
+        (await client.get<Service>(resources.services, 'default', 'kept')).spec!.clusterIP,
+        kept.spec!.clusterIP,
+      );
+      const again = await failure(
+        client.create(resources.services, svc({ type: 'ClusterIP', clusterIP: '10.43.0.20' }, 'copy')),
+      );
+      assert.equal(again.code, 422);
+      // The released address can be had again.
+      const reuse = await client.create(
+        resources.services,
+        svc({ type: 'ClusterIP', clusterIP: '10.43.0.21' }, 'reuse'),
+      );
+      assert.equal(reuse.spec!.clusterIP, '10.43.0.21');
+    } finally {
+      client.close();
+      await server.stop();
+      await store.close();
+    }
+  });
+});
 
 describe('service allocation: two API servers on one store', () => {
   it('memory store: concurrent creates never share an IP or a port; a full range says so', async () => {

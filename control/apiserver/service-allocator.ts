@@ -21,8 +21,11 @@
  * construction, and Services asking for IPv6 or RequireDualStack are refused as Kubernetes
  * refuses them on a single-stack cluster.
  *
- * Not done (Kubernetes' repair loops): an allocation left behind by a crash between a
- * reservation and the Service write, or between a delete and the release, stays taken.
+ * Repair (Kubernetes' ipallocator/portallocator repair controllers, see repair()): an
+ * allocation left behind by a crash between a reservation and the Service write, or between
+ * a delete and the release, is released once it has been seen unused by any Service in
+ * three runs in a row; a Service whose address or port has no allocation key (data written
+ * before the allocator, or restored) gets one recorded.
  */
 import { invalid as invalidField, toStatusCauses, type FieldError } from '../../api/meta/validation.js';
 import type { KubeObject } from '../../api/object.js';
@@ -77,6 +80,16 @@ class KeyRange {
     private readonly allocatedMessage: string,
     private readonly random: () => number,
   ) {}
+
+  /** Whether `item` (an address or port as text) lies in this range. */
+  contains(item: string): boolean {
+    return this.offsetOf(item) !== undefined;
+  }
+
+  /** The store key of `item`. */
+  keyOf(item: string): string {
+    return this.prefix + item;
+  }
 
   /**
    * Reserves `item` for `owner` (a dry run only checks it is free).
@@ -168,8 +181,11 @@ export interface ServiceAllocatorConfig {
   serviceClusterIPRange?: string;
   /** `--service-node-port-range`: `<first>-<last>` (inclusive); default 30000-32767. */
   serviceNodePortRange?: string;
-  /** Told about releases that failed (the item stays taken). */
-  logger?: { warn(message: string, meta?: Record<string, unknown>): void };
+  /** Told about releases that failed (the item stays taken) and about repairs. */
+  logger?: {
+    warn(message: string, meta?: Record<string, unknown>): void;
+    info?(message: string, meta?: Record<string, unknown>): void;
+  };
   /** In [0, 1); default Math.random. */
   random?: () => number;
 }
@@ -298,10 +314,16 @@ export class ServiceAllocator implements RegistryHooks {
   private readonly ips: KeyRange;
   private readonly ports: KeyRange;
   private readonly logger: NonNullable<ServiceAllocatorConfig['logger']>;
+  private readonly store: Store;
+  /** Allocation keys seen unused in the last repair runs: key → its modRevision and the run count. */
+  private readonly leaks = new Map<string, { modRevision: number; runs: number }>();
+  private repairTimer: NodeJS.Timeout | undefined;
+  private repairing: Promise<unknown> | undefined;
 
   constructor(cfg: ServiceAllocatorConfig) {
     if (!cfg.store) throw new Error('ServiceAllocator: store is required');
     const random = cfg.random ?? Math.random;
+    this.store = cfg.store;
     this.logger = cfg.logger ?? { warn() {} };
     const cidr = parseIPv4CIDR(cfg.serviceClusterIPRange ?? DEFAULT_SERVICE_CLUSTER_IP_RANGE);
     this.serviceClusterIPRange = cidr.text;
@@ -407,6 +429,136 @@ export class ServiceAllocator implements RegistryHooks {
     for (const r of await Promise.allSettled(releases)) {
       if (r.status === 'rejected') this.onReleaseError(r.reason, obj);
     }
+  }
+
+  /**
+   * One run of the repair controllers (kube-apiserver's ipallocator/controller Repair and
+   * portallocator/controller Repair, every 3 minutes there), over one consistent snapshot:
+   * the Services and both allocation prefixes are read at the same store revision.
+   * - An allocation key no Service uses is released after it has been seen so, unchanged,
+   *   in `leakRuns` runs in a row (Kubernetes' numRepairsBeforeLeakCleanup, 3), so that a
+   *   reservation whose Service write is still in flight is never taken back. The delete
+   *   is guarded by the key's revision.
+   * - A Service's address or port without a key gets one (recorded for that Service); one
+   *   outside the configured range, or also used by another Service, is only reported.
+   * - A key recorded for another owner than the Service using the item is re-recorded.
+   * @returns what was released, recorded and reported, as `<ip>` / `<port>` strings.
+   * @throws StorageError from the store reads (writes that lose a race are skipped).
+   */
+  async repair(leakRuns = 3): Promise<RepairResult> {
+    const services = await this.store.list('/registry/services/');
+    const at = { revision: services.revision };
+    const [ipKeys, portKeys] = await Promise.all([
+      this.store.list(SERVICE_IPS_PREFIX, at),
+      this.store.list(SERVICE_NODE_PORTS_PREFIX, at),
+    ]);
+    const result: RepairResult = { released: [], recorded: [], outOfRange: [], duplicates: [] };
+    // Every item some Service uses: store key → its item, range and owner.
+    const wanted = new Map<string, { item: string; range: KeyRange; owner: Owner }>();
+    for (const kv of services.items) {
+      let svc: KubeObject;
+      try {
+        svc = JSON.parse(kv.value) as KubeObject;
+      } catch {
+        continue;
+      }
+      const owner = ownerOf(svc);
+      const { ips, ports } = allocatedItems(svc);
+      const uses = [
+        ...ips.map((item) => ({ item, range: this.ips })),
+        ...ports.map((item) => ({ item, range: this.ports })),
+      ];
+      for (const { item, range } of uses) {
+        if (!range.contains(item)) {
+          result.outOfRange.push(item);
+          this.logger.warn('service allocator repair: a Service uses an item outside the range', {
+            service: `${owner.namespace}/${owner.name}`,
+            item,
+          });
+          continue;
+        }
+        const key = range.keyOf(item);
+        const other = wanted.get(key);
+        if (other && other.owner.uid !== owner.uid) {
+          result.duplicates.push(item);
+          this.logger.warn('service allocator repair: an item is used by two Services', {
+            item,
+            services: [`${other.owner.namespace}/${other.owner.name}`, `${owner.namespace}/${owner.name}`],
+          });
+          continue;
+        }
+        wanted.set(key, { item, range, owner });
+      }
+    }
+    const seen = new Set<string>();
+    for (const kv of [...ipKeys.items, ...portKeys.items]) {
+      seen.add(kv.key);
+      const use = wanted.get(kv.key);
+      if (use) {
+        this.leaks.delete(kv.key);
+        if (holderOf(kv.value).uid !== use.owner.uid) {
+          await ignoreRaces(this.store.update(kv.key, JSON.stringify(use.owner), kv.modRevision));
+        }
+        continue;
+      }
+      const before = this.leaks.get(kv.key);
+      const runs = before && before.modRevision === kv.modRevision ? before.runs + 1 : 1;
+      if (runs < leakRuns) {
+        this.leaks.set(kv.key, { modRevision: kv.modRevision, runs });
+        continue;
+      }
+      this.leaks.delete(kv.key);
+      if (await ignoreRaces(this.store.delete(kv.key, kv.modRevision))) {
+        const item = kv.key.slice(kv.key.lastIndexOf('/') + 1);
+        result.released.push(item);
+        this.logger.info?.('service allocator repair: released an item no Service uses', {
+          item,
+          heldBy: kv.value,
+        });
+      }
+    }
+    // Forget candidates whose key is gone.
+    for (const key of this.leaks.keys()) if (!seen.has(key)) this.leaks.delete(key);
+    for (const [key, use] of wanted) {
+      if (seen.has(key)) continue;
+      if (await ignoreRaces(this.store.create(key, JSON.stringify(use.owner)))) {
+        result.recorded.push(use.item);
+        this.logger.warn('service allocator repair: recorded an item a Service used without allocation', {
+          service: `${use.owner.namespace}/${use.owner.name}`,
+          item: use.item,
+        });
+      }
+    }
+    return result;
+  }
+
+  /**
+   * Runs repair() now and then every `intervalMs` (kube-apiserver: 3 minutes) until
+   * stopRepair(); failures are logged and retried at the next interval.
+   */
+  startRepair(intervalMs: number): void {
+    if (this.repairTimer || intervalMs <= 0) return;
+    const tick = () => {
+      this.repairing = this.repair()
+        .catch((err: unknown) =>
+          this.logger.warn('service allocator repair failed', {
+            error: err instanceof Error ? err.message : String(err),
+          }),
+        )
+        .finally(() => {
+          this.repairing = undefined;
+        });
+    };
+    this.repairTimer = setInterval(tick, intervalMs);
+    this.repairTimer.unref();
+    tick();
+  }
+
+  /** Stops the repair loop; resolves when a run in progress has ended. */
+  async stopRepair(): Promise<void> {
+    clearInterval(this.repairTimer);
+    this.repairTimer = undefined;
+    await this.repairing;
   }
 
   private operation(dryRun: boolean): Operation {
@@ -590,6 +742,52 @@ export class ServiceAllocator implements RegistryHooks {
       { group: '', resource: 'services', name: obj.metadata?.name ?? '' },
       toStatusCauses(errs),
     );
+  }
+}
+
+/** What one repair() run did (items as text: addresses and ports). */
+export interface RepairResult {
+  /** Keys no Service used in enough runs in a row, deleted. */
+  released: string[];
+  /** Items Services used without a key, now recorded. */
+  recorded: string[];
+  /** Items Services use outside the configured ranges (reported only). */
+  outOfRange: string[];
+  /** Items used by more than one Service (reported only). */
+  duplicates: string[];
+}
+
+/** The addresses and ports a stored Service holds allocations for (as releaseAllocatedResources reads them). */
+export function allocatedItems(obj: KubeObject): { ips: string[]; ports: string[] } {
+  const spec = specOf(structuredClone(obj));
+  const ips =
+    typeOf(spec) !== 'ExternalName' && !isHeadless(spec) ? (spec.clusterIPs ?? []).filter((ip) => ip) : [];
+  const ports = new Set(nodePortsOf(spec).map(String));
+  if (needsHealthCheck(spec) && spec.healthCheckNodePort) ports.add(String(spec.healthCheckNodePort));
+  return { ips, ports: [...ports] };
+}
+
+function holderOf(value: string): Partial<Owner> {
+  try {
+    return JSON.parse(value) as Partial<Owner>;
+  } catch {
+    return {};
+  }
+}
+
+/** Resolves true when `write` succeeded, false when it lost a race (the key changed, appeared or went). */
+async function ignoreRaces(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (err) {
+    if (
+      isStorageError(err, 'KeyExists') ||
+      isStorageError(err, 'KeyNotFound') ||
+      isStorageError(err, 'Conflict')
+    )
+      return false;
+    throw err;
   }
 }
 
