@@ -2,7 +2,7 @@
  * The proxy's Prometheus metrics, in a registry of its own (several proxies may live in
  * one test process) that the agent serves next to its other metrics:
  *
- * - `k8ts_proxy_connections_total{service,port}`: connections accepted, per Service port
+ * - `k8ts_proxy_connections_total{service,port}`: connections accepted (UDP: sessions opened), per Service port
  *   (`service` = `namespace/name`, `port` = the port's name, or its number when unnamed);
  * - `k8ts_proxy_connection_errors_total{service,port}`: connections closed because no
  *   endpoint accepted them;
@@ -19,7 +19,7 @@ export class ProxyMetrics {
   readonly registry = new client.Registry();
   readonly connections = new client.Counter({
     name: 'k8ts_proxy_connections_total',
-    help: 'TCP connections accepted, by Service and port.',
+    help: 'TCP connections accepted and UDP sessions opened, by Service and port.',
     labelNames: ['service', 'port'] as const,
     registers: [this.registry],
   });

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import dgram from 'node:dgram';
 import net from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { after, before, describe, it } from 'node:test';
@@ -36,6 +37,33 @@ async function until<T>(what: string, fn: () => T | Promise<T>, ms = 5000): Prom
     }
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Sends `payload` from a new UDP socket (its own source port: a new proxy session), and
+ * `again` more datagrams from the same socket; resolves with every reply, or rejects when
+ * one does not come within `ms`.
+ */
+async function udpExchange(port: number, payload: string, again = 0, ms = 1000): Promise<string[]> {
+  const socket = dgram.createSocket('udp4');
+  try {
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', () => resolve()));
+    const replies: string[] = [];
+    for (let i = 0; i <= again; i++) {
+      const reply = new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no UDP reply')), ms);
+        socket.once('message', (m) => {
+          clearTimeout(timer);
+          resolve(m.toString());
+        });
+      });
+      socket.send(`${payload}#${i}`, port, '127.0.0.1');
+      replies.push(await reply);
+    }
+    return replies;
+  } finally {
+    socket.close();
   }
 }
 
@@ -260,6 +288,93 @@ describe('Proxy', () => {
       execFileSync('ip', ['-o', '-4', 'addr', 'show']).toString(),
       new RegExp(`inet ${clusterIP.replaceAll('.', '\\.')}/`),
     );
+  });
+
+  it('UDP: sessions round-robin over the endpoints, keep theirs, skip one that refuses, and close with the Service', async () => {
+    // Two UDP echo servers that say who they are, and a port where nothing listens.
+    const udpServers: dgram.Socket[] = [];
+    const udpPorts: Record<string, number> = {};
+    try {
+      for (const name of ['u0', 'u1', 'udead']) {
+        const server = dgram.createSocket('udp4');
+        server.on('message', (m, r) => server.send(`${name}:${m.toString()}`, r.port, r.address));
+        await new Promise<void>((resolve) => server.bind(0, HOST_IP, () => resolve()));
+        udpPorts[name] = server.address().port;
+        udpServers.push(server);
+      }
+      udpServers.pop()!.close();
+      const dns = await api.client.create<Service>(resources.services, {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'dns', namespace: 'default' },
+        spec: {
+          type: 'NodePort',
+          selector: { app: 'dns' },
+          ports: [{ name: 'dns', port: 53, protocol: 'UDP' }],
+        },
+      });
+      const udpSlice = (names: string[]): EndpointSlice => ({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: 'dns-a', namespace: 'default', labels: { 'kubernetes.io/service-name': 'dns' } },
+        addressType: 'IPv4',
+        // One slice port per endpoint port is not expressible: one slice per endpoint.
+        endpoints: [{ addresses: [HOST_IP!], conditions: { ready: true } }],
+        ports: [{ name: 'dns', port: udpPorts[names[0]!]!, protocol: 'UDP' }],
+      });
+      await api.client.create(resources.endpointslices, udpSlice(['u0']));
+      await api.client.create(resources.endpointslices, {
+        ...udpSlice(['u1']),
+        metadata: { name: 'dns-b', namespace: 'default', labels: { 'kubernetes.io/service-name': 'dns' } },
+      });
+      const port = dns.spec.ports![0]!.nodePort!;
+      await until(
+        'the UDP port to be served',
+        () => proxy.snapshot()['default/dns']?.dns?.endpoints.length === 2,
+      );
+      const firsts: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const replies = await until('a UDP reply', () => udpExchange(port, `q${i}`, 2));
+        // One session, one endpoint: every datagram of that client reaches the same one.
+        const who = replies.map((r) => r.split(':')[0]);
+        assert.equal(new Set(who).size, 1, `one session stays on one endpoint: ${replies.join()}`);
+        assert.deepEqual(
+          replies.map((r) => r.split(':')[1]),
+          [`q${i}#0`, `q${i}#1`, `q${i}#2`],
+        );
+        firsts.push(who[0]!);
+      }
+      assert.deepEqual(count(firsts), { u0: 2, u1: 2 });
+
+      // Replace u1 with the dead port: a session sent there is refused (ICMP port
+      // unreachable), and clients retrying get u0.
+      await api.client.delete(resources.endpointslices, 'default', 'dns-b');
+      await api.client.create(resources.endpointslices, {
+        ...udpSlice(['udead']),
+        metadata: { name: 'dns-b', namespace: 'default', labels: { 'kubernetes.io/service-name': 'dns' } },
+      });
+      await until(
+        'the dead endpoint to be served',
+        () =>
+          proxy.snapshot()['default/dns']?.dns?.endpoints.includes(`${HOST_IP}:${udpPorts.udead}`) ?? false,
+      );
+      const answers: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        answers.push(...(await until('a UDP reply after a retry', () => udpExchange(port, `r${i}`, 0, 300))));
+      }
+      assert.ok(
+        answers.every((a) => a.startsWith('u0:')),
+        answers.join(),
+      );
+
+      await api.client.delete(resources.services, 'default', 'dns');
+      await until('the UDP Service to be gone', () => proxy.snapshot()['default/dns'] === undefined);
+      await assert.rejects(udpExchange(port, 'after', 0, 300), /no UDP reply/);
+    } finally {
+      for (const s of udpServers) s.close();
+      for (const name of ['dns-a', 'dns-b'])
+        await api.client.delete(resources.endpointslices, 'default', name).catch(() => undefined);
+    }
   });
 
   it('stop() leaves no listener, address or interface behind', async () => {

@@ -17,14 +17,14 @@
  * syncPeriod, 30 s) all Services are reconciled again, which retries listeners that could
  * not be bound.
  *
- * Listeners per TCP Service port:
+ * Listeners per TCP or UDP Service port (UDP: udp-port.ts, sessions as conntrack keeps them):
  * - NodePort / LoadBalancer with a nodePort: `nodeIP:nodePort`, or all addresses without
  *   a nodeIP (as kube-proxy's default --nodeport-addresses);
  * - a clusterIP (not headless): `clusterIP:port`, the address held by ClusterIPAddresses;
  * - LoadBalancer: `ingressIP:port` for an ingress IP equal to nodeIP (the servicelb
  *   controller reports the nodes' InternalIPs; with ipMode VIP traffic to them is the
  *   proxy's, as kube-proxy captures it).
- * UDP and SCTP ports are not served (logged once per Service port).
+ * SCTP ports are not served (logged once per Service port).
  */
 import type winston from 'winston';
 import { realClock, type Clock } from '../../api/clock.js';
@@ -42,6 +42,7 @@ import { endpointsForPort } from './endpoints.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './forwarder.js';
 import { ProxyMetrics } from './metrics.js';
 import { ServicePortProxy, type BindFailure, type ListenAddress } from './service-port.js';
+import { UdpServicePortProxy } from './udp-port.js';
 
 /** The label an EndpointSlice names its Service with. */
 export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
@@ -79,7 +80,7 @@ export interface ProxyConfig {
 
 /** What the proxy serves for one Service. */
 interface ServiceState {
-  ports: Map<string, ServicePortProxy>;
+  ports: Map<string, ServicePortProxy | UdpServicePortProxy>;
   clusterIP: string | undefined;
   /** Bind failures already reported (key: listen key), so each is reported once. */
   reported: Set<string>;
@@ -274,16 +275,25 @@ export class Proxy {
           : 0;
       let endpointCount = 0;
       for (const [portKey, sp] of wanted) {
+        const udp = sp.protocol === 'UDP';
         let p = st.ports.get(portKey);
+        if (p && p instanceof UdpServicePortProxy !== udp) {
+          // The port changed protocol: its listeners are of the other kind.
+          st.ports.delete(portKey);
+          await p.close(false);
+          p = undefined;
+        }
         if (!p) {
-          p = new ServicePortProxy({
+          const common = {
             service: key,
             portName: portKey,
             clock: this.cfg.clock,
             metrics: this.metricsRegistry,
             logger: this.cfg.logger,
-            connectTimeoutMs: this.cfg.connectTimeoutMs,
-          });
+          };
+          p = udp
+            ? new UdpServicePortProxy(common)
+            : new ServicePortProxy({ ...common, connectTimeoutMs: this.cfg.connectTimeoutMs });
           st.ports.set(portKey, p);
         }
         const { endpoints } = endpointsForPort(slices, sp.name ?? '', sp.protocol ?? 'TCP');
@@ -301,18 +311,18 @@ export class Proxy {
     }
   }
 
-  /** The TCP ports of a Service that this proxy serves, by port key (name, or number when unnamed). */
+  /** The TCP and UDP ports of a Service that this proxy serves, by port key (name, or number when unnamed). */
   private desiredPorts(svc: Service): Map<string, ServicePort> {
     const out = new Map<string, ServicePort>();
     if (svc.spec.type === 'ExternalName') return out;
     const key = metaNamespaceKey(svc);
     for (const p of svc.spec.ports ?? []) {
       const portKey = p.name || String(p.port);
-      if ((p.protocol ?? 'TCP') !== 'TCP') {
+      if ((p.protocol ?? 'TCP') !== 'TCP' && p.protocol !== 'UDP') {
         const k = `${key}/${portKey}/${p.protocol}`;
         if (!this.unsupportedLogged.has(k)) {
           this.unsupportedLogged.add(k);
-          this.cfg.logger.info('proxy: only TCP is proxied; port skipped', {
+          this.cfg.logger.info('proxy: only TCP and UDP are proxied; port skipped', {
             service: key,
             port: portKey,
             protocol: p.protocol,
