@@ -27,6 +27,32 @@ export interface ListenAddress {
 
 export const listenKey = (a: ListenAddress): string => `${a.kind}/${a.host ?? '*'}/${a.port}`;
 
+/**
+ * Brings `open` (listeners by listenKey) in line with `addresses`: closes the ones no
+ * longer wanted with `close(key)` (which removes them from `open`), opens the missing ones
+ * with `listen` and records them. Shared by the TCP and UDP Service ports.
+ * @returns the addresses that could not be opened, with the errno code (tried again on the next call).
+ */
+export async function syncListeners<T>(
+  open: Map<string, T>,
+  addresses: readonly ListenAddress[],
+  listen: (key: string, address: ListenAddress) => Promise<T>,
+  close: (key: string) => void,
+): Promise<BindFailure[]> {
+  const wanted = new Map(addresses.map((a) => [listenKey(a), a]));
+  for (const key of [...open.keys()]) if (!wanted.has(key)) close(key);
+  const failures: BindFailure[] = [];
+  for (const [key, address] of wanted) {
+    if (open.has(key)) continue;
+    try {
+      open.set(key, await listen(key, address));
+    } catch (err) {
+      failures.push({ address, error: (err as NodeJS.ErrnoException).code ?? String(err) });
+    }
+  }
+  return failures;
+}
+
 /** A listener that could not be opened (port taken, address missing). */
 export interface BindFailure {
   address: ListenAddress;
@@ -68,24 +94,16 @@ export class ServicePortProxy {
    * Opens the listeners in `addresses` that are not open yet and closes the others.
    * @returns the ones that could not be opened (they are tried again on the next call).
    */
-  async setListenAddresses(addresses: readonly ListenAddress[]): Promise<BindFailure[]> {
-    const wanted = new Map(addresses.map((a) => [listenKey(a), a]));
-    for (const [key, server] of this.listeners) {
-      if (!wanted.has(key)) {
+  setListenAddresses(addresses: readonly ListenAddress[]): Promise<BindFailure[]> {
+    return syncListeners(
+      this.listeners,
+      addresses,
+      (_key, address) => this.listen(address),
+      (key) => {
+        this.listeners.get(key)?.close();
         this.listeners.delete(key);
-        server.close();
-      }
-    }
-    const failures: BindFailure[] = [];
-    for (const [key, address] of wanted) {
-      if (this.listeners.has(key)) continue;
-      try {
-        this.listeners.set(key, await this.listen(address));
-      } catch (err) {
-        failures.push({ address, error: (err as NodeJS.ErrnoException).code ?? String(err) });
-      }
-    }
-    return failures;
+      },
+    );
   }
 
   /** The addresses listened on now (`host:port`, `*` for all addresses), sorted. */

@@ -17,7 +17,12 @@ import dgram from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import { Balancer, endpointKey, type Endpoint } from './balancer.js';
 import type { ProxyMetrics } from './metrics.js';
-import { listenKey, type BindFailure, type ListenAddress, type ServicePortConfig } from './service-port.js';
+import {
+  syncListeners,
+  type BindFailure,
+  type ListenAddress,
+  type ServicePortConfig,
+} from './service-port.js';
 
 /** conntrack's default UDP timeout (seconds → ms). */
 export const DEFAULT_UDP_IDLE_TIMEOUT_MS = 30_000;
@@ -70,19 +75,13 @@ export class UdpServicePortProxy {
    * Opens the listeners in `addresses` that are not open yet and closes the others.
    * @returns the ones that could not be opened (tried again on the next call).
    */
-  async setListenAddresses(addresses: readonly ListenAddress[]): Promise<BindFailure[]> {
-    const wanted = new Map(addresses.map((a) => [listenKey(a), a]));
-    for (const key of [...this.listeners.keys()]) if (!wanted.has(key)) this.closeListener(key);
-    const failures: BindFailure[] = [];
-    for (const [key, address] of wanted) {
-      if (this.listeners.has(key)) continue;
-      try {
-        this.listeners.set(key, await this.listen(key, address));
-      } catch (err) {
-        failures.push({ address, error: (err as NodeJS.ErrnoException).code ?? String(err) });
-      }
-    }
-    return failures;
+  setListenAddresses(addresses: readonly ListenAddress[]): Promise<BindFailure[]> {
+    return syncListeners(
+      this.listeners,
+      addresses,
+      (key, address) => this.listen(key, address),
+      (key) => this.closeListener(key),
+    );
   }
 
   /** The addresses listened on now (listen keys), sorted. */
