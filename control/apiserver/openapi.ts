@@ -31,7 +31,7 @@
  * Paths describe exactly what the API server routes: per resource the collection
  * (list/watch via `?watch=true`, create, deletecollection), the object (get, replace,
  * patch, delete), the all-namespaces list, and each subresource; no deprecated `/watch/`
- * paths and no protobuf media types (the API's, in `produces`/`consumes`).
+ * paths and no protobuf media types in `produces`/`consumes`.
  *
  * Cost: the schema catalog is built once, lazily, on first use (dynamic imports of the
  * ~220 reachable model modules and their `.d.ts`, not the whole client-node package,
@@ -1411,8 +1411,9 @@ export function openAPIV2(): Promise<SerializedDocument> {
 
 /**
  * `/openapi/v2` as gnostic protobuf, encoded once from the JSON form (as kube-openapi's
- * ToProtoBinary does), with its own ETag (uppercase hex SHA-512 of the bytes): the same
- * URL's two representations must not share a strong entity tag.
+ * ToProtoBinary does), with its own ETag (uppercase hex SHA-512 of the bytes). kube-openapi
+ * tags both forms with the JSON's hash; here the same URL's two representations (Vary:
+ * Accept) do not share a strong entity tag, so a cache cannot answer one with the other.
  */
 export function openAPIV2Protobuf(): Promise<{ body: Buffer; etag: string }> {
   v2ProtobufPromise ??= retryable(
