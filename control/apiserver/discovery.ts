@@ -512,12 +512,15 @@ export interface DocumentRequest {
   ifNoneMatch?: string;
 }
 
-/** A complete answer: copy `status`, `headers` and `body` onto the HTTP response. */
-export interface DocumentResponse {
+/**
+ * A complete answer: copy `status`, `headers` and `body` onto the HTTP response. `B` is
+ * `string | Buffer` where a binary form may be served (the protobuf `/openapi/v2`).
+ */
+export interface DocumentResponse<B extends string | Buffer = string> {
   status: number;
   headers: Record<string, string>;
   /** Empty for 304 and redirects. */
-  body: string;
+  body: B;
 }
 
 /** A serialized document with its entity tag (uppercase hex SHA-512 of the body, as kube-openapi computes it). */
@@ -559,12 +562,12 @@ function notFound(path: string): DocumentResponse {
  * 200 with ETag (and Vary: Accept, since the same path has several representations), or
  * 304 when `If-None-Match` names the current ETag.
  */
-export function documentResponse(
-  doc: SerializedDocument,
+export function documentResponse<B extends string | Buffer = string>(
+  doc: { body: B; etag: string },
   contentType: string,
   ifNoneMatch: string | undefined,
   extraHeaders: Record<string, string> = {},
-): DocumentResponse {
+): DocumentResponse<B | ''> {
   const quoted = `"${doc.etag}"`;
   const headers = { 'Content-Type': contentType, ETag: quoted, Vary: 'Accept', ...extraHeaders };
   const tags = ifNoneMatch?.split(',').map((t) => t.trim().replace(/^W\//, ''));

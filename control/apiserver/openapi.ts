@@ -1,5 +1,6 @@
 /**
- * The OpenAPI documents: `/openapi/v2` (Swagger 2.0, JSON), `/openapi/v3` (the index of
+ * The OpenAPI documents: `/openapi/v2` (Swagger 2.0, JSON or gnostic protobuf — see
+ * openapi-v2-protobuf.ts), `/openapi/v3` (the index of
  * group-version documents) and `/openapi/v3/api/v1`, `/openapi/v3/apis/<g>/<v>` (OpenAPI
  * 3.0, JSON). Both versions come from ONE schema source: the @kubernetes/client-node model
  * classes (`getAttributeTypeMap()` for fields and types, the JSDoc of their `.d.ts` files
@@ -16,8 +17,12 @@
  * - `kubectl apply/create/replace --validate=strict` (v3): finds the first PATCH operation
  *   of the GVK in its group-version document; if its parameters include the query
  *   parameter `fieldValidation`, kubectl sends `fieldValidation=Strict` and leaves
- *   validation to the server. Otherwise (or when v3 fails) it falls back to /openapi/v2 —
- *   which client-go only requests as protobuf — and validates on the client.
+ *   validation to the server. If that PATCH lacks it, kubectl validates on the client
+ *   against the definitions of /openapi/v2. If v3 has no document or PATCH for the GVK (an
+ *   unknown kind), kubectl asks /openapi/v2's paths the same question, validating only kinds
+ *   it defines. client-go requests /openapi/v2 only as protobuf; without that form both
+ *   cases fail ("failed to download openapi"), the unknown kind before kubectl gets to its
+ *   own "no matches for kind".
  * - `kubectl apply` (client-side) (v3): the first PATCH operation of the GVK must list
  *   `application/strategic-merge-patch+json` in its requestBody; the patch is then computed
  *   from `x-kubernetes-patch-merge-key` / `x-kubernetes-patch-strategy` on the properties.
@@ -26,14 +31,15 @@
  * Paths describe exactly what the API server routes: per resource the collection
  * (list/watch via `?watch=true`, create, deletecollection), the object (get, replace,
  * patch, delete), the all-namespaces list, and each subresource; no deprecated `/watch/`
- * paths and no protobuf media types.
+ * paths and no protobuf media types in `produces`/`consumes`.
  *
  * Cost: the schema catalog is built once, lazily, on first use (dynamic imports of the
  * ~220 reachable model modules and their `.d.ts`, not the whole client-node package,
  * whose import alone takes over a second); each document is serialized once and cached
- * with its SHA-512 ETag.
+ * with its SHA-512 ETag (the protobuf form of v2 likewise, with the ETag of its bytes).
  */
 import { PATCH_CONTENT_TYPES } from './media-types.js';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -48,6 +54,7 @@ import {
   statusResponse,
 } from './discovery.js';
 import type { DocumentRequest, DocumentResponse, GroupVersionKind, SerializedDocument } from './discovery.js';
+import { CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE, encodeOpenAPIV2Protobuf } from './openapi-v2-protobuf.js';
 import { patchMetaOf } from './patch-meta.js';
 import type { PatchMeta } from './patch-meta.js';
 import { RESOURCES, groupVersion } from './resources.js';
@@ -161,8 +168,13 @@ export interface OpenAPIV3Index {
 // ---------------------------------------------------------------------------------------
 // Content types
 
-/** Swagger 2.0 protobuf (gnostic), all that client-go's OpenAPISchema() asks for; not served (406). */
+/**
+ * Swagger 2.0 protobuf (gnostic), all that client-go's OpenAPISchema() asks for. kube-openapi
+ * accepts this spelling (deprecated) and CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE, and
+ * answers both with the latter.
+ */
 export const CONTENT_TYPE_OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+export { CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE } from './openapi-v2-protobuf.js';
 /** OpenAPI v3 protobuf; not served (406). kubectl asks for application/json. */
 export const CONTENT_TYPE_OPENAPI_V3_PROTOBUF = 'application/com.github.proto-openapi.spec.v3@v1.0+protobuf';
 
@@ -1381,6 +1393,7 @@ export async function buildOpenAPIV3(gvPath: string): Promise<OpenAPIV3Document 
 // Serialized, cached documents
 
 let v2Promise: Promise<SerializedDocument> | undefined;
+let v2ProtobufPromise: Promise<{ body: Buffer; etag: string }> | undefined;
 let v3Promise: Promise<{ docs: Map<string, SerializedDocument>; index: SerializedDocument }> | undefined;
 
 function retryable<T>(p: Promise<T>, reset: () => void): Promise<T> {
@@ -1394,6 +1407,23 @@ function retryable<T>(p: Promise<T>, reset: () => void): Promise<T> {
 export function openAPIV2(): Promise<SerializedDocument> {
   v2Promise ??= retryable(buildOpenAPIV2().then(serialize), () => (v2Promise = undefined));
   return v2Promise;
+}
+
+/**
+ * `/openapi/v2` as gnostic protobuf, encoded once from the JSON form (as kube-openapi's
+ * ToProtoBinary does), with its own ETag (uppercase hex SHA-512 of the bytes). kube-openapi
+ * tags both forms with the JSON's hash; here the same URL's two representations (Vary:
+ * Accept) do not share a strong entity tag, so a cache cannot answer one with the other.
+ */
+export function openAPIV2Protobuf(): Promise<{ body: Buffer; etag: string }> {
+  v2ProtobufPromise ??= retryable(
+    openAPIV2().then((json) => {
+      const body = encodeOpenAPIV2Protobuf(JSON.parse(json.body) as OpenAPIV2Document);
+      return { body, etag: createHash('sha512').update(body).digest('hex').toUpperCase() };
+    }),
+    () => (v2ProtobufPromise = undefined),
+  );
+  return v2ProtobufPromise;
 }
 
 function openAPIV3All(): Promise<{ docs: Map<string, SerializedDocument>; index: SerializedDocument }> {
@@ -1423,8 +1453,10 @@ export async function openAPIV3(gvPath: string): Promise<SerializedDocument | un
   return (await openAPIV3All()).docs.get(gvPath);
 }
 
-/** Builds and caches every document now (e.g. at server start, so the first kubectl does not wait). */
+/** Builds and caches the JSON documents now (e.g. at server start, so the first kubectl does not wait). */
 export async function warmOpenAPI(): Promise<void> {
+  // Not the protobuf form of v2 (about 0.5 s more): kubectl asks for it only when v3 has
+  // no document for a manifest's group-version; it is built on that first request.
   await Promise.all([openAPIV2(), openAPIV3All()]);
 }
 
@@ -1435,25 +1467,58 @@ function acceptsJSON(accept: string | undefined): boolean {
   );
 }
 
-function notAcceptable(): DocumentResponse {
+const V2_SUBTYPES = {
+  json: 'json',
+  protobuf: CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE.slice('application/'.length),
+  protobufDeprecated: CONTENT_TYPE_OPENAPI_V2_PROTOBUF.slice('application/'.length),
+} as const;
+
+/**
+ * The form of `/openapi/v2` to serve, as kube-openapi's handler picks it: the first Accept
+ * range (by q, then order) that matches JSON, the protobuf type or its deprecated `@v1.0`
+ * spelling, wildcards matching JSON first; undefined when none does (406).
+ */
+function negotiateV2(accept: string | undefined): 'json' | 'protobuf' | undefined {
+  for (const m of parseAccept(accept)) {
+    if (m.type !== 'application' && m.type !== '*') continue;
+    if (m.subtype === '*' || m.subtype === V2_SUBTYPES.json) return 'json';
+    if (m.subtype === V2_SUBTYPES.protobuf || m.subtype === V2_SUBTYPES.protobufDeprecated) return 'protobuf';
+  }
+  return undefined;
+}
+
+function notAcceptable(types: readonly string[] = [CONTENT_TYPE_JSON]): DocumentResponse {
   return statusResponse(
-    new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${CONTENT_TYPE_JSON}`),
+    new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${types.join(', ')}`),
   );
 }
 
 /**
  * Answers a GET of `/openapi/v2`, `/openapi/v3` or `/openapi/v3/<api/v1|apis/<g>/<v>>`;
- * undefined for any other path. All documents are `application/json`; a request that only
- * accepts the protobuf forms gets 406 (client-go then reports the OpenAPI as unavailable).
+ * undefined for any other path. `/openapi/v2` is JSON or, for the Accept client-go sends,
+ * gnostic protobuf (CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE); the v3 documents are JSON
+ * only, and a request accepting none of a document's forms gets 406 (NotAcceptable).
  * Group-version documents honour `?hash=` as kube-openapi does: the current hash →
  * `Cache-Control: public, immutable`; a stale one → 301 to the current URL. ETag and
  * `If-None-Match` (304) on all of them.
  */
-export async function openAPIResponse(req: DocumentRequest): Promise<DocumentResponse | undefined> {
+export async function openAPIResponse(
+  req: DocumentRequest,
+): Promise<DocumentResponse<string | Buffer> | undefined> {
   const path = req.path.length > 1 ? req.path.replace(/\/+$/, '') : req.path;
   if (path === '/openapi/v2') {
-    if (!acceptsJSON(req.accept)) return notAcceptable();
-    return documentResponse(await openAPIV2(), CONTENT_TYPE_JSON, req.ifNoneMatch);
+    switch (negotiateV2(req.accept)) {
+      case 'json':
+        return documentResponse(await openAPIV2(), CONTENT_TYPE_JSON, req.ifNoneMatch);
+      case 'protobuf':
+        return documentResponse(
+          await openAPIV2Protobuf(),
+          CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE,
+          req.ifNoneMatch,
+        );
+      default:
+        return notAcceptable([CONTENT_TYPE_JSON, CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE]);
+    }
   }
   if (path === '/openapi/v3') {
     return documentResponse(await openAPIV3Index(), CONTENT_TYPE_JSON, req.ifNoneMatch);

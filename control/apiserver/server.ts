@@ -927,7 +927,7 @@ export function writeJson(res: ServerResponse, code: number, body: unknown): voi
   res.end(text);
 }
 
-function writeDocument(res: ServerResponse, doc: DocumentResponse): void {
+function writeDocument(res: ServerResponse, doc: DocumentResponse<string | Buffer>): void {
   res.writeHead(doc.status, { ...doc.headers, 'Content-Length': Buffer.byteLength(doc.body) });
   res.end(doc.body);
 }

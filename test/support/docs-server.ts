@@ -84,7 +84,7 @@ export async function startDocsServer(opts: DocsServerOptions = {}): Promise<Doc
           status: 0,
         };
         requests.push(recorded);
-        let answer: DocumentResponse | undefined;
+        let answer: DocumentResponse<string | Buffer> | undefined;
         try {
           if (recorded.method === 'GET') {
             const docReq = {
@@ -101,7 +101,7 @@ export async function startDocsServer(opts: DocsServerOptions = {}): Promise<Doc
                 opts.rewriteOpenAPIV3 &&
                 url.pathname.startsWith('/openapi/v3/')
               ) {
-                const doc = JSON.parse(answer.body) as Record<string, unknown>;
+                const doc = JSON.parse(answer.body.toString()) as Record<string, unknown>;
                 opts.rewriteOpenAPIV3(doc);
                 answer = { ...answer, body: JSON.stringify(doc) };
                 delete answer.headers['ETag'];
