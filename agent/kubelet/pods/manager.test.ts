@@ -727,6 +727,26 @@ describe('PodManager: init containers', () => {
     );
   });
 
+  it('a sidecar init container (restartPolicy Always) is not run: one Warning event, the pod runs without it', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'sidecar', {
+        initContainers: [{ name: 'proxy', image: 'k8ts/busybox:1.0', restartPolicy: 'Always' }],
+        containers: [{ name: 'app', image: 'spring-server:1.0' }],
+      }),
+    );
+    const p = await until(h.clock, 'running', async () => {
+      const pod = await getPod(created);
+      return pod?.status?.phase === 'Running' ? pod : undefined;
+    });
+    assert.equal(containersOf(h.runtime, created.metadata.uid!, 'proxy').length, 0);
+    assert.equal(p.status?.initContainerStatuses, undefined);
+    const warned = h.events.filter((e) => e.reason === 'SidecarContainersNotSupported');
+    assert.equal(warned.length, 1);
+    assert.match(warned[0]!.message, /: proxy$/);
+  });
+
   it('a new sandbox runs the init containers again', async () => {
     const h = await harness();
     const created = await api.client.create<Pod>(

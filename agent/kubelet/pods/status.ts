@@ -119,8 +119,7 @@ export function containerStatusOf(
   const latest = latestContainer(runtime, container.name);
   const failure = failures.get(container.name);
   if (!latest) {
-    const defaultReason =
-      (pod.spec.initContainers?.length ?? 0) > 0 ? 'PodInitializing' : 'ContainerCreating';
+    const defaultReason = regularInitContainers(pod).length > 0 ? 'PodInitializing' : 'ContainerCreating';
     return {
       name: container.name,
       state: {
