@@ -101,7 +101,7 @@ describe('runLifecycleHandler', () => {
     await new Promise<void>((r) => closed.close(() => r()));
     await assert.rejects(
       runLifecycleHandler(pod, c, 'c1', { httpGet: { path: '/', port: dead } }, ctx()),
-      /connection refused/,
+      /Http lifecycle hook \(\/\) for Container "app" in Pod "p_default\(u1\)" failed - error: .*connection refused/,
     );
     await assert.rejects(
       runLifecycleHandler(pod, c, 'c1', { httpGet: { path: '/', port: 'nope' } }, ctx()),

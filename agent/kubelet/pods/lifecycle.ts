@@ -7,7 +7,8 @@
  *   Pod "p" failed - error: ..., message: "<output>"`.
  * - httpGet sends GET to host (default: the pod IP), port (a number or a named container
  *   port), path, scheme and headers, with User-Agent `kube-lifecycle/<version>`; only a
- *   failed request fails the hook — any HTTP status counts as done, as in the kubelet.
+ *   failed request fails the hook (`Http lifecycle hook (/path) for Container "c" in Pod
+ *   "p" failed - error: ...`) — any HTTP status counts as done, as in the kubelet.
  * - sleep waits `seconds` on the kubelet's clock (PodLifecycleSleepAction).
  * - tcpSocket is deprecated for hooks and not run (the kubelet only logs it); neither is a
  *   handler naming no action.
@@ -83,9 +84,13 @@ export async function runLifecycleHandler(
       Math.max(1, timeoutSeconds),
     );
     // An HTTP status of any kind means the hook was delivered (handlers.go checks only the request).
-    if (outcome.result === 'Unknown') throw new HookError(`HTTP lifecycle hook: ${outcome.output}`);
-    if (outcome.result === 'Failure' && !outcome.output.startsWith('HTTP probe failed with statuscode')) {
-      throw new HookError(`HTTP lifecycle hook (${handler.httpGet.path ?? '/'}) failed: ${outcome.output}`);
+    if (
+      outcome.result === 'Unknown' ||
+      (outcome.result === 'Failure' && !outcome.output.startsWith('HTTP probe failed with statuscode'))
+    ) {
+      throw new HookError(
+        `Http lifecycle hook (${handler.httpGet.path ?? ''}) for Container ${JSON.stringify(container.name)} in Pod ${JSON.stringify(podDesc(pod))} failed - error: ${outcome.output}, message: ""`,
+      );
     }
     return '';
   }
