@@ -6,6 +6,8 @@
 //   shows Init:0/1 (or PodInitializing) first, then Running.
 // - A failing init container under restartPolicy Never: the pod Failed, STATUS Init:Error,
 //   the app container never created.
+// - A failing init container under OnFailure: restarted, STATUS Init:CrashLoopBackOff,
+//   the pod Pending.
 // - A preStop exec hook runs before the SIGTERM: both append to a file in a hostPath dir
 //   of this test, in that order.
 //
@@ -16,7 +18,7 @@ import { mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Pod } from '../api/types.js';
+import type { ContainerStatus, Pod } from '../api/types.js';
 import { removeNodeFromDocker } from './support/k8ts-agent.js';
 import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 
@@ -182,6 +184,30 @@ describe('init containers and lifecycle hooks on real Docker', { timeout: 300_00
     assert.equal(initialized?.reason, 'ContainersNotInitialized');
     assert.equal(await statusColumn('init-fail'), 'Init:Error');
     assert.deepEqual(await dockerContainers('init-fail', 'app'), []);
+  });
+
+  it('a failing init container under restartPolicy OnFailure is restarted: Init:CrashLoopBackOff, still Pending', async () => {
+    await apply(
+      podOf('init-crash', {
+        restartPolicy: 'OnFailure',
+        initContainers: [{ name: 'check', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'exit 5'] }],
+        containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sleep', '3600'] }],
+      }),
+    );
+    const seen = new Set<string>();
+    const pod = await until('restarted once and backing off', async () => {
+      const s = await statusColumn('init-crash');
+      if (s) seen.add(s);
+      const p = await getPod('init-crash');
+      const st = (p?.status?.initContainerStatuses as ContainerStatus[] | undefined)?.[0];
+      return st && st.restartCount >= 1 && s === 'Init:CrashLoopBackOff' ? p : undefined;
+    });
+    assert.equal(pod.status?.phase, 'Pending');
+    assert.ok(seen.has('Init:Error') || seen.has('Init:CrashLoopBackOff'), [...seen].join(', '));
+    const st = (pod.status?.initContainerStatuses as ContainerStatus[])[0]!;
+    assert.equal((st.lastState?.terminated as { exitCode: number }).exitCode, 5);
+    assert.ok((await dockerContainers('init-crash', 'check')).length >= 2, 'a new container per restart');
+    assert.deepEqual(await dockerContainers('init-crash', 'app'), []);
   });
 
   it('a preStop exec hook runs before the SIGTERM', async () => {
