@@ -265,3 +265,105 @@ describe('shouldContainerBeRestarted', () => {
     });
   }
 });
+
+describe('computePodActions with init containers', () => {
+  const inits: KubeletContainer[] = [
+    { name: 'init1', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'true'] },
+    { name: 'init2', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'true'] },
+    { name: 'sidecar', image: 'k8ts/busybox:1.0', restartPolicy: 'Always' },
+  ];
+  const ipod = (restartPolicy: 'Always' | 'OnFailure' | 'Never' = 'Always'): KubeletPod => ({
+    ...pod(restartPolicy),
+    spec: { ...pod(restartPolicy).spec, initContainers: inits },
+  });
+  const ictr = (name: string, over: Partial<ContainerRuntimeStatus> = {}): ContainerRuntimeStatus => ({
+    ...ctr('app'),
+    id: `${name}-1`,
+    name,
+    image: 'k8ts/busybox:1.0',
+    hash: hashContainer(inits.find((c) => c.name === name)!),
+    ...over,
+  });
+  const summary = (a: ReturnType<typeof computePodActions>) => ({
+    killPod: a.killPod,
+    createSandbox: a.createSandbox,
+    init: a.initContainerToStart,
+    start: a.containersToStart,
+    kill: a.containersToKill.map((k) => k.name),
+  });
+
+  it('a new pod: sandbox, then only the first init container', () => {
+    assert.deepEqual(summary(computePodActions(ipod(), status([], []))), {
+      killPod: true,
+      createSandbox: true,
+      init: 'init1',
+      start: [],
+      kill: [],
+    });
+  });
+
+  it('one at a time, in order: nothing while one runs, the next after one exited 0, then the apps', () => {
+    const sb = [sandbox()];
+    assert.deepEqual(summary(computePodActions(ipod(), status(sb, [ictr('init1')]))), {
+      killPod: false,
+      createSandbox: false,
+      init: undefined,
+      start: [],
+      kill: [],
+    });
+    assert.equal(
+      computePodActions(ipod(), status(sb, [ictr('init1', exited(0))])).initContainerToStart,
+      'init2',
+    );
+    const done = computePodActions(ipod(), status(sb, [ictr('init2', exited(0)), ictr('init1', exited(0))]));
+    assert.equal(done.initContainerToStart, undefined);
+    assert.deepEqual(done.containersToStart, ['app', 'side']);
+    assert.equal(done.killPod, false);
+  });
+
+  it('a failed init container is restarted under Always and OnFailure; under Never the pod is killed', () => {
+    const failed = status([sandbox()], [ictr('init2', exited(1)), ictr('init1', exited(0))]);
+    for (const policy of ['Always', 'OnFailure'] as const) {
+      const a = computePodActions(ipod(policy), failed);
+      assert.equal(a.initContainerToStart, 'init2', policy);
+      assert.equal(a.killPod, false, policy);
+      assert.deepEqual(a.containersToStart, [], policy);
+    }
+    const never = computePodActions(ipod('Never'), failed);
+    assert.equal(never.killPod, true);
+    assert.equal(never.createSandbox, false);
+    assert.equal(never.initContainerToStart, undefined);
+    const oom = computePodActions(
+      ipod('OnFailure'),
+      status([sandbox()], [ictr('init1', { ...exited(0), reason: 'OOMKilled' })]),
+    );
+    assert.equal(oom.initContainerToStart, 'init1', 'OOMKilled counts as failed');
+  });
+
+  it('a new sandbox runs them all again; containers of an older sandbox are no progress', () => {
+    const old = [ictr('init2', exited(0)), ictr('init1', exited(0)), ctr('app', exited(137))];
+    const a = computePodActions(ipod(), status([sandbox({ state: 'SANDBOX_NOTREADY', ip: '' })], old));
+    assert.equal(a.createSandbox, true);
+    assert.equal(a.initContainerToStart, 'init1');
+    assert.deepEqual(a.containersToStart, []);
+    const next = computePodActions(
+      ipod(),
+      status([sandbox({ id: 'sb2', attempt: 1 }), sandbox({ state: 'SANDBOX_NOTREADY', ip: '' })], old),
+    );
+    assert.equal(next.initContainerToStart, 'init1', 'old-sandbox init containers do not count');
+  });
+
+  it('an app container of the sandbox has run: initialized, whatever became of the init containers', () => {
+    const a = computePodActions(ipod(), status([sandbox()], [ctr('app'), ctr('side')]));
+    assert.equal(a.initContainerToStart, undefined);
+    assert.equal(a.killPod, false);
+  });
+
+  it('sidecar init containers (restartPolicy Always) are skipped', () => {
+    const a = computePodActions(
+      ipod(),
+      status([sandbox()], [ictr('init2', exited(0)), ictr('init1', exited(0))]),
+    );
+    assert.deepEqual(a.containersToStart, ['app', 'side']);
+  });
+});

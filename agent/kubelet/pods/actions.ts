@@ -14,10 +14,17 @@
  *   failed, is killed — and restarted unless the policy is Never.
  * - When nothing keeps running and nothing is to start, the whole pod (its sandbox) is
  *   killed.
+ * - Init containers (findNextInitContainerToRun): the regular init containers run one at
+ *   a time, in spec order, each to exit code 0, before any app container is looked at. A
+ *   new sandbox starts them again from the first. Only containers of the newest sandbox
+ *   count as progress. A failed one (non-zero exit, OOMKilled, unknown state) is started
+ *   again unless the policy is Never, in which case the pod is killed (and fails). Once an
+ *   app container of the sandbox has run, the pod counts as initialized.
  */
 import type { KubeletContainer, KubeletPod } from './types.js';
+import { regularInitContainers } from './types.js';
 import { hashContainer } from './labels.js';
-import { latestContainer, type PodRuntimeStatus } from './runtime-status.js';
+import { latestContainer, type ContainerRuntimeStatus, type PodRuntimeStatus } from './runtime-status.js';
 
 /** A running container to kill, and why (the message of its Killing event). */
 export interface ContainerToKill {
@@ -41,6 +48,8 @@ export interface PodActions {
   containersToStart: string[];
   /** Running containers to kill (when killPod is false). */
   containersToKill: ContainerToKill[];
+  /** The init container to start next (NextInitContainerToStart); app containers then wait. */
+  initContainerToStart?: string;
 }
 
 /** What the probes say about a running container (prober results; Unknown = no verdict yet). */
@@ -99,6 +108,63 @@ export function podSandboxChanged(
   return { changed: false, attempt: latest.attempt, sandboxId: latest.id };
 }
 
+/** isInitContainerFailed: exited non-zero, OOMKilled, or in an unknown state. */
+export function isInitContainerFailed(c: ContainerRuntimeStatus): boolean {
+  if (c.reason === 'OOMKilled') return true;
+  if (c.state === 'CONTAINER_EXITED' && c.exitCode !== 0) return true;
+  return c.state === 'CONTAINER_UNKNOWN';
+}
+
+/** The newest container of `name` in sandbox `sandboxId`. */
+function latestIn(
+  status: PodRuntimeStatus,
+  name: string,
+  sandboxId: string,
+): ContainerRuntimeStatus | undefined {
+  return status.containers.find((c) => c.name === name && c.podSandboxId === sandboxId);
+}
+
+/** What findNextInitContainerToRun found. */
+export interface InitProgress {
+  /** Every init container succeeded (or there are none, or an app container already ran). */
+  done: boolean;
+  /** The init container to start now (undefined while one runs, or when done). */
+  next?: KubeletContainer;
+  /** The newest container of `next` when it failed (it is a restart). */
+  failed?: ContainerRuntimeStatus;
+}
+
+/**
+ * findNextInitContainerToRun (kuberuntime_manager.go) over the regular init containers and
+ * the containers of sandbox `sandboxId`: done when there are none or an app container of
+ * the sandbox has run; else the last failed one (to restart), else the one after the last
+ * that exited 0, else the first; nothing while one runs.
+ */
+export function findNextInitContainerToRun(
+  pod: KubeletPod,
+  status: PodRuntimeStatus,
+  sandboxId: string,
+): InitProgress {
+  const inits = regularInitContainers(pod);
+  if (inits.length === 0) return { done: true };
+  if (pod.spec.containers.some((c) => latestIn(status, c.name, sandboxId) !== undefined))
+    return { done: true };
+  for (let i = inits.length - 1; i >= 0; i--) {
+    const c = latestIn(status, inits[i]!.name, sandboxId);
+    if (c && isInitContainerFailed(c)) return { done: false, next: inits[i]!, failed: c };
+  }
+  for (let i = inits.length - 1; i >= 0; i--) {
+    const c = latestIn(status, inits[i]!.name, sandboxId);
+    if (!c) continue;
+    if (c.state === 'CONTAINER_RUNNING') return { done: false };
+    if (c.state === 'CONTAINER_CREATED') return { done: false, next: inits[i]! };
+    // Exited 0: the next one, or all done.
+    if (i === inits.length - 1) return { done: true };
+    return { done: false, next: inits[i + 1]! };
+  }
+  return { done: false, next: inits[0]! };
+}
+
 /** See the file comment. Pure. */
 export function computePodActions(
   pod: KubeletPod,
@@ -125,7 +191,34 @@ export function computePodActions(
     actions.containersToStart = containers
       .filter((c) => !(pod.spec.restartPolicy === 'OnFailure' && containerSucceeded(c.name, status)))
       .map((c) => c.name);
-    if (actions.containersToStart.length === 0) actions.createSandbox = false;
+    if (actions.containersToStart.length === 0) {
+      actions.createSandbox = false;
+      return actions;
+    }
+    const first = regularInitContainers(pod)[0];
+    if (first) {
+      actions.containersToStart = [];
+      actions.initContainerToStart = first.name;
+    }
+    return actions;
+  }
+
+  const init = findNextInitContainerToRun(pod, status, sandbox.sandboxId);
+  if (!init.done) {
+    if (init.next) {
+      if (init.failed && !shouldRestartOnFailure(pod)) actions.killPod = true;
+      else {
+        if (init.failed?.state === 'CONTAINER_UNKNOWN') {
+          actions.containersToKill.push({
+            id: init.failed.id,
+            name: init.failed.name,
+            message: `Container ${init.failed.name} is in an unknown state, will be restarted`,
+          });
+        }
+        actions.initContainerToStart = init.next.name;
+      }
+    }
+    // Initialization failed or is in progress: the app containers wait.
     return actions;
   }
 

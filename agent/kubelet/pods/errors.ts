@@ -21,6 +21,8 @@ export const START_FAILURE_REASONS = [
   'RunContainerError',
   /** The container crashed recently; waiting before restarting it (CrashLoopBackOff). */
   'CrashLoopBackOff',
+  /** The postStart hook failed; the container was killed (kubelet's ErrPostStartHook). */
+  'PostStartHookError',
 ] as const;
 
 export type StartFailureReason = (typeof START_FAILURE_REASONS)[number];

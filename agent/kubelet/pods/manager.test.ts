@@ -606,3 +606,271 @@ describe('PodManager', () => {
     assert.equal(p.status?.podIP, ready[0]!.ip);
   });
 });
+
+describe('PodManager: init containers', () => {
+  const initStatus = (p: Pod | undefined, name: string): ContainerStatus | undefined =>
+    (p?.status?.initContainerStatuses as ContainerStatus[] | undefined)?.find((c) => c.name === name);
+  const condition = (p: Pod | undefined, type: string) => p?.status?.conditions?.find((c) => c.type === type);
+
+  it('runs them one at a time, in order, each to completion, before the app container', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'init', {
+        initContainers: [
+          { name: 'first', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'sleep 5'] },
+          { name: 'second', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'sleep 3'] },
+        ],
+        containers: [{ name: 'app', image: 'spring-server:1.0' }],
+      }),
+    );
+    const uid = created.metadata.uid!;
+    // While the first runs: Pending, not initialized, the second and the app not created.
+    const during = await until(h.clock, 'first running', async () => {
+      const p = await getPod(created);
+      return initStatus(p, 'first')?.state?.running ? p : undefined;
+    });
+    assert.equal(during.status?.phase, 'Pending');
+    assert.equal(condition(during, 'Initialized')?.status, 'False');
+    assert.equal(condition(during, 'Initialized')?.reason, 'ContainersNotInitialized');
+    assert.equal(
+      condition(during, 'Initialized')?.message,
+      'containers with incomplete status: [first second]',
+    );
+    assert.deepEqual(initStatus(during, 'second')?.state, { waiting: { reason: 'PodInitializing' } });
+    assert.deepEqual(statusOf(during)?.state, { waiting: { reason: 'PodInitializing' } });
+    assert.equal(containersOf(h.runtime, uid, 'second').length, 0);
+    assert.equal(containersOf(h.runtime, uid, 'app').length, 0);
+
+    const running = await until(h.clock, 'Running', async () => {
+      const p = await getPod(created);
+      return p?.status?.phase === 'Running' ? p : undefined;
+    });
+    const [first] = containersOf(h.runtime, uid, 'first');
+    const [second] = containersOf(h.runtime, uid, 'second');
+    const [app] = containersOf(h.runtime, uid, 'app');
+    assert.ok(first && second && app);
+    assert.ok(second.startedAt >= first.finishedAt, 'the second starts after the first ended');
+    assert.ok(app.startedAt >= second.finishedAt, 'the app starts after the last init container ended');
+    assert.equal(condition(running, 'Initialized')?.status, 'True');
+    for (const name of ['first', 'second']) {
+      const st = initStatus(running, name)!;
+      assert.equal((st.state?.terminated as { reason: string }).reason, 'Completed');
+      assert.equal(st.ready, true);
+      assert.equal(st.restartCount, 0);
+      assert.equal(st.image, 'k8ts/busybox:1.0');
+      assert.match(st.imageID, /^sha256:/);
+      assert.match(st.containerID ?? '', /^fake:\/\//);
+    }
+    const order = h.events.filter((e) => e.reason === 'Started').map((e) => e.fieldPath);
+    assert.deepEqual(order, [
+      'spec.initContainers{first}',
+      'spec.initContainers{second}',
+      'spec.containers{app}',
+    ]);
+  });
+
+  it('a failing init container: restarted with CrashLoopBackOff under OnFailure, the app never started', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'initfail', {
+        restartPolicy: 'OnFailure',
+        initContainers: [{ name: 'setup', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'exit 2'] }],
+        containers: [{ name: 'app', image: 'spring-server:1.0' }],
+      }),
+    );
+    const uid = created.metadata.uid!;
+    const p = await until(
+      h.clock,
+      'CrashLoopBackOff after restarts',
+      async () => {
+        const pod = await getPod(created);
+        const st = initStatus(pod, 'setup');
+        const w = st?.state?.waiting as { reason?: string } | undefined;
+        return w?.reason === 'CrashLoopBackOff' && st!.restartCount >= 2 ? pod : undefined;
+      },
+      1000,
+    );
+    assert.equal(p.status?.phase, 'Pending');
+    assert.equal((initStatus(p, 'setup')!.lastState!.terminated as { exitCode: number }).exitCode, 2);
+    assert.equal(condition(p, 'Initialized')?.status, 'False');
+    assert.equal(containersOf(h.runtime, uid, 'app').length, 0);
+    assert.ok(h.events.some((e) => e.reason === 'BackOff' && e.fieldPath === 'spec.initContainers{setup}'));
+  });
+
+  it('a failing init container under Never: the pod Failed, the app never started', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'initnever', {
+        restartPolicy: 'Never',
+        initContainers: [{ name: 'setup', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'exit 4'] }],
+        containers: [{ name: 'app', image: 'spring-server:1.0' }],
+      }),
+    );
+    const uid = created.metadata.uid!;
+    const p = await until(h.clock, 'Failed', async () => {
+      const pod = await getPod(created);
+      return pod?.status?.phase === 'Failed' ? pod : undefined;
+    });
+    const t = initStatus(p, 'setup')!.state!.terminated as { exitCode: number; reason: string };
+    assert.equal(t.exitCode, 4);
+    assert.equal(t.reason, 'Error');
+    assert.equal(initStatus(p, 'setup')!.restartCount, 0);
+    assert.equal(containersOf(h.runtime, uid, 'setup').length, 1);
+    assert.equal(containersOf(h.runtime, uid, 'app').length, 0);
+    await until(h.clock, 'the sandbox stopped', () =>
+      [...h.runtime.state.sandboxes.values()]
+        .filter((s) => s.config.metadata.uid === uid)
+        .every((s) => s.state === 'SANDBOX_NOTREADY'),
+    );
+  });
+
+  it('a sidecar init container (restartPolicy Always) is not run: one Warning event, the pod runs without it', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'sidecar', {
+        initContainers: [{ name: 'proxy', image: 'k8ts/busybox:1.0', restartPolicy: 'Always' }],
+        containers: [{ name: 'app', image: 'spring-server:1.0' }],
+      }),
+    );
+    const p = await until(h.clock, 'running', async () => {
+      const pod = await getPod(created);
+      return pod?.status?.phase === 'Running' ? pod : undefined;
+    });
+    assert.equal(containersOf(h.runtime, created.metadata.uid!, 'proxy').length, 0);
+    assert.equal(p.status?.initContainerStatuses, undefined);
+    const warned = h.events.filter((e) => e.reason === 'SidecarContainersNotSupported');
+    assert.equal(warned.length, 1);
+    assert.match(warned[0]!.message, /: proxy$/);
+  });
+
+  it('a new sandbox runs the init containers again', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'initresb', {
+        initContainers: [{ name: 'setup', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'true'] }],
+        containers: [{ name: 'app', image: 'spring-server:1.0' }],
+      }),
+    );
+    const uid = created.metadata.uid!;
+    await until(h.clock, 'running', async () => (await getPod(created))?.status?.phase === 'Running');
+    for (const s of h.runtime.state.sandboxes.values())
+      if (s.config.metadata.uid === uid) await h.runtime.stopPodSandbox(s.id);
+    await until(h.clock, 'app running again in a new sandbox', () => {
+      const apps = containersOf(h.runtime, uid, 'app');
+      return apps.length === 2 && apps[1]!.state === 'CONTAINER_RUNNING';
+    });
+    const inits = containersOf(h.runtime, uid, 'setup');
+    const apps = containersOf(h.runtime, uid, 'app');
+    assert.equal(inits.length, 2, 'the init container ran once per sandbox');
+    assert.equal(inits[1]!.podSandboxId, apps[1]!.podSandboxId);
+    assert.ok(apps[1]!.startedAt >= inits[1]!.finishedAt);
+  });
+});
+
+describe('PodManager: lifecycle hooks', () => {
+  function recordStops(h: Harness, calls: string[]) {
+    const orig = h.runtime.stopContainer.bind(h.runtime);
+    h.runtime.stopContainer = (id, t) => (calls.push(`stop ${t} at ${h.clock.now()}`), orig(id, t));
+  }
+
+  it('postStart exec runs right after the start; a failure kills the container (FailedPostStartHook)', async () => {
+    const h = await harness();
+    const execs: string[] = [];
+    h.runtime.setExecHandler((id, cmd) => {
+      execs.push(`${id} ${cmd.join(' ')}`);
+      return {
+        stdout: Buffer.from(''),
+        stderr: Buffer.from('no such file'),
+        exitCode: cmd.includes('fail') ? 1 : 0,
+      };
+    });
+    const ok = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'poststart', {
+        containers: [
+          {
+            name: 'app',
+            image: 'spring-server:1.0',
+            lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo hi > /tmp/x'] } } },
+          },
+        ],
+      }),
+    );
+    await until(h.clock, 'running', async () => (await getPod(ok))?.status?.phase === 'Running');
+    const [c] = containersOf(h.runtime, ok.metadata.uid!);
+    assert.deepEqual(execs, [`${c!.id} sh -c echo hi > /tmp/x`]);
+
+    const bad = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'poststartfail', {
+        containers: [
+          {
+            name: 'app',
+            image: 'spring-server:1.0',
+            lifecycle: { postStart: { exec: { command: ['fail'] } } },
+          },
+        ],
+      }),
+    );
+    const p = await until(h.clock, 'PostStartHookError', async () => {
+      const pod = await getPod(bad);
+      const w = statusOf(pod)?.state?.waiting as { reason?: string } | undefined;
+      return w?.reason === 'PostStartHookError' ? pod : undefined;
+    });
+    const msg = (statusOf(p)!.state!.waiting as { message: string }).message;
+    assert.match(
+      msg,
+      /^Exec lifecycle hook \(\[fail\]\) for Container "app" in Pod "poststartfail-\d+_default\(/,
+    );
+    assert.match(msg, /message: "no such file"$/);
+    const [killed] = containersOf(h.runtime, bad.metadata.uid!);
+    assert.equal(killed!.state, 'CONTAINER_EXITED', 'the container was killed');
+    assert.ok(
+      h.events.some((e) => e.reason === 'FailedPostStartHook' && e.message === 'PostStartHook failed'),
+    );
+    assert.ok(h.events.some((e) => e.reason === 'Killing' && e.message === 'FailedPostStartHook'));
+  });
+
+  it('preStop runs before the stop; its time is taken off the grace period (at least 2 s left)', async () => {
+    const h = await harness();
+    const calls: string[] = [];
+    recordStops(h, calls);
+    const table = [
+      { hook: { exec: { command: ['sh', '-c', 'sleep 10'] } }, grace: 30, took: 10, left: 20, fails: false },
+      { hook: { sleep: { seconds: 7 } }, grace: 30, took: 7, left: 23, fails: false },
+      // Not done within the grace period: the stop goes on with the minimum 2 s; no failure event.
+      { hook: { exec: { command: ['sh', '-c', 'sleep 100'] } }, grace: 5, took: 5, left: 2, fails: false },
+      { hook: { exec: { command: ['sh', '-c', 'exit 1'] } }, grace: 9, took: 0, left: 9, fails: true },
+    ];
+    for (const c of table) {
+      calls.length = 0;
+      const created = await api.client.create<Pod>(
+        resources.pods,
+        makePod(h, 'prestop', {
+          terminationGracePeriodSeconds: c.grace,
+          containers: [{ name: 'app', image: 'spring-server:1.0', lifecycle: { preStop: c.hook } }],
+        }),
+      );
+      await until(h.clock, 'running', async () => (await getPod(created))?.status?.phase === 'Running');
+      const before = h.events.length;
+      const t0 = h.clock.now();
+      await api.client.delete(resources.pods, 'default', created.metadata.name!);
+      await until(h.clock, 'the pod object gone', async () => (await getPod(created)) === undefined, 500);
+      assert.equal(calls.length, 1, JSON.stringify(calls));
+      const [, left, , at] = calls[0]!.split(' ');
+      assert.equal(Number(left), c.left, `${JSON.stringify(c.hook)}: grace left`);
+      assert.ok(Number(at) - t0 >= c.took * 1000, 'the stop came after the hook');
+      const failed = h.events.slice(before).filter((e) => e.reason === 'FailedPreStopHook');
+      assert.equal(
+        failed.length,
+        c.fails ? 1 : 0,
+        `${JSON.stringify(c.hook)}: FailedPreStopHook only for the failing hook`,
+      );
+    }
+  });
+});

@@ -230,3 +230,84 @@ describe('podPhase', () => {
     it(`${name} → ${want}`, () => assert.equal(podPhase(pod(policy), statuses), want));
   }
 });
+
+describe('generateAPIPodStatus with init containers', () => {
+  const init: KubeletContainer = { name: 'init', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'true'] };
+  const ipod = (restartPolicy: 'Always' | 'OnFailure' | 'Never' = 'Always'): KubeletPod => ({
+    ...pod(restartPolicy),
+    spec: { ...pod(restartPolicy).spec, initContainers: [init] },
+  });
+  const ictr = (id: string, over: Partial<ContainerRuntimeStatus>) =>
+    ctr(id, { name: 'init', image: 'k8ts/busybox:1.0', hash: hashContainer(init), ...over });
+  const inits = (s: ReturnType<typeof generateAPIPodStatus>) => s.initContainerStatuses as ContainerStatus[];
+  const cond = (s: ReturnType<typeof generateAPIPodStatus>, type: string) =>
+    s.conditions!.find((c) => c.type === type)!;
+
+  it('initializing: Pending, Initialized False ContainersNotInitialized, apps waiting PodInitializing', () => {
+    for (const containers of [[], [ictr('i1', {})]]) {
+      const s = generateAPIPodStatus(input(ipod(), containers));
+      assert.equal(s.phase, 'Pending');
+      const c = cond(s, 'Initialized');
+      assert.equal(c.status, 'False');
+      assert.equal(c.reason, 'ContainersNotInitialized');
+      assert.equal(c.message, 'containers with incomplete status: [init]');
+      assert.deepEqual(s.containerStatuses![0]!.state, { waiting: { reason: 'PodInitializing' } });
+      assert.equal(inits(s).length, 1);
+    }
+    const waiting = generateAPIPodStatus(input(ipod(), []));
+    assert.deepEqual(inits(waiting)[0]!.state, { waiting: { reason: 'PodInitializing' } });
+    const running = generateAPIPodStatus(input(ipod(), [ictr('i1', {})]));
+    const st = inits(running)[0]!;
+    assert.equal(st.containerID, 'docker://i1');
+    assert.equal(st.image, 'k8ts/busybox:1.0');
+    assert.equal(st.imageID, 'sha256:abc');
+    assert.equal(st.ready, false, 'a running init container is not ready');
+  });
+
+  it('done: Initialized True; the init status stays terminated Completed', () => {
+    const s = generateAPIPodStatus(
+      input(ipod(), [
+        ctr('a1', {}),
+        ictr('i1', { state: 'CONTAINER_EXITED', exitCode: 0, finishedAt: T0 + 1 }),
+      ]),
+    );
+    assert.equal(s.phase, 'Running');
+    assert.equal(cond(s, 'Initialized').status, 'True');
+    assert.equal(cond(s, 'Initialized').reason, undefined);
+    const t = inits(s)[0]!.state!.terminated as { exitCode: number; reason: string };
+    assert.equal(t.exitCode, 0);
+    assert.equal(t.reason, 'Completed');
+    assert.equal(inits(s)[0]!.ready, true, 'ready once it exited 0');
+  });
+
+  it('failed: Failed under Never; Pending with CrashLoopBackOff and lastState under OnFailure', () => {
+    const failed = [ictr('i1', { state: 'CONTAINER_EXITED', exitCode: 2, finishedAt: T0 + 1 })];
+    const never = generateAPIPodStatus(input(ipod('Never'), failed));
+    assert.equal(never.phase, 'Failed');
+    assert.equal((inits(never)[0]!.state!.terminated as { reason: string }).reason, 'Error');
+    assert.equal(cond(never, 'Initialized').status, 'False');
+
+    const failures = new Map([['init', { reason: 'CrashLoopBackOff', message: 'back-off 10s restarting' }]]);
+    const retry = generateAPIPodStatus(input(ipod('OnFailure'), failed, { failures }));
+    assert.equal(retry.phase, 'Pending');
+    const st = inits(retry)[0]!;
+    assert.deepEqual(st.state, {
+      waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s restarting' },
+    });
+    assert.equal((st.lastState!.terminated as { exitCode: number }).exitCode, 2);
+    // Under Never a start failure is not shown as waiting: the container will not run again.
+    const neverShown = generateAPIPodStatus(input(ipod('Never'), failed, { failures }));
+    assert.ok(inits(neverShown)[0]!.state!.terminated);
+  });
+
+  it('Succeeded: Initialized True with reason PodCompleted', () => {
+    const s = generateAPIPodStatus(
+      input(ipod('OnFailure'), [
+        ctr('a1', { state: 'CONTAINER_EXITED', exitCode: 0, finishedAt: T0 + 2 }),
+        ictr('i1', { state: 'CONTAINER_EXITED', exitCode: 0, finishedAt: T0 + 1 }),
+      ]),
+    );
+    assert.equal(s.phase, 'Succeeded');
+    assert.equal(cond(s, 'Initialized').reason, 'PodCompleted');
+  });
+});

@@ -10,10 +10,18 @@
  *   started and readiness passing) and started (running and startup passed). A container
  *   whose last start failed (ErrImagePull, CrashLoopBackOff, ...) is `waiting` with that
  *   reason and message, its last termination moved to lastState.
- * - phase: Pending while a container has not started yet; Running while one runs (or,
+ * - initContainerStatuses likewise for the regular init containers; a container not yet
+ *   created waits with reason PodInitializing when the pod has init containers (else
+ *   ContainerCreating); a failed init container that will be restarted shows its start
+ *   failure (CrashLoopBackOff) with the failure as lastState.
+ * - phase: Failed when an init container failed under `restartPolicy: Never`; Pending
+ *   while an init container has not succeeded yet (or failed and will be restarted), or
+ *   an app container has not started yet; Running while one runs (or,
  *   under Always/OnFailure, is to be restarted); Succeeded when all exited 0; Failed when
  *   all exited and one failed and none will be restarted.
- * - conditions: PodScheduled (kept; True when missing), Initialized, ContainersReady and
+ * - conditions: PodScheduled (kept; True when missing), Initialized (False, reason
+ *   ContainersNotInitialized, `containers with incomplete status: [a b]`, until every init
+ *   container exited 0 or an app container has run; PodCompleted once Succeeded), ContainersReady and
  *   Ready, each keeping its lastTransitionTime while its status stays. Conditions of other
  *   types (set by others) are kept.
  * - podIP(s) from the sandbox (kept once the sandbox is gone), hostIP(s) the node IP,
@@ -28,7 +36,7 @@ import {
   type ContainerRuntimeStatus,
   type PodRuntimeStatus,
 } from './runtime-status.js';
-import type { KubeletContainer, KubeletPod } from './types.js';
+import { regularInitContainers, type KubeletContainer, type KubeletPod } from './types.js';
 
 /** A container's last start failure (the kubelet's reasonCache entry). */
 export interface StartFailure {
@@ -63,6 +71,7 @@ export const KUBELET_STATUS_FIELDS = [
   'podIPs',
   'startTime',
   'containerStatuses',
+  'initContainerStatuses',
 ] as const;
 
 function terminatedState(c: ContainerRuntimeStatus, runtimeName: string): Record<string, unknown> {
@@ -97,18 +106,24 @@ function containerState(c: ContainerRuntimeStatus, runtimeName: string): Record<
   }
 }
 
-/** The status of one spec container (convertToAPIContainerStatuses). */
-export function containerStatusOf(container: KubeletContainer, input: StatusInput): ContainerStatus {
+/**
+ * The status of one spec container (convertToAPIContainerStatuses); `init` for an init
+ * container (a failure shows only while it is to be restarted: non-zero exit, policy not Never).
+ */
+export function containerStatusOf(
+  container: KubeletContainer,
+  input: StatusInput,
+  init = false,
+): ContainerStatus {
   const { runtime, runtimeName, failures, pod } = input;
   const latest = latestContainer(runtime, container.name);
   const failure = failures.get(container.name);
   if (!latest) {
+    const defaultReason = regularInitContainers(pod).length > 0 ? 'PodInitializing' : 'ContainerCreating';
     return {
       name: container.name,
       state: {
-        waiting: failure
-          ? { reason: failure.reason, message: failure.message }
-          : { reason: 'ContainerCreating' },
+        waiting: failure ? { reason: failure.reason, message: failure.message } : { reason: defaultReason },
       },
       lastState: {},
       ready: false,
@@ -124,22 +139,51 @@ export function containerStatusOf(container: KubeletContainer, input: StatusInpu
     name: container.name,
     state: containerState(latest, runtimeName),
     lastState: prev && prev.state === 'CONTAINER_EXITED' ? terminatedState(prev, runtimeName) : {},
-    ready: running && input.ready(container, latest.id),
-    started: running && input.started(container, latest.id),
+    // An init container is ready once it exited 0 (it has no probes).
+    ready: init
+      ? latest.state === 'CONTAINER_EXITED' && latest.exitCode === 0
+      : running && input.ready(container, latest.id),
+    started: init ? running : running && input.started(container, latest.id),
     restartCount: latest.restartCount,
     image: latest.image || container.image || '',
     imageID: latest.imageRef,
     containerID: `${runtimeName}://${latest.id}`,
   };
-  if (failure && !running && shouldContainerBeRestarted(container, pod, runtime)) {
+  const restart = init
+    ? latest.state !== 'CONTAINER_EXITED' ||
+      (latest.exitCode !== 0 && (pod.spec.restartPolicy ?? 'Always') !== 'Never')
+    : shouldContainerBeRestarted(container, pod, runtime);
+  if (failure && !running && restart) {
     if (status.state?.terminated) status.lastState = status.state;
     status.state = { waiting: { reason: failure.reason, message: failure.message } };
   }
   return status;
 }
 
-/** getPhase: the pod phase from its container statuses and restart policy. */
-export function podPhase(pod: KubeletPod, statuses: readonly ContainerStatus[]): PodPhase {
+/**
+ * getPhase: the pod phase from its container statuses, its init container statuses and its
+ * restart policy.
+ */
+export function podPhase(
+  pod: KubeletPod,
+  statuses: readonly ContainerStatus[],
+  initStatuses: readonly ContainerStatus[] = [],
+): PodPhase {
+  let pendingInit = 0;
+  let failedInit = 0;
+  for (const s of initStatuses) {
+    const t = s.state?.terminated as { exitCode?: number } | undefined;
+    const last = s.lastState?.terminated as { exitCode?: number } | undefined;
+    if (s.state?.running) pendingInit++;
+    else if (t) {
+      if (t.exitCode !== 0) failedInit++;
+    } else if (s.state?.waiting && last) {
+      if (last.exitCode !== 0) failedInit++;
+    } else pendingInit++;
+  }
+  const initPolicy = pod.spec.restartPolicy ?? 'Always';
+  if (failedInit > 0 && initPolicy === 'Never') return 'Failed';
+  if (pendingInit > 0 || failedInit > 0) return 'Pending';
   let pending = 0;
   let running = 0;
   let stopped = 0;
@@ -187,12 +231,44 @@ function condition(
   return c;
 }
 
+/**
+ * GeneratePodInitializedCondition (pkg/kubelet/status/generate.go): True when every init
+ * container exited 0 (reason PodCompleted once the pod succeeded) or an app container ran;
+ * else False, ContainersNotInitialized, naming the incomplete ones.
+ */
+function initializedCondition(
+  old: readonly Condition[] | undefined,
+  initStatuses: readonly ContainerStatus[],
+  appRan: boolean,
+  completed: boolean,
+  now: number,
+): Condition {
+  if (completed) return condition(old, 'Initialized', 'True', now, 'PodCompleted');
+  const incomplete = initStatuses
+    .filter((s) => (s.state?.terminated as { exitCode?: number } | undefined)?.exitCode !== 0)
+    .map((s) => s.name);
+  if (appRan || incomplete.length === 0) return condition(old, 'Initialized', 'True', now);
+  return condition(
+    old,
+    'Initialized',
+    'False',
+    now,
+    'ContainersNotInitialized',
+    `containers with incomplete status: [${incomplete.join(' ')}]`,
+  );
+}
+
 /** See the file comment. `phaseOverride` forces a phase (the pod is known terminal). */
 export function generateAPIPodStatus(input: StatusInput, phaseOverride?: PodPhase): PodStatus {
   const { pod, now } = input;
   const old = pod.status ?? {};
   const containerStatuses = pod.spec.containers.map((c) => containerStatusOf(c, input));
-  let phase = phaseOverride ?? podPhase(pod, containerStatuses);
+  const initContainerStatuses = regularInitContainers(pod).map((c) => containerStatusOf(c, input, true));
+  // Initialized before (an app container ran): the init containers are no longer waited for.
+  const appRan = containerStatuses.some(
+    (s) => s.state?.running || s.state?.terminated || s.lastState?.terminated,
+  );
+  let phase = phaseOverride ?? podPhase(pod, containerStatuses, appRan ? [] : initContainerStatuses);
   // A pod in a terminal phase never leaves it (the kubelet's status manager refuses to).
   if (old.phase === 'Succeeded' || old.phase === 'Failed') phase = old.phase;
 
@@ -210,7 +286,7 @@ export function generateAPIPodStatus(input: StatusInput, phaseOverride?: PodPhas
   const scheduled = old.conditions?.find((c) => c.type === 'PodScheduled');
   const conditions: Condition[] = [
     ...(old.conditions ?? []).filter((c) => !mine.has(c.type)),
-    condition(old.conditions, 'Initialized', 'True', now, completed ? 'PodCompleted' : undefined),
+    initializedCondition(old.conditions, initContainerStatuses, appRan, completed, now),
     condition(
       old.conditions,
       'Ready',
@@ -240,6 +316,7 @@ export function generateAPIPodStatus(input: StatusInput, phaseOverride?: PodPhas
     startTime: old.startTime ?? time(now),
     containerStatuses,
   };
+  if (initContainerStatuses.length > 0) status.initContainerStatuses = initContainerStatuses;
   if (podIP) {
     status.podIP = podIP;
     status.podIPs = [{ ip: podIP }];

@@ -94,6 +94,24 @@ export interface Probe extends ProbeHandler {
   terminationGracePeriodSeconds?: number;
 }
 
+/**
+ * A container lifecycle hook handler (core/v1 LifecycleHandler): exactly one of exec,
+ * httpGet, sleep (tcpSocket is deprecated and not run, as the kubelet).
+ */
+export interface LifecycleHandler {
+  exec?: { command?: string[] };
+  httpGet?: ProbeHandler['httpGet'];
+  tcpSocket?: { port: IntOrString; host?: string };
+  /** Sleep that many seconds (PodLifecycleSleepAction). */
+  sleep?: { seconds: number };
+}
+
+/** core/v1 Lifecycle: hooks run right after a start and right before a stop. */
+export interface Lifecycle {
+  postStart?: LifecycleHandler;
+  preStop?: LifecycleHandler;
+}
+
 export interface SecurityContext {
   runAsUser?: number;
   runAsGroup?: number;
@@ -113,11 +131,13 @@ export interface KubeletContainer extends Container {
   stdin?: boolean;
   stdinOnce?: boolean;
   tty?: boolean;
+  lifecycle?: Lifecycle;
 }
 
 /** A pod spec as the kubelet reads it. */
 export interface KubeletPodSpec extends PodSpec {
   containers: KubeletContainer[];
+  initContainers?: KubeletContainer[];
   volumes?: Volume[];
   securityContext?: { runAsUser?: number; runAsGroup?: number };
   hostNetwork?: boolean;
@@ -133,6 +153,22 @@ export interface KubeletPod extends Pod {
 /** The kubelet's view of `pod` (the same object, typed). */
 export function kubeletPod(pod: Pod): KubeletPod {
   return pod as KubeletPod;
+}
+
+/**
+ * The pod's regular init containers, in order: those run one at a time to completion
+ * before the app containers. Sidecars (an init container with `restartPolicy: Always`)
+ * are not supported by this kubelet and are left out.
+ */
+export function regularInitContainers(pod: KubeletPod): KubeletContainer[] {
+  return (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy !== 'Always');
+}
+
+/** The spec container named `name`, app or init; undefined when there is none. */
+export function specContainer(pod: KubeletPod, name: string): KubeletContainer | undefined {
+  return (
+    pod.spec.containers.find((c) => c.name === name) ?? pod.spec.initContainers?.find((c) => c.name === name)
+  );
 }
 
 /** The three probe kinds, as the kubelet's prober names them. */

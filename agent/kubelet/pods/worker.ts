@@ -17,6 +17,16 @@
  *   policy, CrashLoopBackOff: 10 s doubling to 300 s, reset after 10 minutes of running),
  *   prune dead containers (the newest dead one per container is kept for lastState),
  *   then post the status if it changed. A pod never goes back from terminating.
+ * - Init containers: a step starts at most the one init container computePodActions names
+ *   (same image, crash backoff and failure rules as app containers); app containers wait
+ *   until the last one exited 0. Sidecar init containers (`restartPolicy: Always`) are not
+ *   supported: they are skipped, with a Warning event SidecarContainersNotSupported.
+ * - Hooks (kuberuntime startContainer / killContainer): postStart runs right after the
+ *   start; when it fails (event FailedPostStartHook) the container is killed and the
+ *   start fails with PostStartHookError. preStop runs before every stop of a container
+ *   that has one, bounded by the grace period; its time is taken off the grace left for
+ *   SIGTERM→SIGKILL (whole seconds, at least 2 s left, as the kubelet's
+ *   minimumGracePeriodInSeconds); a failure records FailedPreStopHook and the stop goes on.
  * - terminating stops containers with SIGTERM and the pod's grace period
  *   (deletionGracePeriodSeconds, else terminationGracePeriodSeconds, else 30; at least 1),
  *   then the sandbox; a pod that simply finished (Succeeded/Failed) keeps its stopped
@@ -43,9 +53,15 @@ import { makeEnvironmentVariables } from './env.js';
 import { ContainerStartError, isContainerStartError } from './errors.js';
 import type { ImageManager } from './images.js';
 import { hashContainer } from './labels.js';
-import { getPodRuntimeStatus, latestContainer, type PodRuntimeStatus } from './runtime-status.js';
+import { runLifecycleHandler } from './lifecycle.js';
+import {
+  getPodRuntimeStatus,
+  latestContainer,
+  type ContainerRuntimeStatus,
+  type PodRuntimeStatus,
+} from './runtime-status.js';
 import { generateAPIPodStatus, statusChanged, type StartFailure } from './status.js';
-import { kubeletPod, podDesc, type KubeletContainer, type KubeletPod } from './types.js';
+import { kubeletPod, podDesc, specContainer, type KubeletContainer, type KubeletPod } from './types.js';
 import { containerMounts, MountError, setUpVolumes, tearDownVolumes, type PodVolumes } from './volumes.js';
 
 /** The worker's states (see the file comment). */
@@ -101,15 +117,19 @@ export function goDuration(ms: number): string {
   return `${Math.floor(m / 60)}h${m % 60}m${s % 60}s`;
 }
 
-/** The event reference of a pod's container (fieldPath `spec.containers{name}`). */
+/**
+ * The event reference of a pod's container (fieldPath `spec.containers{name}`, or
+ * `spec.initContainers{name}` for an init container).
+ */
 export function containerRef(pod: Pod, name: string): ObjectReference {
+  const init = pod.spec.initContainers?.some((c) => c.name === name) ?? false;
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     namespace: pod.metadata.namespace ?? '',
     name: pod.metadata.name ?? '',
     uid: pod.metadata.uid ?? '',
-    fieldPath: `spec.containers{${name}}`,
+    fieldPath: `spec.${init ? 'initContainers' : 'containers'}{${name}}`,
   };
 }
 
@@ -117,6 +137,9 @@ export function containerRef(pod: Pod, name: string): ObjectReference {
 export function crashBackoffKey(pod: Pod, container: KubeletContainer): string {
   return `${pod.metadata.uid}_${pod.metadata.name}_${pod.metadata.namespace}_${container.name}_${hashContainer(container)}`;
 }
+
+/** The least grace (seconds) left for SIGTERM after a preStop hook (minimumGracePeriodInSeconds). */
+export const MINIMUM_GRACE_PERIOD_SECONDS = 2;
 
 /** The grace period (seconds) to stop the pod's containers with (calculateEffectiveGracePeriod). */
 export function gracePeriodOf(pod: Pod): number {
@@ -140,6 +163,7 @@ export class PodWorker {
   /** The status we last posted, and the resourceVersion the API gave it. */
   private lastPosted: PodStatus | undefined;
   private lastPostedRV: string | undefined;
+  private sidecarsReported = false;
   private readonly deps: PodWorkerDeps;
 
   constructor(deps: PodWorkerDeps, pod: Pod) {
@@ -285,6 +309,16 @@ export class PodWorker {
     let nextAt = clock.now() + this.deps.resyncIntervalMs;
     const soon = (at: number) => (nextAt = Math.min(nextAt, at));
     let status = await this.runtimeStatus();
+    const sidecars = (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+    if (sidecars.length > 0 && !this.sidecarsReported) {
+      this.sidecarsReported = true;
+      recorder.event(
+        pod,
+        'Warning',
+        'SidecarContainersNotSupported',
+        `init containers with restartPolicy Always (sidecars) are not supported by this kubelet and are not run: ${sidecars.map((c) => c.name).join(', ')}`,
+      );
+    }
     const actions = computePodActions(pod, status, {
       liveness: (name, id) => this.deps.prober.result(this.uid, name, 'liveness', id),
       startup: (name, id) =>
@@ -297,20 +331,27 @@ export class PodWorker {
     // As the kubelet, the status is posted even when an action failed (the pod then shows
     // ContainerCreating or the failure's reason), and the failure is retried afterwards.
     let syncError: unknown;
+    const podIP0 = status.sandboxes[0]?.ip ?? '';
     try {
       if (actions.killPod) {
         await this.killPod(pod, gracePeriodOf(pod), actions.createSandbox ? 'Stopping container' : undefined);
       } else {
         await Promise.all(
           actions.containersToKill.map(async (k) => {
-            recorder.event(containerRef(pod, k.name), 'Normal', 'Killing', k.message);
             logger.info('killing container', {
               ...this.log,
               container: k.name,
               containerId: k.id,
               why: k.message,
             });
-            await runtime.stopContainer(k.id, Math.max(1, pod.spec.terminationGracePeriodSeconds ?? 30));
+            const running = status.containers.find((c) => c.id === k.id);
+            await this.killContainer(
+              pod,
+              running ?? { id: k.id, name: k.name, state: 'CONTAINER_RUNNING' },
+              Math.max(1, pod.spec.terminationGracePeriodSeconds ?? 30),
+              k.message,
+              podIP0,
+            );
           }),
         );
       }
@@ -342,7 +383,10 @@ export class PodWorker {
         logger.info('created pod sandbox', { ...this.log, sandboxId, attempt: actions.attempt, podIP });
       }
 
-      if (actions.containersToStart.length > 0 && sandboxId) {
+      const toStart = actions.initContainerToStart
+        ? [actions.initContainerToStart, ...actions.containersToStart]
+        : actions.containersToStart;
+      if (toStart.length > 0 && sandboxId) {
         let volumes: PodVolumes;
         try {
           volumes = await setUpVolumes(pod, this.deps.dataDir, this.deps.client);
@@ -350,9 +394,9 @@ export class PodWorker {
           if (err instanceof MountError) recorder.event(pod, 'Warning', 'FailedMount', err.message);
           throw err;
         }
-        for (const name of actions.containersToStart) {
+        for (const name of toStart) {
           if (this.abort.signal.aborted || this.pod.metadata.deletionTimestamp || this.removed) break;
-          const container = pod.spec.containers.find((c) => c.name === name)!;
+          const container = specContainer(pod, name)!;
           const last = latestContainer(status, name);
           if (last && last.state === 'CONTAINER_EXITED' && !actions.createSandbox) {
             const key = crashBackoffKey(pod, container);
@@ -403,7 +447,8 @@ export class PodWorker {
     if (
       actions.killPod ||
       actions.createSandbox ||
-      actions.containersToKill.length + actions.containersToStart.length > 0
+      actions.containersToKill.length + actions.containersToStart.length > 0 ||
+      actions.initContainerToStart !== undefined
     ) {
       try {
         status = await this.runtimeStatus();
@@ -420,7 +465,13 @@ export class PodWorker {
   }
 
   private logActions(a: PodActions): void {
-    if (!a.killPod && !a.createSandbox && a.containersToStart.length === 0 && a.containersToKill.length === 0)
+    if (
+      !a.killPod &&
+      !a.createSandbox &&
+      a.containersToStart.length === 0 &&
+      a.containersToKill.length === 0 &&
+      a.initContainerToStart === undefined
+    )
       return;
     this.deps.logger.debug('pod actions', {
       ...this.log,
@@ -428,6 +479,7 @@ export class PodWorker {
       createSandbox: a.createSandbox,
       attempt: a.attempt,
       start: a.containersToStart,
+      startInit: a.initContainerToStart,
       kill: a.containersToKill.map((k) => k.name),
     });
   }
@@ -509,6 +561,101 @@ export class PodWorker {
       image: container.image,
       restartCount,
     });
+    const postStart = container.lifecycle?.postStart;
+    if (postStart) {
+      try {
+        await runLifecycleHandler(pod, container, id, postStart, {
+          exec: (cid, cmd, t) => runtime.execSync(cid, cmd, t),
+          clock: this.deps.clock,
+          podIP,
+          signal: this.abort.signal,
+        });
+      } catch (err) {
+        if (isCriError(err, 'Unavailable')) throw err;
+        logger.warn('postStart hook failed', {
+          ...this.log,
+          container: container.name,
+          error: errorText(err),
+        });
+        // As the kubelet: the hook's message stays out of the event (it may hold secrets).
+        recorder.event(ref, 'Warning', 'FailedPostStartHook', 'PostStartHook failed');
+        await this.killContainer(
+          pod,
+          { id, name: container.name, state: 'CONTAINER_RUNNING' },
+          gracePeriodOf(pod),
+          'FailedPostStartHook',
+          podIP,
+        );
+        throw new ContainerStartError('PostStartHookError', errorText(err), { cause: err });
+      }
+    }
+  }
+
+  /**
+   * killContainer (kuberuntime_container.go): records Killing with `message` (none when
+   * undefined), runs the container's preStop hook if it has one, bounded by `grace`
+   * seconds, and stops it with what is left of the grace (at least 2 s after a hook).
+   */
+  private async killContainer(
+    pod: KubeletPod,
+    c: Pick<ContainerRuntimeStatus, 'id' | 'name' | 'state'>,
+    grace: number,
+    message: string | undefined,
+    podIP: string,
+  ): Promise<void> {
+    const { runtime, recorder, logger, clock } = this.deps;
+    const ref = containerRef(pod, c.name);
+    if (message) recorder.event(ref, 'Normal', 'Killing', message);
+    const spec = specContainer(pod, c.name);
+    const preStop = spec?.lifecycle?.preStop;
+    let left = grace;
+    if (spec && preStop && grace > 0 && c.state === 'CONTAINER_RUNNING') {
+      const start = clock.now();
+      const timeout = new AbortController();
+      let overdue = false;
+      const hook = runLifecycleHandler(
+        pod,
+        spec,
+        c.id,
+        preStop,
+        { exec: (cid, cmd, t) => runtime.execSync(cid, cmd, t), clock, podIP, signal: timeout.signal },
+        grace + 1,
+      ).then(
+        () => undefined,
+        (err: unknown) => {
+          logger.warn('preStop hook failed', {
+            ...this.log,
+            container: c.name,
+            overdue,
+            error: errorText(err),
+          });
+          // A hook cut short by the stop is no hook failure (the kubelet has stopped waiting for it).
+          if (!overdue) recorder.event(ref, 'Warning', 'FailedPreStopHook', 'PreStopHook failed');
+        },
+      );
+      await Promise.race([
+        hook,
+        sleep(clock, grace * 1000, timeout.signal).then(() => {
+          if (timeout.signal.aborted) return;
+          overdue = true;
+          logger.info('preStop hook not completed in grace period', {
+            ...this.log,
+            container: c.name,
+            grace,
+          });
+        }),
+      ]);
+      timeout.abort();
+      const tookSeconds = Math.floor((clock.now() - start) / 1000);
+      left = Math.max(MINIMUM_GRACE_PERIOD_SECONDS, grace - tookSeconds);
+      logger.info('preStop hook done', {
+        ...this.log,
+        container: c.name,
+        tookSeconds,
+        gracePeriodLeft: left,
+      });
+    }
+    await runtime.stopContainer(c.id, left);
   }
 
   /**
@@ -517,21 +664,21 @@ export class PodWorker {
    * is recorded as Killing for each container stopped.
    */
   private async killPod(pod: KubeletPod, grace: number, event: string | undefined): Promise<void> {
-    const { runtime, recorder, logger } = this.deps;
+    const { runtime, logger } = this.deps;
     const status = await this.runtimeStatus();
+    const podIP = status.sandboxes[0]?.ip ?? '';
     const running = status.containers.filter(
       (c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED',
     );
     await Promise.all(
       running.map(async (c) => {
-        if (event) recorder.event(containerRef(pod, c.name), 'Normal', 'Killing', `${event} ${c.name}`);
         logger.info('stopping container', {
           ...this.log,
           container: c.name,
           containerId: c.id,
           gracePeriodSeconds: grace,
         });
-        await runtime.stopContainer(c.id, grace);
+        await this.killContainer(pod, c, grace, event ? `${event} ${c.name}` : undefined, podIP);
       }),
     );
     for (const s of status.sandboxes) {
