@@ -59,8 +59,13 @@ export class TunnelClient {
     return this.isConnected;
   }
 
-  /** Keeps the tunnel open until `signal` aborts; resolves then (never rejects). */
+  /**
+   * Keeps the tunnel open until `signal` aborts; resolves then (never rejects). While it
+   * runs it holds the process open: the clock's timers do not, and while the API server is
+   * down nothing else may (an agent must outlive its server's restarts).
+   */
   async run(signal: AbortSignal): Promise<void> {
+    const hold = setInterval(() => undefined, 2 ** 30);
     const clock = this.cfg.clock ?? realClock;
     const random = this.cfg.random ?? Math.random;
     let failures = 0;
@@ -79,6 +84,7 @@ export class TunnelClient {
         await sleep(clock, delay, signal);
       }
     } finally {
+      clearInterval(hold);
       signal.removeEventListener('abort', onAbort);
     }
   }

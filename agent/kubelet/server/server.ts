@@ -25,7 +25,7 @@ import { WebSocketServer } from 'ws';
 import type { Container, Runtime, StreamOptions } from '../../../cri/api.js';
 import { isCriError } from '../../../cri/errors.js';
 import { CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL } from '../pods/labels.js';
-import { servePortForward, selectPortForwardProtocol } from './portforward.js';
+import { PORT_FORWARD_TUNNEL_PROTOCOL, servePortForward, selectPortForwardProtocol } from './portforward.js';
 import { selectChannelProtocol, serveChannels } from './remotecommand.js';
 import type { StatsProvider } from './stats.js';
 
@@ -54,13 +54,18 @@ export class KubeletServer {
     noServer: true,
     // Channel-protocol messages are bounded by what clients send (stdin chunks, resizes).
     maxPayload: 16 * 1024 * 1024,
-    handleProtocols: (offered) =>
-      selectChannelProtocol(offered) ?? selectPortForwardProtocol(offered) ?? false,
+    handleProtocols: (offered) => selectChannelProtocol(offered) ?? false,
   });
   private readonly sockets = new Set<Duplex>();
+  /** Upgrades answered with a subprotocol ws cannot parse itself (see handleUpgrade). */
+  private readonly forcedProtocol = new WeakMap<IncomingMessage, string>();
 
   constructor(cfg: KubeletServerConfig) {
     this.cfg = cfg;
+    this.wss.on('headers', (headers: string[], req: IncomingMessage) => {
+      const p = this.forcedProtocol.get(req);
+      if (p) headers.push(`Sec-WebSocket-Protocol: ${p}`);
+    });
     this.server = createServer((req, res) => void this.handle(req, res));
     this.server.on(
       'upgrade',
@@ -175,6 +180,10 @@ export class KubeletServer {
               'BadRequest',
               'port-forward needs subprotocol SPDY/3.1+portforward.k8s.io',
             );
+          // `SPDY/3.1+portforward.k8s.io` is not an RFC 7230 token ('/'), so ws refuses to
+          // parse the offer: take the header out and answer the subprotocol ourselves.
+          delete req.headers['sec-websocket-protocol'];
+          this.forcedProtocol.set(req, PORT_FORWARD_TUNNEL_PROTOCOL);
           this.wss.handleUpgrade(req, socket, head, (ws) =>
             servePortForward({ kind: 'websocket', ws }, dial, this.cfg.logger),
           );
