@@ -202,8 +202,8 @@ function u32(n: number): Buffer {
   return b;
 }
 
-/** One zlib context used block by block (each block ends with a sync flush). */
-class BlockCodec {
+/** One zlib context used block by block (each block ends with a sync flush); exported for tests that play the client. */
+export class BlockCodec {
   private readonly z: Inflate | Deflate;
   private out: Buffer[] = [];
   private queue: Promise<unknown> = Promise.resolve();
