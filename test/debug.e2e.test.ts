@@ -43,6 +43,34 @@ spec:
       image: k8ts/busybox:1.0
       imagePullPolicy: IfNotPresent
       command: [sh, -c, 'i=0; while true; do echo "tick $i"; i=$((i+1)); sleep 1; done']
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: sleeper
+spec:
+  replicas: 1
+  selector:
+    matchLabels: { app: sleeper }
+  template:
+    metadata:
+      labels: { app: sleeper }
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers:
+        - name: sleeper
+          image: k8ts/busybox:1.0
+          imagePullPolicy: IfNotPresent
+          command: [sleep, '3600']
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: sleeper
+spec:
+  selector: { app: sleeper }
+  ports:
+    - { port: 80, targetPort: 8080 }
 `;
 
 /** Polls `check` until it returns a value other than undefined; fails with `what` after `ms`. */
@@ -340,6 +368,31 @@ describe('kubectl logs, exec, port-forward and top through the agent tunnel', { 
     );
     assert.notEqual(missing.code, 0);
     assert.match(missing.stderr, /NotFound|not found/);
+  });
+
+  it('kubectl describe shows conditions and events of pods, nodes, deployments and services', async () => {
+    const pod = await kubectl('describe', 'pod', 'spring');
+    assert.equal(pod.code, 0, pod.stderr);
+    assert.match(pod.stdout, /^Conditions:\n(.*\n)*?\s+Ready\s+True/m);
+    assert.match(
+      pod.stdout,
+      /^Events:\n(.*\n)*?.*Scheduled.*default-scheduler.*Successfully assigned default\/spring/m,
+    );
+    assert.match(pod.stdout, /Normal\s+Started\s+.*kubelet/);
+    const node = await kubectl('describe', 'node', NODE);
+    assert.equal(node.code, 0, node.stderr);
+    assert.match(node.stdout, /^Conditions:\n(.*\n)*?\s+Ready\s+True\s/m);
+    assert.match(node.stdout, /^Events:\n(.*\n)*?.*Starting.*kubelet/m);
+    const deploy = await until('the deployment available', async () => {
+      const r = await kubectl('describe', 'deployment', 'sleeper');
+      return /Available\s+True/.test(r.stdout) ? r.stdout : undefined;
+    });
+    assert.match(deploy, /^Conditions:\n(.*\n)*?\s+Progressing\s+True/m);
+    assert.match(deploy, /ScalingReplicaSet\s+.*deployment-controller\s+Scaled up replica set sleeper-/);
+    const svc = await kubectl('describe', 'service', 'sleeper');
+    assert.equal(svc.code, 0, svc.stderr);
+    assert.match(svc.stdout, /^Selector:\s+app=sleeper$/m);
+    assert.match(svc.stdout, /^Events:/m);
   });
 
   it('after the control process restarts, the tunnel comes back and logs/exec work again', async () => {
