@@ -92,7 +92,8 @@ export function errorStatus(message: string): Record<string, unknown> {
  * Connects a runtime session to a client's websocket until the command ends (then the
  * Status goes out on the error channel and the websocket closes normally) or the client
  * goes away (then the session is closed). Output is paused while more than a few sends
- * are unacknowledged, so a slow client never makes the agent buffer without bound.
+ * are unacknowledged, and the websocket is paused while the process's stdin is full, so
+ * neither a slow client nor a slow process makes the agent buffer without bound.
  */
 export function serveChannels(
   ws: WebSocket,
@@ -125,8 +126,11 @@ export function serveChannels(
     session.stderr?.on('data', (d: Buffer) => send(STDERR_CHANNEL, d));
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       const m = decodeChannelMessage(isBinary ? data : Buffer.from(data), protocol);
-      if (m.kind === 'stdin') session.stdin?.write(m.data);
-      else if (m.kind === 'resize') void session.resize(m.size).catch(() => undefined);
+      // A process slow to read its stdin pauses the websocket rather than buffering.
+      if (m.kind === 'stdin' && session.stdin && !session.stdin.write(m.data)) {
+        ws.pause();
+        session.stdin.once('drain', () => ws.resume());
+      } else if (m.kind === 'resize') void session.resize(m.size).catch(() => undefined);
       else if (m.kind === 'close' && m.channel === STDIN_CHANNEL) session.stdin?.end();
     });
     let finished = false;

@@ -125,12 +125,6 @@ export class KubeletServer {
     const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
     try {
       if ((parts[0] === 'exec' || parts[0] === 'attach') && parts.length === 4) {
-        if (!isWebsocket || !selectChannelProtocol(offered))
-          throw new KubeletApiError(
-            400,
-            'BadRequest',
-            'exec and attach are served over websockets with subprotocol v5.channel.k8s.io or v4.channel.k8s.io',
-          );
         const opts: StreamOptions = {
           stdin: flag(q, 'stdin'),
           stdout: flag(q, 'stdout'),
@@ -158,6 +152,14 @@ export class KubeletServer {
             400,
             'BadRequest',
             'you must specify at least one command for the container',
+          );
+        // Checked after the container, so that a client falling back from websockets to
+        // SPDY (kubectl does on any refused upgrade) sees the real reason first.
+        if (!isWebsocket || !selectChannelProtocol(offered))
+          throw new KubeletApiError(
+            400,
+            'BadRequest',
+            'exec and attach are served over websockets with subprotocol v5.channel.k8s.io or v4.channel.k8s.io',
           );
         const session =
           parts[0] === 'exec'
