@@ -293,6 +293,30 @@ describe('kubectl logs, exec, port-forward and top through the agent tunnel', { 
     assert.equal(wc.stdout.trim(), '3');
   });
 
+  it('kubectl exec -it runs the command on a terminal', async () => {
+    // script(1) gives kubectl a pseudo-terminal. The container's terminal turns "\n" into
+    // "\r\n" (a plain pipe would not). (This host's Docker cannot report a terminal's size
+    // to the process — `docker run -t ... stty size` fails too — so the resize channel is
+    // covered by the unit tests only.)
+    const r = await run('script', ['-qec', 'kubectl exec -it ticker -- echo on-a-tty', '/dev/null'], {
+      env: { ...process.env, KUBECONFIG: k.kubeconfig },
+    });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /on-a-tty\r+\n/);
+  });
+
+  it('kubectl attach streams the output of the running container', async () => {
+    const before = (await kubectl('logs', 'ticker', '--tail=1')).stdout;
+    const last = Number(/tick (\d+)/.exec(before)![1]);
+    const attach = startKubectl(k.kubeconfig, 'attach', 'ticker');
+    background.push(attach);
+    await until(`tick ${last + 2} through attach`, async () =>
+      attach.stdout().includes(`tick ${last + 2}\n`) ? true : undefined,
+    );
+    assert.equal(attach.child.exitCode, null, attach.stderr());
+    await attach.stop();
+  });
+
   it('kubectl port-forward reaches the pod, two connections at once', async () => {
     const local = await freePort();
     const pf = startKubectl(
