@@ -108,8 +108,12 @@ interface Running {
 }
 
 function startKubectl(kubeconfig: string, ...args: string[]): Running {
+  return startKubectlEnv({}, kubeconfig, ...args);
+}
+
+function startKubectlEnv(env: NodeJS.ProcessEnv, kubeconfig: string, ...args: string[]): Running {
   const child = spawn('kubectl', args, {
-    env: { ...process.env, KUBECONFIG: kubeconfig },
+    env: { ...process.env, ...env, KUBECONFIG: kubeconfig },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -345,6 +349,28 @@ describe('kubectl logs, exec, port-forward and top through the agent tunnel', { 
     assert.match(answerA, /^HTTP\/1\.1 200/);
     assert.match(answerA, /spring-server 1\.0 on spring/);
     assert.equal(pf.child.exitCode, null, pf.stderr());
+    await pf.stop();
+  });
+
+  it('kubectl port-forward over plain SPDY (websockets off) reaches the pod too', async () => {
+    const local = await freePort();
+    const pf = startKubectlEnv(
+      { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' },
+      k.kubeconfig,
+      'port-forward',
+      'pod/spring',
+      `${local}:8080`,
+      '--address',
+      '127.0.0.1',
+    );
+    background.push(pf);
+    await until('port-forward listening', async () =>
+      pf.stdout().includes('Forwarding from') ? true : undefined,
+    );
+    const answers = await Promise.all(
+      [1, 2].map(() => run('curl', ['-sS', '-m', '10', `http://127.0.0.1:${local}/`])),
+    );
+    for (const a of answers) assert.equal(a.stdout.trim(), 'spring-server 1.0 on spring', a.stderr);
     await pf.stop();
   });
 

@@ -59,7 +59,7 @@ describe('SPDY framing', () => {
   });
 });
 
-/** A SPDY client over a websocket, as kubectl's tunnelled port-forward. */
+/** A SPDY client over a websocket (kubectl's tunnelled port-forward) or a plain connection. */
 class Client {
   private buf = Buffer.alloc(0);
   private readonly deflate = new BlockCodec('deflate');
@@ -70,8 +70,12 @@ class Client {
   readonly pings: number[] = [];
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(readonly ws: WebSocket) {
-    ws.on('message', (d: Buffer) => {
+  constructor(
+    private readonly sendBytes: (b: Buffer) => void,
+    onBytes: (cb: (d: Buffer) => void) => void,
+    readonly close: () => void,
+  ) {
+    onBytes((d: Buffer) => {
       this.buf = Buffer.concat([this.buf, d]);
       while (this.buf.length >= 8) {
         const len = this.buf.readUInt32BE(4) & 0xffffff;
@@ -102,11 +106,15 @@ class Client {
     const block = await this.deflate.process(encodeHeaderBlock(headers));
     const head = Buffer.alloc(10);
     head.writeUInt32BE(id, 0);
-    this.ws.send(controlFrame(FRAME_TYPES.SYN_STREAM, fin ? FLAG_FIN : 0, Buffer.concat([head, block])));
+    this.sendBytes(controlFrame(FRAME_TYPES.SYN_STREAM, fin ? FLAG_FIN : 0, Buffer.concat([head, block])));
+  }
+
+  sendRaw(b: Buffer): void {
+    this.sendBytes(b);
   }
 
   send(id: number, text: string, fin = false): void {
-    this.ws.send(dataFrame(id, fin ? FLAG_FIN : 0, Buffer.from(text)));
+    this.sendBytes(dataFrame(id, fin ? FLAG_FIN : 0, Buffer.from(text)));
   }
 }
 
@@ -165,7 +173,11 @@ describe('servePortForward', () => {
     // ws refuses `SPDY/3.1+portforward.k8s.io` as a subprotocol token (the kubelet server
     // answers it by hand; see server.ts), so the test connects without one.
     const ws = new WebSocket(url);
-    const c = new Client(ws);
+    const c = new Client(
+      (b) => ws.send(b),
+      (cb) => ws.on('message', cb),
+      () => ws.close(),
+    );
     await new Promise((r) => ws.on('open', r));
     return c;
   }
@@ -187,7 +199,7 @@ describe('servePortForward', () => {
     assert.ok(!c.fins.has(7), 'connection 1 is still open');
     c.send(7, 'three');
     await until('connection 1 still works', () => c.data.get(7) === 'echo:twoecho:three');
-    c.ws.close();
+    c.close();
   });
 
   it('reports a refused port on the error stream', async () => {
@@ -197,7 +209,7 @@ describe('servePortForward', () => {
     await until('the error stream closed', () => c.fins.has(1));
     assert.match(c.data.get(1) ?? '', /error forwarding port 1 to pod: connection refused on port 1/);
     assert.ok(c.fins.has(3));
-    c.ws.close();
+    c.close();
   });
 
   it('buffers what arrives before the pod is connected, and echoes pings', async () => {
@@ -206,9 +218,41 @@ describe('servePortForward', () => {
     await c.open(1, { streamtype: 'error', port, requestid: '0' }, true);
     await c.open(3, { streamtype: 'data', port, requestid: '0' });
     c.send(3, 'early');
-    c.ws.send(controlFrame(FRAME_TYPES.PING, 0, Buffer.from([0, 0, 0, 1])));
+    c.sendRaw(controlFrame(FRAME_TYPES.PING, 0, Buffer.from([0, 0, 0, 1])));
     await until('the echo of early data', () => c.data.get(3) === 'echo:early');
     await until('the ping back', () => c.pings.includes(1));
-    c.ws.close();
+    c.close();
+  });
+
+  it('serves the same session directly on an upgraded connection (the SPDY fallback)', async () => {
+    const plain = createTcpServer((socket) =>
+      servePortForward(
+        { kind: 'socket', socket },
+        (port) =>
+          new Promise((resolve, reject) => {
+            const s = connect({ host: '127.0.0.1', port }, () => resolve(s));
+            s.once('error', reject);
+          }),
+        winston.createLogger({ silent: true }),
+      ),
+    );
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+    const raw = connect({ host: '127.0.0.1', port: (plain.address() as AddressInfo).port });
+    await new Promise((r) => raw.on('connect', r));
+    const c = new Client(
+      (b) => raw.write(b),
+      (cb) => raw.on('data', cb),
+      () => raw.end(),
+    );
+    const port = String(podPort);
+    await c.open(1, { streamtype: 'error', port, requestid: '0' }, true);
+    await c.open(3, { streamtype: 'data', port, requestid: '0' });
+    c.send(3, 'plain', true);
+    await until(
+      'the echo and both FINs',
+      () => c.data.get(3) === 'echo:plain' && c.fins.has(3) && c.fins.has(1),
+    );
+    c.close();
+    plain.close();
   });
 });

@@ -2,7 +2,9 @@
  * Port-forward as the kubelet serves it (pkg/kubelet/cri/streaming/portforward,
  * protocol `portforward.k8s.io`), over a SPDY/3.1 session (spdy.ts) that kubectl 1.31+
  * tunnels inside a websocket with subprotocol `SPDY/3.1+portforward.k8s.io` — each binary
- * message a slice of the SPDY byte stream (KEP-4006).
+ * message a slice of the SPDY byte stream (KEP-4006) — or, from older clients (and kubectl
+ * with KUBECTL_PORT_FORWARD_WEBSOCKETS=false), directly on the connection after an
+ * `Upgrade: SPDY/3.1` answered 101.
  *
  * Per forwarded connection the client opens two streams with the same `requestID`
  * header: `streamType: error` and `streamType: data`, both with `port`. Once both are
@@ -12,11 +14,12 @@
  * kubectl waits for before it forgets the connection. Many connections, to several ports,
  * run side by side on one session.
  *
- * Back-pressure: a pod socket that cannot take more pauses the websocket (the whole
- * session, as one TCP connection can only be paused as a whole); a websocket with more
+ * Back-pressure: a pod socket that cannot take more pauses the transport (the whole
+ * session, as one TCP connection can only be paused as a whole); a transport with more
  * than MAX_BUFFERED bytes unsent pauses the pod sockets that feed it.
  */
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type winston from 'winston';
 import type { WebSocket } from 'ws';
 import { RST_STATUS, SpdySession, type SpdyHeaders } from './spdy.js';
@@ -35,8 +38,49 @@ export function selectPortForwardProtocol(offered: Iterable<string>): string | u
   return undefined;
 }
 
-/** Where the SPDY bytes travel. */
-export type PortForwardTransport = { kind: 'websocket'; ws: WebSocket };
+/** Where the SPDY bytes travel: binary websocket messages, or the upgraded connection itself. */
+export type PortForwardTransport = { kind: 'websocket'; ws: WebSocket } | { kind: 'socket'; socket: Duplex };
+
+/** The few things the session needs of either transport. */
+interface ByteTransport {
+  send(bytes: Buffer): void;
+  /** Bytes accepted by send() and not yet handed to the OS. */
+  buffered(): number;
+  open(): boolean;
+  pause(): void;
+  resume(): void;
+  close(): void;
+  onData(cb: (data: Buffer) => void): void;
+  onClose(cb: () => void): void;
+}
+
+function byteTransport(t: PortForwardTransport): ByteTransport {
+  if (t.kind === 'websocket') {
+    const { ws } = t;
+    return {
+      send: (b) => ws.send(b, { binary: true }),
+      buffered: () => ws.bufferedAmount,
+      open: () => ws.readyState === ws.OPEN,
+      pause: () => ws.pause(),
+      resume: () => ws.resume(),
+      close: () => ws.close(1000),
+      onData: (cb) => ws.on('message', (d: Buffer) => cb(d)),
+      onClose: (cb) => ws.on('close', cb),
+    };
+  }
+  const { socket } = t;
+  socket.on('error', () => socket.destroy());
+  return {
+    send: (b) => void socket.write(b),
+    buffered: () => socket.writableLength,
+    open: () => !socket.destroyed && socket.writable,
+    pause: () => socket.pause(),
+    resume: () => socket.resume(),
+    close: () => socket.end(),
+    onData: (cb) => socket.on('data', cb),
+    onClose: (cb) => socket.on('close', cb),
+  };
+}
 
 interface Pair {
   port: number;
@@ -58,14 +102,14 @@ export function servePortForward(
   dial: (port: number) => Promise<Socket>,
   logger: winston.Logger,
 ): void {
-  const { ws } = t;
+  const ws = byteTransport(t);
   const sockets = new Set<Socket>();
   const session = new SpdySession((bytes) => {
-    ws.send(bytes, { binary: true });
-    if (ws.bufferedAmount > MAX_BUFFERED) {
+    ws.send(bytes);
+    if (ws.buffered() > MAX_BUFFERED) {
       for (const s of sockets) s.pause();
       const check = setInterval(() => {
-        if (ws.readyState !== ws.OPEN || ws.bufferedAmount <= MAX_BUFFERED / 2) {
+        if (!ws.open() || ws.buffered() <= MAX_BUFFERED / 2) {
           clearInterval(check);
           for (const s of sockets) s.resume();
         }
@@ -75,14 +119,14 @@ export function servePortForward(
   const pairs = new Map<string, Pair>();
   const byStream = new Map<number, { key: string; kind: 'error' | 'data' }>();
 
-  ws.on('message', (data: Buffer) => session.receive(data));
-  ws.on('close', () => session.close('websocket closed'));
+  ws.onData((data) => session.receive(data));
+  ws.onClose(() => session.close('connection closed'));
   session.on('close', (reason) => {
     logger.debug('port-forward session closed', { reason });
     for (const s of sockets) s.destroy();
     for (const p of pairs.values()) clearTimeout(p.timer);
     pairs.clear();
-    if (ws.readyState === ws.OPEN) ws.close(1000);
+    if (ws.open()) ws.close();
   });
 
   const finish = (key: string, message?: string) => {

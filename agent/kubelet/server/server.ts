@@ -10,6 +10,8 @@
  *   GET|POST /attach/{namespace}/{pod}/{container}?stdin&stdout&stderr&tty[&podUID]
  *   GET|POST /portForward/{namespace}/{pod}[?podUID]  (websocket SPDY/3.1+portforward.k8s.io,
  *        or a plain SPDY/3.1 upgrade; see portforward.ts)
+ *
+ * exec and attach are websocket-only: a client that falls back to SPDY for them gets 400.
  *   GET  /stats/summary   (api/stats.ts)
  *   GET  /healthz
  *
@@ -191,7 +193,24 @@ export class KubeletServer {
           );
           return;
         }
-        throw new KubeletApiError(400, 'BadRequest', 'port-forward is served over websockets only');
+        const versions = String(req.headers['x-stream-protocol-version'] ?? '')
+          .split(',')
+          .map((v) => v.trim());
+        if (
+          (req.headers.upgrade ?? '').toLowerCase() !== 'spdy/3.1' ||
+          !versions.includes('portforward.k8s.io')
+        )
+          throw new KubeletApiError(
+            400,
+            'BadRequest',
+            'port-forward needs a websocket (SPDY/3.1+portforward.k8s.io) or an SPDY/3.1 upgrade with X-Stream-Protocol-Version portforward.k8s.io',
+          );
+        socket.write(
+          'HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: portforward.k8s.io\r\n\r\n',
+        );
+        if (head.length > 0) socket.unshift(head);
+        servePortForward({ kind: 'socket', socket }, dial, this.cfg.logger);
+        return;
       }
       throw new KubeletApiError(404, 'NotFound', `no such kubelet path ${url.pathname}`);
     } catch (err) {
