@@ -9,7 +9,10 @@
  * - a Node informer on this one Node, which feeds the pod CIDR to the network and re-posts
  *   the status when the node lifecycle controller marked the Node Unknown;
  * - the pods bound to the node (kubelet/pods/: PodManager), whose sandboxes join the pod
- *   network once it is ready.
+ *   network once it is ready;
+ * - the tunnel to the API server (kubelet/tunnel.ts), through which the API server reaches
+ *   this node's kubelet API (kubelet/server/: logs, exec, attach, port-forward, stats);
+ *   the kubelet API listens on no port.
  *
  * The agent reaches the runtime only through cri/. stop() leaves containers running: a
  * restarted agent adopts them.
@@ -29,6 +32,9 @@ import { PodNetworkManager } from './kubelet/network.js';
 import { NodeLeaseController } from './kubelet/node-lease.js';
 import { KUBELET_VERSION, NodeStatusManager } from './kubelet/node-status.js';
 import { PodManager } from './kubelet/pods/manager.js';
+import { KubeletServer } from './kubelet/server/server.js';
+import { StatsProvider } from './kubelet/server/stats.js';
+import { TunnelClient } from './kubelet/tunnel.js';
 import { clusterIPInterfaceFor } from './proxy/cluster-ip.js';
 import { Proxy } from './proxy/proxy.js';
 import { connectRuntime } from './runtime.js';
@@ -37,7 +43,7 @@ import { connectRuntime } from './runtime.js';
 export interface AgentConfig {
   /** The API server's URL (`--server`). */
   server: string;
-  /** Bearer token sent to the API server (`--token` / `--token-file`); not checked by the server yet. */
+  /** Bearer token sent to the API server (`--token` / `--token-file`); the API server checks it on the tunnel. */
   token?: string;
   /** The Node's name (`--node-name`; the CLI defaults it to the hostname). */
   nodeName: string;
@@ -81,6 +87,8 @@ export interface AgentConfig {
   clusterIPInterface?: string;
   /** Aborts startup (registration retries until the API server answers). */
   signal?: AbortSignal;
+  /** First and longest reconnect delays of the tunnel, ms; default 1000 and 30 000. */
+  tunnelBackoffMs?: { min: number; max: number };
 }
 
 /** A running agent. */
@@ -92,6 +100,8 @@ export interface Agent {
   readonly client: RestClient;
   /** The node's pod network (its name, whether it is ready). */
   readonly podNetwork: PodNetworkManager;
+  /** The tunnel to the API server (whether it is connected now). */
+  readonly tunnel: TunnelClient;
   /** Stops every loop and closes connections; containers keep running. Idempotent. */
   stop(): Promise<void>;
 }
@@ -136,6 +146,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   // The status manager and the network refer to each other (the network's readiness is
   // part of Ready; its becoming ready is a reason to post at once); the callback runs
   // only after both exist.
+  const machine = cfg.machine ?? hostMachine(cfg.dataDir);
   const podNetwork = new PodNetworkManager({
     runtime,
     nodeName,
@@ -150,7 +161,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   const status = new NodeStatusManager({
     client,
     runtime,
-    machine: cfg.machine ?? hostMachine(cfg.dataDir),
+    machine,
     nodeName,
     nodeIP: cfg.nodeIP,
     podNetworkError: () => podNetwork.error,
@@ -238,7 +249,29 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   nodes.addEventHandler({ onAdd: onNode, onUpdate: (_, n) => onNode(n) });
   nodes.start();
 
-  const loops = [status.run(running.signal), lease.run(running.signal), podNetwork.run(running.signal)];
+  const kubeletServer = new KubeletServer({
+    runtime,
+    stats: new StatsProvider({ runtime, machine, nodeName, clock }),
+    logger,
+  });
+  const tunnel = new TunnelClient({
+    server: cfg.server,
+    ...(cfg.token ? { token: cfg.token } : {}),
+    nodeName,
+    onStream: (socket) => kubeletServer.serveConnection(socket),
+    logger,
+    clock,
+    ...(cfg.tunnelBackoffMs
+      ? { minBackoffMs: cfg.tunnelBackoffMs.min, maxBackoffMs: cfg.tunnelBackoffMs.max }
+      : {}),
+  });
+
+  const loops = [
+    status.run(running.signal),
+    lease.run(running.signal),
+    podNetwork.run(running.signal),
+    tunnel.run(running.signal),
+  ];
   await pods.start();
   await proxy.start();
   logger.info('agent started', {
@@ -254,9 +287,11 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     node,
     client,
     podNetwork,
+    tunnel,
     stop: () =>
       (stopped ??= (async () => {
         running.abort();
+        kubeletServer.close();
         await proxy.stop();
         await pods.stop();
         await Promise.all(loops);

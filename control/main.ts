@@ -81,8 +81,11 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
     ...(cfg.compactionIntervalSeconds ? { intervalMs: cfg.compactionIntervalSeconds * 1000 } : {}),
     onError: (err) => logger.warn('compaction failed', { error: String(err) }),
   });
+  // Agents present this token when they open their tunnel (ApiServer.authenticateTunnel).
+  const nodeToken = ensureNodeToken(cfg.dataDir);
   const api = new ApiServer({
     store,
+    nodeToken,
     strategyFor,
     nameValidatorFor,
     bindAddress: cfg.bindAddress,
@@ -116,7 +119,6 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   const kubeconfigPath = join(cfg.dataDir, 'kubeconfig.yaml');
   writeFileSync(kubeconfigPath, kubeconfig(url), { mode: 0o600 });
-  ensureNodeToken(cfg.dataDir);
   // The controllers and the scheduler are API clients of this server (hub and spoke), each
   // acting only while this process holds its Lease, so several control processes can share a store.
   const client = new RestClient({ server: url, userAgent: 'k8ts-control' });

@@ -16,6 +16,7 @@
  * (NotFound for an unknown id, ...). Removing what is already gone succeeds (CRI's
  * idempotent Remove and Stop calls).
  */
+import type { Socket } from 'node:net';
 
 /** CRI's PodSandboxState. */
 export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
@@ -301,7 +302,90 @@ export interface NetworkService {
   removePodNetwork(name: string): Promise<void>;
 }
 
-/** A runtime: both services, the pod network, and a way to close connections. */
-export interface Runtime extends RuntimeService, ImageService, NetworkService {
+/** A runtime: the services, the pod network, and a way to close connections. */
+export interface Runtime extends RuntimeService, StreamingService, ImageService, NetworkService {
   close(): Promise<void>;
+}
+
+// ---- Streaming (CRI's Exec/Attach/PortForward and the kubelet's log reading) ----
+
+/**
+ * What to read of a container's log (the kubelet's `ContainerLogsOptions`, from
+ * `GET /containerLogs`): stdout and stderr interleaved, as written.
+ */
+export interface ContainerLogOptions {
+  /** Keep streaming what the container writes until the returned stream is destroyed. */
+  follow?: boolean;
+  /** Only the last N lines (before following). */
+  tailLines?: number;
+  /** Only lines written at or after this time, nanoseconds since the epoch. */
+  sinceTime?: bigint;
+  /** Prefix each line with its RFC 3339 (nanosecond) timestamp and a space, as the kubelet does. */
+  timestamps?: boolean;
+}
+
+/** Terminal size for a TTY session (CRI's TerminalSize / remotecommand's resize channel). */
+export interface TerminalSize {
+  width: number;
+  height: number;
+}
+
+/** Which streams an exec or attach session carries (CRI's ExecRequest/AttachRequest flags). */
+export interface StreamOptions {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  /** A terminal: stdout and stderr arrive as one stream (`stdout`), and resize() applies. */
+  tty: boolean;
+}
+
+/**
+ * A running exec or attach session (what CRI's streaming server serves for the kubelet).
+ * Streams are byte streams with back-pressure; ending `stdin` closes the process's stdin.
+ */
+export interface StreamSession {
+  /** Present when `stdin` was asked for. */
+  stdin?: NodeJS.WritableStream;
+  /** Present when `stdout` was asked for (with `tty`, the terminal's output). */
+  stdout?: NodeJS.ReadableStream;
+  /** Present when `stderr` was asked for and `tty` was not. */
+  stderr?: NodeJS.ReadableStream;
+  /** Resizes the terminal (no-op without `tty`). */
+  resize(size: TerminalSize): Promise<void>;
+  /**
+   * Resolves with the exit code once the process has ended and its output has been read
+   * (attach: the container's exit code, or -1 when the session was closed first).
+   */
+  exitCode: Promise<number>;
+  /** Ends the session (the process runs on where the runtime cannot kill it). */
+  close(): void;
+}
+
+/**
+ * The streaming half of CRI's RuntimeService (Exec, Attach, PortForward) plus the log
+ * reading the kubelet does beside CRI. Kept apart from RuntimeService so that adapters
+ * and tests that only run pods need not provide it.
+ */
+export interface StreamingService {
+  /**
+   * The container's log as a byte stream (see ContainerLogOptions); it ends at the log's
+   * end unless `follow`, then when the container stops or the stream is destroyed.
+   * @throws CriError NotFound for an unknown container.
+   */
+  containerLogs(containerId: string, opts: ContainerLogOptions): Promise<NodeJS.ReadableStream>;
+  /**
+   * Starts `cmd` in a running container with the given streams (CRI's Exec).
+   * @throws CriError NotFound, or FailedPrecondition when the container is not running.
+   */
+  exec(containerId: string, cmd: string[], opts: StreamOptions): Promise<StreamSession>;
+  /**
+   * Attaches to a running container's main process (CRI's Attach).
+   * @throws CriError NotFound, or FailedPrecondition when the container is not running.
+   */
+  attach(containerId: string, opts: StreamOptions): Promise<StreamSession>;
+  /**
+   * A TCP connection to `port` inside the sandbox's network namespace (CRI's PortForward).
+   * @throws CriError NotFound, FailedPrecondition (sandbox not ready), Unavailable (refused).
+   */
+  portForward(podSandboxId: string, port: number): Promise<Socket>;
 }

@@ -15,7 +15,11 @@ import {
   versionInfo,
 } from './discovery.js';
 import type { APIGroupDiscoveryList, APIResource, DiscoveryFormat } from './discovery.js';
-import { RESOURCES, groupVersion } from './resources.js';
+import { METRICS_RESOURCES } from './resource-metrics.js';
+import { RESOURCES as STORED, groupVersion } from './resources.js';
+
+/** Everything discovery lists: the stored resources and metrics.k8s.io (served, not stored). */
+const RESOURCES = [...STORED, ...METRICS_RESOURCES];
 import { kubectlFor, startDocsServer } from '../../test/support/docs-server.js';
 import type { DocsServer, Kubectl } from '../../test/support/docs-server.js';
 
@@ -54,10 +58,11 @@ describe('per-group discovery', () => {
     assert.equal(list.kind, 'APIGroupList');
     assert.deepEqual(
       list.groups.map((g) => g.name),
-      ['apps', 'coordination.k8s.io', 'discovery.k8s.io', 'events.k8s.io'],
+      ['apps', 'coordination.k8s.io', 'discovery.k8s.io', 'events.k8s.io', 'metrics.k8s.io'],
     );
     for (const g of list.groups) {
-      assert.deepEqual(g.preferredVersion, { groupVersion: `${g.name}/v1`, version: 'v1' });
+      const v = g.name === 'metrics.k8s.io' ? 'v1beta1' : 'v1';
+      assert.deepEqual(g.preferredVersion, { groupVersion: `${g.name}/${v}`, version: v });
       assert.deepEqual(g.versions, [g.preferredVersion]);
     }
   });
@@ -223,7 +228,7 @@ describe('aggregated discovery', () => {
     const v2 = aggregatedDiscovery('apis');
     assert.deepEqual(
       v2.items.map((g) => g.metadata.name),
-      ['apps', 'coordination.k8s.io', 'discovery.k8s.io', 'events.k8s.io'],
+      ['apps', 'coordination.k8s.io', 'discovery.k8s.io', 'events.k8s.io', 'metrics.k8s.io'],
     );
     const beta = aggregatedDiscovery('apis', 'v2beta1');
     assert.equal(beta.apiVersion, 'apidiscovery.k8s.io/v2beta1');
@@ -439,6 +444,8 @@ describe('real kubectl', { timeout: 120_000 }, () => {
           ['leases', '', 'coordination.k8s.io/v1', 'true', 'Lease'],
           ['endpointslices', '', 'discovery.k8s.io/v1', 'true', 'EndpointSlice'],
           ['events', 'ev', 'events.k8s.io/v1', 'true', 'Event'],
+          ['nodes', '', 'metrics.k8s.io/v1beta1', 'false', 'NodeMetrics'],
+          ['pods', '', 'metrics.k8s.io/v1beta1', 'true', 'PodMetrics'],
         ];
         for (const [name, short, apiVersion, namespaced, kind] of expected) {
           const row = rows.find((x) => x['NAME'] === name && x['APIVERSION'] === apiVersion);

@@ -24,6 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ApiError } from './status.js';
+import { METRICS_RESOURCES } from './resource-metrics.js';
 import { RESOURCES, groupVersion } from './resources.js';
 import type { ResourceInfo, Subresource, Verb } from './resources.js';
 
@@ -206,14 +207,20 @@ export function storageVersionHash(group: string, version: string, kind: string)
     .toString('base64');
 }
 
+/**
+ * What discovery lists: the stored resources, then the resource metrics API (served by the
+ * API server itself, as metrics-server's aggregated API would be; see resource-metrics.ts).
+ */
+const DISCOVERED: readonly ResourceInfo[] = [...RESOURCES, ...METRICS_RESOURCES];
+
 function resourcesOf(group: string, version: string): ResourceInfo[] {
-  return RESOURCES.filter((r) => r.group === group && r.version === version);
+  return DISCOVERED.filter((r) => r.group === group && r.version === version);
 }
 
 /** Served groups (core excluded) in the order of first appearance in RESOURCES, each with its versions. */
 function servedGroups(): Map<string, string[]> {
   const groups = new Map<string, string[]>();
-  for (const r of RESOURCES) {
+  for (const r of DISCOVERED) {
     if (r.group === '') continue;
     const versions = groups.get(r.group) ?? [];
     if (!versions.includes(r.version)) versions.push(r.version);
@@ -285,7 +292,8 @@ function resourceEntry(r: ResourceInfo): APIResource {
   };
   if (r.shortNames.length > 0) e.shortNames = [...r.shortNames];
   if (r.categories.length > 0) e.categories = [...r.categories];
-  e.storageVersionHash = storageVersionHash(r.group, r.version, r.kind);
+  // Resources that are not stored (metrics.k8s.io) have no storage version.
+  if (r.model) e.storageVersionHash = storageVersionHash(r.group, r.version, r.kind);
   return e;
 }
 

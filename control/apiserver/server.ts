@@ -7,8 +7,10 @@
  * validation) → store; lists and gets may answer as `Table` for kubectl; watches stream
  * newline-delimited JSON events from the resource's watch cache.
  */
+import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import client from 'prom-client';
 import type winston from 'winston';
 import { parseFieldSelector } from '../../api/meta/fields.js';
@@ -25,6 +27,15 @@ import type { Strategy } from './strategy.js';
 import { bindPod, evictPod, toScale, updateScale } from './subresources.js';
 import { negotiateTable, parseIncludeObject, tableWatchTransformer, toTable } from './table.js';
 import { WatchCache } from './watchcache.js';
+import {
+  KUBELET_SUBRESOURCES,
+  proxyPodLog,
+  proxyPodUpgrade,
+  writeRawStatus,
+  type KubeletSubresource,
+} from './node-proxy.js';
+import { ResourceMetricsApi } from './resource-metrics.js';
+import { TunnelServer } from './tunnel.js';
 import { discoveryResponse, type DocumentResponse } from './discovery.js';
 import { openAPIResponse, warmOpenAPI } from './openapi.js';
 import {
@@ -90,6 +101,13 @@ export interface ApiServerConfig {
    * (ServiceAllocator.repair; kube-apiserver runs it every 3 minutes); default 180 000, 0 = off.
    */
   serviceAllocationRepairIntervalMs?: number;
+  /**
+   * The node token (DATA_DIR/node-token) agents present as `Authorization: Bearer` when
+   * they open their tunnel (see authenticateTunnel). Unset: every tunnel is refused.
+   */
+  nodeToken?: string;
+  /** Milliseconds an agent has to dial back a tunnel stream; default 10 000. */
+  tunnelDialTimeoutMs?: number;
 }
 
 /** The metric children one request updates (see ApiServer.requestMetrics). */
@@ -115,6 +133,9 @@ export class ApiServer {
   private readonly requestMetricsByLabels = new Map<string, RequestMetrics>();
   private server: Server | undefined;
   private readonly serviceAllocator: ServiceAllocator;
+  /** The agents' tunnels, through which pods/log, exec, attach, portforward and metrics reach kubelets. */
+  private readonly tunnels: TunnelServer;
+  private readonly resourceMetrics: ResourceMetricsApi;
 
   constructor(cfg: ApiServerConfig) {
     if (!cfg.store) throw new Error('ApiServer: store is required');
@@ -160,6 +181,36 @@ export class ApiServer {
       registers: [this.metrics],
     });
     client.collectDefaultMetrics({ register: this.metrics });
+    this.tunnels = new TunnelServer({
+      authenticate: (req, node) => this.authenticateTunnel(req, node),
+      logger: cfg.logger,
+      ...(cfg.tunnelDialTimeoutMs !== undefined ? { dialTimeoutMs: cfg.tunnelDialTimeoutMs } : {}),
+    });
+    this.resourceMetrics = new ResourceMetricsApi({
+      nodes: this.registry('', 'v1', 'nodes'),
+      pods: this.registry('', 'v1', 'pods'),
+      tunnels: this.tunnels,
+      ...(cfg.now ? { now: cfg.now } : {}),
+    });
+  }
+
+  /**
+   * Who may open the tunnel of node `node`: today any holder of the node token (the
+   * bearer token the agent already sends), for any node name — the one place that decides
+   * it, to be replaced by node credentials (the Node authorizer's `system:node:<name>`).
+   */
+  authenticateTunnel(req: IncomingMessage, node: string): boolean {
+    const token = this.cfg.nodeToken;
+    const header = req.headers.authorization ?? '';
+    if (!token || !node || !header.startsWith('Bearer ')) return false;
+    const given = Buffer.from(header.slice('Bearer '.length).trim());
+    const want = Buffer.from(token);
+    return given.length === want.length && timingSafeEqual(given, want);
+  }
+
+  /** Names of the nodes whose agents have their tunnel open now. */
+  tunnelNodes(): string[] {
+    return this.tunnels.connectedNodes();
   }
 
   /** The registry of a resource (for bootstrapping and tests). */
@@ -185,6 +236,10 @@ export class ApiServer {
       [...this.registries.keys()].filter((r) => r.verbs.includes('watch')).map((r) => this.watchCache(r)),
     );
     const server = createServer((req, res) => void this.handle(req, res));
+    server.on(
+      'upgrade',
+      (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handleUpgrade(req, socket, head),
+    );
     this.server = server;
     // Idle keep-alive connections live longer here than in our clients' pools
     // (api/client/rest.ts closes its idle sockets first), so a client never sends a request
@@ -206,6 +261,7 @@ export class ApiServer {
     await this.serviceAllocator.stopRepair();
     for (const { cache } of this.watchCaches.values()) cache.stop();
     this.watchCaches.clear();
+    this.tunnels.close();
     const server = this.server;
     if (!server) return;
     this.server = undefined;
@@ -249,8 +305,13 @@ export class ApiServer {
     let verb = (req.method ?? 'GET').toLowerCase();
     let resource = '';
     try {
-      const rr = resolveResource(req.method ?? 'GET', url.pathname, url.searchParams);
-      if (rr) {
+      const rr = ResourceMetricsApi.handles(url.pathname)
+        ? undefined
+        : resolveResource(req.method ?? 'GET', url.pathname, url.searchParams);
+      if (ResourceMetricsApi.handles(url.pathname)) {
+        resource = 'metrics.k8s.io';
+        await this.resourceMetrics.serve(req, res, url);
+      } else if (rr) {
         verb = rr.verb;
         resource = rr.subresource ? `${rr.resource.resource}/${rr.subresource}` : rr.resource.resource;
         await this.serveResource(rr, req, res, url);
@@ -280,6 +341,59 @@ export class ApiServer {
           latencyMs: Math.round(seconds * 1e6) / 1e3,
         });
       }
+    }
+  }
+
+  /**
+   * HTTP upgrades: an agent's tunnel (tunnel.ts), or `pods/exec`, `pods/attach`,
+   * `pods/portforward` (websocket or SPDY), proxied to the pod's kubelet (node-proxy.ts).
+   * Refusals are written on the socket as metav1.Status answers.
+   */
+  private async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://apiserver');
+    socket.on('error', () => socket.destroy());
+    if (TunnelServer.handles(url.pathname)) {
+      this.tunnels.handleUpgrade(req, socket, head, url);
+      return;
+    }
+    const started = process.hrtime.bigint();
+    let code = 101;
+    try {
+      const rr = resolveResource(req.method ?? 'GET', url.pathname, url.searchParams);
+      const sub = rr?.subresource;
+      if (
+        !rr ||
+        rr.resource.group !== '' ||
+        rr.resource.resource !== 'pods' ||
+        !sub ||
+        sub === 'log' ||
+        !(KUBELET_SUBRESOURCES as readonly string[]).includes(sub)
+      )
+        throw badRequest(`${url.pathname} cannot be upgraded`);
+      await proxyPodUpgrade(
+        { pods: this.registries.get(rr.resource)!, tunnels: this.tunnels },
+        rr.namespace!,
+        rr.name!,
+        sub as KubeletSubresource,
+        url.searchParams,
+        req,
+        socket,
+        head,
+      );
+    } catch (err) {
+      const apiErr = toApiError(err);
+      code = apiErr.code;
+      if (code >= 500) this.cfg.logger.error('upgrade failed', { path: url.pathname, error: String(err) });
+      writeRawStatus(socket, apiErr);
+    } finally {
+      const logger = this.cfg.logger;
+      if (!logger.silent && logger.isInfoEnabled())
+        logger.info('request', {
+          verb: 'upgrade',
+          path: url.pathname,
+          code,
+          latencyMs: Math.round(Number(process.hrtime.bigint() - started) / 1e3) / 1e3,
+        });
     }
   }
 
@@ -346,13 +460,14 @@ export class ApiServer {
       terminating = await this.checkNamespaceActive(rr.namespace);
     }
     const sub = rr.subresource;
-    if (sub === 'log' || sub === 'exec' || sub === 'attach' || sub === 'portforward') {
-      throw new ApiError(
-        503,
-        'ServiceUnavailable',
-        `pods/${sub} needs the node agent, which is not built yet`,
-      );
+    if (sub === 'log') {
+      if (rr.verb !== 'get')
+        throw new ApiError(405, 'MethodNotAllowed', `${req.method} is not supported on pods/log`);
+      await proxyPodLog({ pods: registry, tunnels: this.tunnels }, rr.namespace!, rr.name!, q, req, res);
+      return;
     }
+    if (sub === 'exec' || sub === 'attach' || sub === 'portforward')
+      throw badRequest('Upgrade request required');
     // A Namespace's finalize subresource is update-only, as Kubernetes serves it.
     if (sub === 'finalize' && rr.verb !== 'update')
       throw new ApiError(

@@ -269,6 +269,93 @@ describe('docker adapter', () => {
       assert.ok(s.memoryWorkingSetBytes > 0, `working set ${s.memoryWorkingSetBytes}`);
     }));
 
+  it('containerLogs: stdout and stderr interleaved, tail, timestamps, since, follow until exit', () =>
+    withNode(async (rt) => {
+      const sb = sandboxConfig('logs');
+      const sandboxId = await rt.runPodSandbox(sb);
+      const id = await rt.createContainer(
+        sandboxId,
+        containerConfig(['sh', '-c', 'echo one; echo two >&2; echo three; sleep 2; echo four']),
+        sb,
+      );
+      await rt.startContainer(id);
+      const read = async (opts: Parameters<DockerRuntime['containerLogs']>[1]): Promise<string> => {
+        let out = '';
+        for await (const chunk of await rt.containerLogs(id, opts)) out += String(chunk);
+        return out;
+      };
+      // Following ends when the container exits, with every line. (Docker keeps each
+      // stream's order; stdout and stderr are separate pipes, so not their interleaving.)
+      const all = await read({ follow: true });
+      assert.deepEqual(all.split('\n').filter(Boolean).sort(), ['four', 'one', 'three', 'two']);
+      assert.match(all, /one\n(.*\n)*three\n(.*\n)*four\n$/);
+      const lines = all.split('\n').filter(Boolean);
+      assert.equal(await read({ tailLines: 2 }), `${lines.slice(-2).join('\n')}\n`);
+      const stamped = (await read({ timestamps: true })).split('\n').filter(Boolean);
+      assert.equal(stamped.length, 4);
+      for (const line of stamped) assert.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z \w+$/);
+      const fourAt = Date.parse(stamped[3]!.split(' ')[0]!);
+      const since = await read({ sinceTime: BigInt(fourAt - 500) * 1_000_000n });
+      assert.equal(since, 'four\n', 'only the line written after the 2 s pause');
+      await assert.rejects(rt.containerLogs('nope', {}), (err: unknown) => isCriError(err, 'NotFound'));
+    }));
+
+  it('exec: stdin to the process, stdout and stderr apart, the exit code', () =>
+    withNode(async (rt) => {
+      const sb = sandboxConfig('exec');
+      const sandboxId = await rt.runPodSandbox(sb);
+      const id = await rt.createContainer(sandboxId, containerConfig(['sleep', '3600']), sb);
+      await rt.startContainer(id);
+      const session = await rt.exec(id, ['sh', '-c', 'cat; echo oops >&2; exit 4'], {
+        stdin: true,
+        stdout: true,
+        stderr: true,
+        tty: false,
+      });
+      let out = '';
+      let err = '';
+      session.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      session.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      session.stdin!.write('hello ');
+      session.stdin!.end('world\n');
+      assert.equal(await session.exitCode, 4);
+      assert.equal(out, 'hello world\n');
+      assert.equal(err, 'oops\n');
+      const stopped = await rt.createContainer(
+        sandboxId,
+        containerConfig(['true'], { metadata: { name: 'done', attempt: 0 } }),
+        sb,
+      );
+      await assert.rejects(
+        rt.exec(stopped, ['true'], { stdin: false, stdout: true, stderr: false, tty: false }),
+        (e: unknown) => isCriError(e, 'FailedPrecondition'),
+      );
+    }));
+
+  it('portForward connects to a port inside the sandbox', () =>
+    withNode(async (rt) => {
+      const sb = sandboxConfig('pf');
+      const sandboxId = await rt.runPodSandbox(sb);
+      const id = await rt.createContainer(
+        sandboxId,
+        containerConfig(['sh', '-c', 'while true; do echo pong | nc -l -p 7000; done']),
+        sb,
+      );
+      await rt.startContainer(id);
+      const answer = await until('pong through portForward', async () => {
+        const socket = await rt.portForward(sandboxId, 7000);
+        return new Promise<string | undefined>((resolve) => {
+          let got = '';
+          socket.on('data', (d: Buffer) => (got += d.toString()));
+          socket.on('close', () => resolve(got.includes('pong') ? got : undefined));
+          socket.on('error', () => resolve(undefined));
+          socket.end('ping\n');
+        });
+      });
+      assert.match(answer, /pong/);
+      await assert.rejects(rt.portForward(sandboxId, 7999), (e: unknown) => isCriError(e, 'Unavailable'));
+    }));
+
   it('never sees or touches another node’s sandboxes and containers', async () => {
     const a = await newNode();
     const b = await newNode();

@@ -15,13 +15,19 @@
  * - Logs stay in Docker's json-file driver (ContainerStatus.logPath is its file).
  * - execSync cannot kill a process that outlives its timeout (Docker has no call for it,
  *   as under dockershim): the caller gets DeadlineExceeded and the process runs on.
+ * - Streaming (logs, exec, attach) uses Docker's hijacked connections, demultiplexed with
+ *   back-pressure (streams.ts); port-forward dials the sandbox's address on the node's
+ *   bridge network from the host, which reaches the same network namespace as CRI's
+ *   PortForward (dockershim entered it with nsenter + socat).
  */
-import { PassThrough, type Readable } from 'node:stream';
+import { connect, type Socket } from 'node:net';
+import { PassThrough, pipeline, Writable, type Duplex, type Readable } from 'node:stream';
 import Docker from 'dockerode';
 import type {
   Container,
   ContainerConfig,
   ContainerFilter,
+  ContainerLogOptions,
   ContainerStats,
   ContainerStatus,
   ExecSyncResponse,
@@ -34,8 +40,11 @@ import type {
   PullProgress,
   Runtime,
   RuntimeStatus,
+  StreamOptions,
+  StreamSession,
 } from '../api.js';
 import { CriError } from '../errors.js';
+import { DockerDemux } from './streams.js';
 import { familiarRepository, parseImageReference } from '../reference.js';
 import {
   containerCreateOptions,
@@ -356,6 +365,169 @@ export class DockerRuntime implements Runtime {
       this.docker.getContainer(info.Id).stats({ stream: false, 'one-shot': true }),
     );
     return statsFromDocker(info.Id, s as DockerStats, nsNow());
+  }
+
+  // ---- StreamingService ----
+
+  async containerLogs(containerId: string, opts: ContainerLogOptions): Promise<NodeJS.ReadableStream> {
+    const info = await this.inspectOwned(containerId, TYPE_CONTAINER);
+    const what = `logs of ${containerId}`;
+    const options: Record<string, unknown> = {
+      follow: opts.follow ?? false,
+      stdout: true,
+      stderr: true,
+      timestamps: opts.timestamps ?? false,
+      tail: opts.tailLines !== undefined ? String(opts.tailLines) : 'all',
+    };
+    if (opts.sinceTime !== undefined && opts.sinceTime > 0n) {
+      const s = opts.sinceTime / 1_000_000_000n;
+      const ns = opts.sinceTime % 1_000_000_000n;
+      options.since = `${s}.${ns.toString().padStart(9, '0')}`;
+    }
+    // dockerode's container.logs() buffers the whole log unless following: dial directly
+    // so that the body is always a stream.
+    const raw = await this.call(
+      what,
+      () =>
+        new Promise<Readable>((resolve, reject) => {
+          this.docker.modem.dial(
+            {
+              path: `/containers/${info.Id}/logs?`,
+              method: 'GET',
+              isStream: true,
+              statusCodes: { 200: true, 404: 'no such container', 500: 'server error' },
+              options,
+            },
+            (err: unknown, stream: unknown) => (err ? reject(err) : resolve(stream as Readable)),
+          );
+        }),
+    );
+    if (info.Config.Tty) return raw;
+    const out = new PassThrough();
+    pipeline(raw, new DockerDemux(out, out), () => out.end());
+    out.on('close', () => raw.destroy());
+    return out;
+  }
+
+  async exec(containerId: string, cmd: string[], opts: StreamOptions): Promise<StreamSession> {
+    const info = await this.inspectOwned(containerId, TYPE_CONTAINER);
+    if (!info.State.Running)
+      throw new CriError('FailedPrecondition', `container ${containerId} is not running`);
+    const what = `exec ${JSON.stringify(cmd)} in ${containerId}`;
+    const exec = await this.call(what, () =>
+      this.docker.getContainer(info.Id).exec({
+        Cmd: cmd,
+        AttachStdin: opts.stdin,
+        AttachStdout: opts.stdout,
+        AttachStderr: opts.stderr,
+        Tty: opts.tty,
+      }),
+    );
+    const stream = (await this.call(what, () =>
+      exec.start({ hijack: true, stdin: opts.stdin, Tty: opts.tty }),
+    )) as Duplex;
+    const exitCode = (async (): Promise<number> => {
+      await streamDone(stream).catch(() => undefined);
+      const end = Date.now() + this.execExitWaitMs;
+      for (;;) {
+        const st = await this.call(what, () => exec.inspect());
+        if (!st.Running && st.ExitCode !== null) return st.ExitCode;
+        if (Date.now() > end) throw new CriError('Internal', `${what}: docker reported no exit code`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    exitCode.catch(() => undefined);
+    return this.session(stream, opts, exitCode, async (size) => {
+      await this.call(`resize ${what}`, () => exec.resize({ h: size.height, w: size.width }));
+    });
+  }
+
+  async attach(containerId: string, opts: StreamOptions): Promise<StreamSession> {
+    const info = await this.inspectOwned(containerId, TYPE_CONTAINER);
+    if (!info.State.Running)
+      throw new CriError('FailedPrecondition', `container ${containerId} is not running`);
+    const container = this.docker.getContainer(info.Id);
+    const what = `attach to ${containerId}`;
+    const stream = (await this.call(what, () =>
+      container.attach({
+        stream: true,
+        hijack: true,
+        stdin: opts.stdin,
+        stdout: opts.stdout,
+        stderr: opts.stderr,
+      }),
+    )) as Duplex;
+    const exitCode = (async (): Promise<number> => {
+      await streamDone(stream).catch(() => undefined);
+      const st = await this.call(what, () => container.inspect());
+      return st.State.Running ? -1 : st.State.ExitCode;
+    })();
+    exitCode.catch(() => undefined);
+    // A container without a TTY frames its output; with one it is raw (as Docker decides
+    // by the container's own Tty setting, not the session's).
+    return this.session(stream, { ...opts, tty: info.Config.Tty }, exitCode, async (size) => {
+      await this.call(`resize ${what}`, () => container.resize({ h: size.height, w: size.width }));
+    });
+  }
+
+  async portForward(podSandboxId: string, port: number): Promise<Socket> {
+    const status = await this.podSandboxStatus(podSandboxId);
+    if (status.state !== 'SANDBOX_READY' || !status.network.ip)
+      throw new CriError('FailedPrecondition', `pod sandbox ${podSandboxId} is not ready`);
+    return new Promise<Socket>((resolve, reject) => {
+      const socket = connect({ host: status.network.ip, port });
+      socket.once('connect', () => {
+        socket.removeAllListeners('error');
+        resolve(socket);
+      });
+      socket.once('error', (err) =>
+        reject(
+          new CriError(
+            'Unavailable',
+            `port-forward to ${status.network.ip}:${port} of sandbox ${podSandboxId}: ${err.message}`,
+            { cause: err },
+          ),
+        ),
+      );
+    });
+  }
+
+  /** The StreamSession over a hijacked docker connection. */
+  private session(
+    stream: Duplex,
+    opts: StreamOptions,
+    exitCode: Promise<number>,
+    resize: (size: { width: number; height: number }) => Promise<void>,
+  ): StreamSession {
+    const stdout = opts.stdout || opts.tty ? new PassThrough() : undefined;
+    const stderr = opts.stderr && !opts.tty ? new PassThrough() : undefined;
+    const sink = opts.tty ? stdout : new DockerDemux(stdout, stderr);
+    if (sink) pipeline(stream, sink, () => undefined);
+    else stream.resume();
+    if (opts.tty) stream.on('end', () => stdout?.end());
+    let stdin: Writable | undefined;
+    if (opts.stdin) {
+      stdin = new Writable({
+        write: (chunk: Buffer, _enc, done) => {
+          if (stream.write(chunk)) done();
+          else stream.once('drain', () => done());
+        },
+        // Half-closes the hijacked connection: docker then closes the process's stdin.
+        final: (done) => {
+          stream.end();
+          done();
+        },
+      });
+      stdin.on('error', () => undefined);
+    }
+    return {
+      ...(stdin ? { stdin } : {}),
+      ...(stdout ? { stdout } : {}),
+      ...(stderr ? { stderr } : {}),
+      resize: (size) => (opts.tty ? resize(size) : Promise.resolve()),
+      exitCode,
+      close: () => stream.destroy(),
+    };
   }
 
   // ---- ImageService ----

@@ -17,16 +17,24 @@
  * - Images come from `images` (present at start) and `registry` (pullable); sizes are
  *   made up.
  *
+ * - Streaming is what a program without I/O can give: containerLogs reads the program's
+ *   output so far (no follow, no timestamps of its own: a line's time is the container's
+ *   start), exec runs as execSync does and ignores stdin, attach and portForward reject
+ *   FailedPrecondition (nothing to attach to, no network).
+ *
  * Cheap enough for thousands of pods: no timers except for sleeping programs and pull
  * delays, no I/O. State lives in one FakeRuntimeState that `reopen()` shares, so a test can
  * restart "the agent" and find its containers again.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { PassThrough, Readable } from 'node:stream';
 import { realClock, sleep, type Clock } from '../../api/clock.js';
 import type {
   Container,
   ContainerConfig,
   ContainerFilter,
+  ContainerLogOptions,
   ContainerState,
   ContainerStats,
   ContainerStatus,
@@ -42,6 +50,8 @@ import type {
   Runtime,
   RuntimeConditionType,
   RuntimeStatus,
+  StreamOptions,
+  StreamSession,
 } from '../api.js';
 import { CriError } from '../errors.js';
 import { familiarName, parseImageReference } from '../reference.js';
@@ -485,6 +495,68 @@ export class FakeRuntime implements Runtime {
     this.check();
     const c = this.container(containerId);
     return { id: c.id, timestamp: nsNow(this.state.clock), ...c.stats };
+  }
+
+  // ---- StreamingService ----
+
+  async containerLogs(containerId: string, opts: ContainerLogOptions): Promise<NodeJS.ReadableStream> {
+    this.check();
+    const c = this.container(containerId);
+    if (opts.sinceTime !== undefined && opts.sinceTime > c.startedAt) return Readable.from([]);
+    let lines = c.output.split(/(?<=\n)/).filter((l) => l !== '');
+    if (opts.tailLines !== undefined) lines = opts.tailLines > 0 ? lines.slice(-opts.tailLines) : [];
+    if (opts.timestamps) {
+      const ts = new Date(Number(c.startedAt / 1_000_000n)).toISOString();
+      lines = lines.map((l) => `${ts} ${l}`);
+    }
+    return Readable.from(lines.map((l) => Buffer.from(l)));
+  }
+
+  async exec(containerId: string, cmd: string[], opts: StreamOptions): Promise<StreamSession> {
+    this.check();
+    this.container(containerId);
+    const result = this.execSync(containerId, cmd, 3600);
+    const stdout = opts.stdout || opts.tty ? new PassThrough() : undefined;
+    const stderr = opts.stderr && !opts.tty ? new PassThrough() : undefined;
+    const exitCode = result.then(
+      (r) => {
+        stdout?.end(opts.tty ? Buffer.concat([r.stdout, r.stderr]) : r.stdout);
+        stderr?.end(r.stderr);
+        return r.exitCode;
+      },
+      (err: unknown) => {
+        stdout?.end();
+        stderr?.end();
+        throw err;
+      },
+    );
+    exitCode.catch(() => undefined);
+    const stdin = opts.stdin ? new PassThrough().resume() : undefined;
+    return {
+      ...(stdin ? { stdin } : {}),
+      ...(stdout ? { stdout } : {}),
+      ...(stderr ? { stderr } : {}),
+      resize: async () => undefined,
+      exitCode,
+      close: () => undefined,
+    };
+  }
+
+  async attach(containerId: string, _opts: StreamOptions): Promise<StreamSession> {
+    this.check();
+    this.container(containerId);
+    throw new CriError(
+      'FailedPrecondition',
+      `fake runtime: container ${containerId} has no streams to attach to`,
+    );
+  }
+
+  async portForward(podSandboxId: string, port: number): Promise<Socket> {
+    this.check();
+    throw new CriError(
+      'FailedPrecondition',
+      `fake runtime: sandbox ${podSandboxId} has no network to forward port ${port} into`,
+    );
   }
 
   // ---- ImageService ----
