@@ -54,7 +54,15 @@ describe('per-group discovery', () => {
     assert.equal(list.kind, 'APIGroupList');
     assert.deepEqual(
       list.groups.map((g) => g.name),
-      ['apps', 'coordination.k8s.io', 'discovery.k8s.io', 'events.k8s.io'],
+      [
+        'apps',
+        'coordination.k8s.io',
+        'discovery.k8s.io',
+        'events.k8s.io',
+        'rbac.authorization.k8s.io',
+        'authorization.k8s.io',
+        'authentication.k8s.io',
+      ],
     );
     for (const g of list.groups) {
       assert.deepEqual(g.preferredVersion, { groupVersion: `${g.name}/v1`, version: 'v1' });
@@ -223,7 +231,15 @@ describe('aggregated discovery', () => {
     const v2 = aggregatedDiscovery('apis');
     assert.deepEqual(
       v2.items.map((g) => g.metadata.name),
-      ['apps', 'coordination.k8s.io', 'discovery.k8s.io', 'events.k8s.io'],
+      [
+        'apps',
+        'coordination.k8s.io',
+        'discovery.k8s.io',
+        'events.k8s.io',
+        'rbac.authorization.k8s.io',
+        'authorization.k8s.io',
+        'authentication.k8s.io',
+      ],
     );
     const beta = aggregatedDiscovery('apis', 'v2beta1');
     assert.equal(beta.apiVersion, 'apidiscovery.k8s.io/v2beta1');
