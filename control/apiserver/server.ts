@@ -8,6 +8,7 @@
  * newline-delimited JSON events from the resource's watch cache.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import client from 'prom-client';
 import type winston from 'winston';
@@ -18,7 +19,14 @@ import type { Store } from '../storage/store.js';
 import { Registry, type DeleteOptions, type ListQuery } from './registry.js';
 import { ServiceAllocator } from './service-allocator.js';
 import { decodeObject, readBody, resolveResource, type ResourceRequest } from './request.js';
-import { findResource, groupVersion, RESOURCES, storagePrefix, type ResourceInfo } from './resources.js';
+import {
+  findResource,
+  groupVersion,
+  isReview,
+  RESOURCES,
+  storagePrefix,
+  type ResourceInfo,
+} from './resources.js';
 import type { WriteOptions } from './registry.js';
 import { ApiError, badRequest, toApiError, type Status } from './status.js';
 import type { Strategy } from './strategy.js';
@@ -38,6 +46,34 @@ import {
   pruneUnknownFields,
   warningHeaders,
 } from './fieldvalidation.js';
+import type { KeyPair } from '../../api/tls/certs.js';
+import { createAuthenticator, type Authenticator } from './auth/authn.js';
+import {
+  forbidden,
+  privilegedGroupAuthorizer,
+  unauthorized,
+  unionAuthorizer,
+  type Attributes,
+  type Authorizer,
+} from './auth/authz.js';
+import { admitNodeCreate, nodeAuthorizer } from './auth/node.js';
+import { signNodeCredential } from './auth/node-credential.js';
+import {
+  BOOTSTRAP_CLUSTER_ROLE_BINDINGS,
+  BOOTSTRAP_CLUSTER_ROLES,
+  CA_CERTS_PATH,
+  NODE_CREDENTIAL_PATH,
+  PUBLIC_PATHS,
+} from './auth/policy.js';
+import { rbacAuthorizer } from './auth/rbac.js';
+import { selfSubjectAccessReview, selfSubjectReview, subjectAccessReview } from './auth/reviews.js';
+import {
+  ADMIN_USER,
+  SYSTEM_ANONYMOUS,
+  SYSTEM_MASTERS,
+  SYSTEM_UNAUTHENTICATED,
+  type UserInfo,
+} from './auth/user.js';
 import {
   APPLY_PATCH_TYPE,
   applyPatch,
@@ -82,7 +118,19 @@ export interface ApiServerConfig {
   serviceClusterIPRange?: string;
   /** --service-node-port-range: `<first>-<last>`; default 30000-32767. */
   serviceNodePortRange?: string;
+  /**
+   * Secure serving: HTTPS with `serving` (client certificates requested and verified
+   * against `ca`), authentication (auth/authn.ts), authorization (system:masters, Node,
+   * RBAC), the bootstrap RBAC policy, `/cacerts` and the node credential exchange signed by
+   * `ca`. Without it (in-process tests, `k8ts server --insecure-http`): plain HTTP and every
+   * request is served as an admin, as kube-apiserver's old insecure port did.
+   */
+  security?: { ca: KeyPair; serving: KeyPair };
 }
+
+/** The user of every request when the server runs without `security`. */
+const INSECURE_USER: UserInfo = { name: ADMIN_USER, groups: [SYSTEM_MASTERS, 'system:authenticated'] };
+const ANONYMOUS_USER: UserInfo = { name: SYSTEM_ANONYMOUS, groups: [SYSTEM_UNAUTHENTICATED] };
 
 /** The metric children one request updates (see ApiServer.requestMetrics). */
 interface RequestMetrics {
@@ -106,6 +154,13 @@ export class ApiServer {
   private readonly requestLatency: client.Histogram<'verb' | 'resource'>;
   private readonly requestMetricsByLabels = new Map<string, RequestMetrics>();
   private server: Server | undefined;
+  /**
+   * Who a request is from (undefined: anonymous); with `security` unset, everyone is an
+   * admin. Usable by any handler of this server's requests (a websocket upgrade too).
+   */
+  readonly authenticate: Authenticator;
+  /** The authorizer chain: system:masters, Node, RBAC. */
+  readonly authorizer: Authorizer;
 
   constructor(cfg: ApiServerConfig) {
     if (!cfg.store) throw new Error('ApiServer: store is required');
@@ -151,6 +206,37 @@ export class ApiServer {
       registers: [this.metrics],
     });
     client.collectDefaultMetrics({ register: this.metrics });
+    const getOrUndefined = async (r: Registry, ns: string | undefined, name: string) => {
+      try {
+        return await r.get(ns, name);
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 404) return undefined;
+        throw err;
+      }
+    };
+    const secrets = this.registry('', 'v1', 'secrets');
+    const pods = this.registry('', 'v1', 'pods');
+    const rbac = (resource: string) => this.registry('rbac.authorization.k8s.io', 'v1', resource);
+    this.authenticate = cfg.security
+      ? createAuthenticator({
+          getSecret: (name) => getOrUndefined(secrets, 'kube-system', name),
+          ...(cfg.now ? { now: cfg.now } : {}),
+        })
+      : () => Promise.resolve(INSECURE_USER);
+    this.authorizer = unionAuthorizer(
+      privilegedGroupAuthorizer,
+      nodeAuthorizer({
+        getPod: (ns, name) => getOrUndefined(pods, ns, name),
+        podsOnNode: async (node, ns) =>
+          (await pods.list(ns, { fieldSelector: parseFieldSelector(`spec.nodeName=${node}`) })).items,
+      }),
+      rbacAuthorizer({
+        clusterRoleBindings: async () => (await rbac('clusterrolebindings').list(undefined, {})).items,
+        roleBindings: async (ns) => (await rbac('rolebindings').list(ns, {})).items,
+        clusterRole: (name) => getOrUndefined(rbac('clusterroles'), undefined, name),
+        role: (ns, name) => getOrUndefined(rbac('roles'), ns, name),
+      }),
+    );
   }
 
   /** The registry of a resource (for bootstrapping and tests). */
@@ -175,7 +261,22 @@ export class ApiServer {
     await Promise.all(
       [...this.registries.keys()].filter((r) => r.verbs.includes('watch')).map((r) => this.watchCache(r)),
     );
-    const server = createServer((req, res) => void this.handle(req, res));
+    const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res);
+    const sec = this.cfg.security;
+    // Client certificates are asked for, not required: a request without one may still
+    // carry a bearer token, or be anonymous (401 unless public).
+    const server: Server = sec
+      ? createHttpsServer(
+          {
+            cert: sec.serving.cert,
+            key: sec.serving.key,
+            ca: sec.ca.cert,
+            requestCert: true,
+            rejectUnauthorized: false,
+          },
+          handler,
+        )
+      : createServer(handler);
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -206,6 +307,65 @@ export class ApiServer {
         await this.createNamespace({ metadata: { name } });
       }
     }
+    // The bootstrap RBAC policy: missing objects are created, existing ones left alone.
+    for (const [resource, objects] of [
+      ['clusterroles', BOOTSTRAP_CLUSTER_ROLES],
+      ['clusterrolebindings', BOOTSTRAP_CLUSTER_ROLE_BINDINGS],
+    ] as const) {
+      const registry = this.registry('rbac.authorization.k8s.io', 'v1', resource);
+      for (const obj of objects) {
+        try {
+          await registry.create(undefined, structuredClone(obj));
+        } catch (err) {
+          if (!(err instanceof ApiError && err.code === 409)) throw err;
+        }
+      }
+    }
+  }
+
+  /**
+   * The request's user: authenticated, anonymous on PUBLIC_PATHS, an admin without
+   * `security`.
+   * @throws ApiError 401 for a request without valid credentials elsewhere.
+   */
+  private async userOf(req: IncomingMessage, url: URL): Promise<UserInfo> {
+    if (!this.cfg.security) return INSECURE_USER;
+    const user = await this.authenticate(req);
+    if (user) return user;
+    if ((PUBLIC_PATHS as readonly string[]).includes(url.pathname)) return ANONYMOUS_USER;
+    throw unauthorized();
+  }
+
+  /**
+   * Authorizes a request of `user` (the system:masters, Node and RBAC chain).
+   * @throws ApiError 403 Forbidden when no authorizer allows it.
+   */
+  private async authorize(
+    req: IncomingMessage,
+    url: URL,
+    rr: ResourceRequest | undefined,
+    user: UserInfo,
+  ): Promise<void> {
+    if (!this.cfg.security) return;
+    const method = (req.method ?? 'GET').toLowerCase();
+    const attrs: Attributes = rr
+      ? {
+          user,
+          verb: rr.verb,
+          resourceRequest: true,
+          group: rr.resource.group,
+          version: rr.resource.version,
+          resource: rr.resource.resource,
+          ...(rr.subresource ? { subresource: rr.subresource } : {}),
+          ...(rr.namespace !== undefined ? { namespace: rr.namespace } : {}),
+          ...(rr.name !== undefined ? { name: rr.name } : {}),
+        }
+      : { user, verb: method === 'head' ? 'get' : method, resourceRequest: false, path: url.pathname };
+    // Public paths are public to everyone, whatever RBAC says.
+    if (!rr && (PUBLIC_PATHS as readonly string[]).includes(url.pathname) && attrs.verb === 'get')
+      return;
+    const d = await this.authorizer.authorize(attrs);
+    if (d.decision !== 'allow') throw forbidden(attrs, d.reason);
   }
 
   /**
@@ -232,12 +392,16 @@ export class ApiServer {
     let verb = (req.method ?? 'GET').toLowerCase();
     let resource = '';
     try {
+      // Who is asking comes first: an anonymous request learns nothing, not even a 404.
+      const user = await this.userOf(req, url);
       const rr = resolveResource(req.method ?? 'GET', url.pathname, url.searchParams);
       if (rr) {
         verb = rr.verb;
         resource = rr.subresource ? `${rr.resource.resource}/${rr.subresource}` : rr.resource.resource;
-        await this.serveResource(rr, req, res, url);
+        await this.authorize(req, url, rr, user);
+        await this.serveResource(rr, req, res, url, user);
       } else {
+        await this.authorize(req, url, undefined, user);
         await this.serveNonResource(req, res, url);
       }
     } catch (err) {
@@ -285,6 +449,22 @@ export class ApiServer {
   }
 
   private async serveNonResource(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const sec = this.cfg.security;
+    if (sec && url.pathname === NODE_CREDENTIAL_PATH && req.method === 'POST') {
+      const raw = await readBody(req);
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        throw badRequest('the body must be JSON: {"csr": "<PEM certificate request>"}');
+      }
+      writeJson(res, 201, await signNodeCredential(sec.ca, body));
+      return;
+    }
+    if (sec && url.pathname === CA_CERTS_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.writeHead(200, { 'Content-Type': 'application/x-pem-file' }).end(sec.ca.cert);
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD')
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const docReq = {
@@ -316,6 +496,7 @@ export class ApiServer {
     req: IncomingMessage,
     res: ServerResponse,
     url: URL,
+    user: UserInfo,
   ): Promise<void> {
     const registry = this.registries.get(rr.resource)!;
     const q = url.searchParams;
@@ -421,6 +602,10 @@ export class ApiServer {
           writeJson(res, 201, await evictPod(registry, rr.namespace!, rr.name!, body));
           return;
         }
+        if (isReview(rr.resource)) {
+          writeJson(res, 201, await this.review(rr.resource, body, user));
+          return;
+        }
         if (sub !== undefined || rr.name !== undefined)
           throw new ApiError(
             405,
@@ -428,6 +613,7 @@ export class ApiServer {
             `POST is not supported on ${rr.resource.resource}/${sub ?? '{name}'}`,
           );
         if (terminating) throw namespaceTerminating(rr, body);
+        admitNodeCreate(user, rr.resource, rr.namespace, body);
         const created =
           rr.resource.resource === 'namespaces' && rr.resource.group === ''
             ? await this.createNamespace(body, write)
@@ -607,6 +793,14 @@ export class ApiServer {
           `${rr.verb} is not supported on ${rr.resource.resource} yet`,
         );
     }
+  }
+
+  /** Answers a SelfSubjectAccessReview, SubjectAccessReview or SelfSubjectReview. */
+  private async review(r: ResourceInfo, body: KubeObject, user: UserInfo): Promise<KubeObject> {
+    const typed = { ...body, apiVersion: groupVersion(r), kind: r.kind };
+    if (r.resource === 'selfsubjectreviews') return selfSubjectReview(typed, user);
+    if (r.resource === 'subjectaccessreviews') return subjectAccessReview(typed, this.authorizer);
+    return selfSubjectAccessReview(typed, user, this.authorizer);
   }
 
   /**
