@@ -331,9 +331,45 @@ export class ApiServer {
   private async userOf(req: IncomingMessage, url: URL): Promise<UserInfo> {
     if (!this.cfg.security) return INSECURE_USER;
     const user = await this.authenticate(req);
-    if (user) return user;
+    if (user) return this.impersonate(req, user);
     if ((PUBLIC_PATHS as readonly string[]).includes(url.pathname)) return ANONYMOUS_USER;
     throw unauthorized();
+  }
+
+  /**
+   * User impersonation (`kubectl --as USER --as-group GROUP`): the `Impersonate-User` and
+   * `Impersonate-Group` headers replace the user when it may `impersonate` that user and
+   * each group (resources `users`, `groups` of the core group), as kube-apiserver's
+   * impersonation filter.
+   * @throws ApiError 403 when it may not; 400 for groups without a user.
+   */
+  private async impersonate(req: IncomingMessage, user: UserInfo): Promise<UserInfo> {
+    const as = req.headers['impersonate-user'];
+    const rawGroups = req.headers['impersonate-group'];
+    const groups = (Array.isArray(rawGroups) ? rawGroups : rawGroups ? [rawGroups] : []).flatMap((g) =>
+      g.split(',').map((x) => x.trim()),
+    );
+    if (as === undefined) {
+      if (groups.length > 0) throw badRequest('requested group impersonation without user impersonation');
+      return user;
+    }
+    const name = Array.isArray(as) ? as[0]! : as;
+    for (const [resource, target] of [
+      ['users', name] as const,
+      ...groups.map((g) => ['groups', g] as const),
+    ]) {
+      const attrs: Attributes = {
+        user,
+        verb: 'impersonate',
+        resourceRequest: true,
+        group: '',
+        resource,
+        name: target,
+      };
+      const d = await this.authorizer.authorize(attrs);
+      if (d.decision !== 'allow') throw forbidden(attrs, d.reason);
+    }
+    return { name, groups: [...groups.filter((g) => g !== 'system:authenticated'), 'system:authenticated'] };
   }
 
   /**
@@ -362,8 +398,7 @@ export class ApiServer {
         }
       : { user, verb: method === 'head' ? 'get' : method, resourceRequest: false, path: url.pathname };
     // Public paths are public to everyone, whatever RBAC says.
-    if (!rr && (PUBLIC_PATHS as readonly string[]).includes(url.pathname) && attrs.verb === 'get')
-      return;
+    if (!rr && (PUBLIC_PATHS as readonly string[]).includes(url.pathname) && attrs.verb === 'get') return;
     const d = await this.authorizer.authorize(attrs);
     if (d.decision !== 'allow') throw forbidden(attrs, d.reason);
   }
