@@ -6,7 +6,6 @@
 // rollouts follow `kubectl rollout`, a silent node's pods move, and of two control
 // processes on one etcd only the leader acts.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { InformerFactory } from '../api/client/factory.js';
 import { resources } from '../api/client/resource.js';

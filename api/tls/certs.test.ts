@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { createServer, request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
@@ -82,7 +83,7 @@ describe('certificates', () => {
     const server = createServer(
       { cert: serving.cert, key: serving.key, ca: ca.cert, requestCert: true, rejectUnauthorized: false },
       (req: IncomingMessage, res) => {
-        const socket = req.socket as import('node:tls').TLSSocket;
+        const socket = req.socket as TLSSocket;
         res.end(
           JSON.stringify({ authorized: socket.authorized, subject: socket.getPeerCertificate().subject }),
         );
