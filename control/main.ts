@@ -249,8 +249,9 @@ export function kubeconfig(url: string, pki?: Pick<ControlPKI, 'ca' | 'admin'>, 
 /**
  * Creates `DATA_DIR/node-token` (mode 0600) once: a join token `K10<CA hash>::<id>.<secret>`
  * whose bootstrap token is stored first (through `createSecret`) as the Secret
- * `kube-system/bootstrap-token-<id>`. An existing file is kept as it is (revoking its
- * token with `k8ts token delete` is not undone by a restart). Without a CA
+ * `kube-system/bootstrap-token-<id>`. An existing file that pins the current CA is kept as
+ * it is (revoking its token with `k8ts token delete` is not undone by a restart); one that
+ * does not (an old-format token, a new CA) is replaced. Without a CA
  * (`--insecure-http`) the token is a bare `<id>.<secret>` that nothing checks.
  * @returns the token.
  */
@@ -260,7 +261,12 @@ export async function ensureNodeToken(
   createSecret: (secret: KubeObject) => Promise<unknown>,
 ): Promise<string> {
   const path = join(dataDir, 'node-token');
-  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
+  if (existsSync(path)) {
+    const existing = readFileSync(path, 'utf8').trim();
+    // Kept unless it no longer pins this CA: a token of a data dir from before TLS, or of a
+    // CA that was deleted and made anew, could never join anyone.
+    if (!caCert || existing.startsWith(formatJoinToken(caHash(caCert), ''))) return existing;
+  }
   const { id, secret, token } = generateBootstrapToken();
   if (caCert)
     await createSecret(

@@ -84,13 +84,10 @@ export function nodeAuthorizer(src: NodeGraphSource): Authorizer {
       const key = `${group}/${resource}`;
       switch (key) {
         case '/nodes': {
-          if (READ.has(a.verb) && sub === undefined) return ALLOW;
-          // Creating is checked against the body's name by admitNodeRequest.
+          if (READ.has(a.verb) && (sub === undefined || (sub === 'status' && a.verb === 'get'))) return ALLOW;
+          // Creating is checked against the body's name by admitNodeCreate.
           if (a.verb === 'create' && sub === undefined) return ALLOW;
-          if (
-            ['update', 'patch', 'delete', 'get'].includes(a.verb) &&
-            (sub === undefined || sub === 'status')
-          ) {
+          if (['update', 'patch', 'delete'].includes(a.verb) && (sub === undefined || sub === 'status')) {
             return a.name === node
               ? ALLOW
               : deny(`node "${node}" is not allowed to modify node "${a.name ?? ''}"`);
@@ -118,7 +115,7 @@ export function nodeAuthorizer(src: NodeGraphSource): Authorizer {
           return READ.has(a.verb) && sub === undefined ? ALLOW : deny(NO_RELATIONSHIP(node));
         case 'coordination.k8s.io/leases': {
           if (a.namespace !== NODE_LEASE_NAMESPACE) return deny(NO_RELATIONSHIP(node));
-          if (a.verb === 'create') return ALLOW; // the body's name: admitNodeRequest
+          if (a.verb === 'create') return ALLOW; // the body's name: admitNodeCreate
           if (['get', 'update', 'patch', 'delete'].includes(a.verb) && a.name === node) return ALLOW;
           return deny(`can only access node lease with the same name as the requesting node`);
         }
