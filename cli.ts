@@ -4,7 +4,7 @@
  * own `util.parseArgs`. Commands that are not built yet say so and exit 2 instead of
  * pretending to work.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
@@ -24,9 +24,12 @@ Usage:
                    [--default-not-ready-toleration-seconds 300]
                    [--default-unreachable-toleration-seconds 300] [--cluster-cidr 10.42.0.0/16]
                    [--service-cluster-ip-range 10.43.0.0/16] [--service-node-port-range 30000-32767]
+                   [--tls-san NAME|IP ...] [--insecure-http]
   k8ts agent       --server URL (--token T | --token-file F) [--node-name NAME] [--node-ip IP]
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
-  k8ts kubeconfig  [--data-dir DIR]
+                   (the token is needed to join once; the node credential is kept in DIR/tls)
+  k8ts kubeconfig  [--data-dir DIR] [--user NAME [--group GROUP ...]]
+  k8ts token       create [--ttl 24h] [--description TEXT] | list | delete ID [--data-dir DIR]
   k8ts version
   k8ts help
 
@@ -133,7 +136,9 @@ async function agentCommand(argv: string[]): Promise<number> {
       throw new UsageError(`cannot read --token-file ${values['token-file']}: ${(err as Error).message}`);
     }
   }
-  if (!token) {
+  const agentDataDir = values['data-dir'] ?? defaultAgentDataDir();
+  // The token is needed to join; afterwards the node credential in the data dir is used.
+  if (!token && !existsSync(join(agentDataDir, 'tls', 'kubelet-client.crt'))) {
     throw new UsageError("--token or --token-file is required (the server's DATA_DIR/node-token)");
   }
   const runtime = values.runtime!;
@@ -151,11 +156,11 @@ async function agentCommand(argv: string[]): Promise<number> {
   try {
     agent = await startAgent({
       server,
-      token,
+      ...(token ? { token } : {}),
       nodeName,
       nodeIP,
       ...(nodePortAddress !== undefined ? { nodePortAddress } : {}),
-      dataDir: values['data-dir'] ?? defaultAgentDataDir(),
+      dataDir: agentDataDir,
       runtime,
       logger: createLogger(logLevel as (typeof LOG_LEVELS)[number]),
       signal: interrupted.signal,
@@ -201,6 +206,8 @@ async function server(argv: string[]): Promise<number> {
       'service-node-port-range': { type: 'string', default: '30000-32767' },
       'default-not-ready-toleration-seconds': { type: 'string', default: '300' },
       'default-unreachable-toleration-seconds': { type: 'string', default: '300' },
+      'tls-san': { type: 'string', multiple: true },
+      'insecure-http': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -308,6 +315,8 @@ async function server(argv: string[]): Promise<number> {
     disableScheduler: values['disable-scheduler']!,
     serviceClusterIPRange: values['service-cluster-ip-range']!,
     serviceNodePortRange: values['service-node-port-range']!,
+    tlsSANs: values['tls-san'] ?? [],
+    insecureHTTP: values['insecure-http']!,
   });
   process.stdout.write(
     `k8ts server listening on ${control.url}\nkubeconfig: ${control.kubeconfigPath}\ntry: KUBECONFIG=${control.kubeconfigPath} kubectl get namespaces\n`,
@@ -365,14 +374,75 @@ export function parseDuration(text: string, flag: string): number {
   return seconds;
 }
 
-function kubeconfigCommand(argv: string[]): number {
-  const { values } = parseArgs({ args: argv, strict: true, options: { 'data-dir': { type: 'string' } } });
-  const path = join(values['data-dir'] ?? defaultDataDir(), 'kubeconfig.yaml');
+async function kubeconfigCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      'data-dir': { type: 'string' },
+      user: { type: 'string' },
+      group: { type: 'string', multiple: true },
+    },
+  });
+  const dataDir = values['data-dir'] ?? defaultDataDir();
+  if (values.user !== undefined) {
+    if (values.user === '' || values.user.startsWith('system:'))
+      throw new UsageError(`--user must be a name outside system:, got ${JSON.stringify(values.user)}`);
+    const { userKubeconfig } = await import('./control/tokens.js');
+    process.stdout.write(await userKubeconfig(dataDir, values.user, values.group ?? []));
+    return 0;
+  }
+  if (values.group !== undefined) throw new UsageError('--group needs --user');
+  const path = join(dataDir, 'kubeconfig.yaml');
   try {
     process.stdout.write(readFileSync(path, 'utf8'));
     return 0;
   } catch {
     throw new UsageError(`no kubeconfig at ${path}; start 'k8ts server' with this --data-dir first`);
+  }
+}
+
+/** `k8ts token create|list|delete`: bootstrap tokens for joining agents. */
+async function tokenCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      'data-dir': { type: 'string' },
+      ttl: { type: 'string' },
+      description: { type: 'string' },
+    },
+  });
+  const dataDir = values['data-dir'] ?? defaultDataDir();
+  const [sub, ...rest] = positionals;
+  const tokens = await import('./control/tokens.js');
+  switch (sub) {
+    case 'create': {
+      if (rest.length > 0) throw new UsageError(`token create takes no arguments, got ${rest.join(' ')}`);
+      const ttlSeconds = values.ttl !== undefined ? parseDuration(values.ttl, '--ttl') : undefined;
+      const token = await tokens.createToken(dataDir, {
+        ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
+        ...(values.description !== undefined ? { description: values.description } : {}),
+      });
+      process.stdout.write(`${token}\n`);
+      return 0;
+    }
+    case 'list': {
+      const rows = await tokens.listTokens(dataDir);
+      process.stdout.write('TOKEN ID  EXPIRES               DESCRIPTION\n');
+      for (const r of rows)
+        process.stdout.write(`${r.id.padEnd(9)} ${(r.expires ?? '<never>').padEnd(21)} ${r.description}\n`);
+      return 0;
+    }
+    case 'delete': {
+      if (rest.length !== 1) throw new UsageError('token delete takes one token id (or token)');
+      const id = await tokens.deleteToken(dataDir, rest[0]!);
+      process.stdout.write(`bootstrap token "${id}" deleted\n`);
+      return 0;
+    }
+    default:
+      throw new UsageError('usage: k8ts token create [--ttl 24h] [--description TEXT] | list | delete ID');
   }
 }
 
@@ -393,7 +463,8 @@ export async function main(argv: string[]): Promise<number> {
   const command = argv[0];
   try {
     if (command === 'server') return await server(argv.slice(1));
-    if (command === 'kubeconfig') return kubeconfigCommand(argv.slice(1));
+    if (command === 'kubeconfig') return await kubeconfigCommand(argv.slice(1));
+    if (command === 'token') return await tokenCommand(argv.slice(1));
     if (command === 'agent') return await agentCommand(argv.slice(1));
   } catch (err) {
     if (err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {

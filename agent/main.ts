@@ -27,6 +27,7 @@ import { RestClient } from '../api/client/rest.js';
 import { createLogger } from '../api/log.js';
 import type { Node } from '../api/types.js';
 import type { Runtime, RuntimeKind } from '../cri/index.js';
+import { bootstrapNodeCredential } from './kubelet/bootstrap.js';
 import { hostMachine, type MachineProbe } from './kubelet/machine.js';
 import { PodNetworkManager } from './kubelet/network.js';
 import { NodeLeaseController } from './kubelet/node-lease.js';
@@ -43,7 +44,12 @@ import { connectRuntime } from './runtime.js';
 export interface AgentConfig {
   /** The API server's URL (`--server`). */
   server: string;
-  /** Bearer token sent to the API server (`--token` / `--token-file`); the API server checks it on the tunnel. */
+  /**
+   * The join token (`--token` / `--token-file`): `K10<CA hash>::<id>.<secret>`. With an
+   * https:// server it is used once to obtain the node's credential
+   * (kubelet/bootstrap.ts), which later starts reuse; with an http:// server (a control
+   * process run with --insecure-http) it is sent as a bearer token that nothing checks.
+   */
   token?: string;
   /** The Node's name (`--node-name`; the CLI defaults it to the hostname). */
   nodeName: string;
@@ -127,9 +133,26 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     if (connecting) await connecting.close();
     else if (cfg.ownsRuntime) await runtime.close();
   };
+  let credential;
+  try {
+    credential = cfg.server.startsWith('https:')
+      ? await bootstrapNodeCredential({
+          server: cfg.server,
+          ...(cfg.token ? { token: cfg.token } : {}),
+          nodeName,
+          dataDir: cfg.dataDir,
+          logger,
+          ...(cfg.signal ? { signal: cfg.signal } : {}),
+        })
+      : undefined;
+  } catch (err) {
+    await closeRuntime();
+    throw err;
+  }
   const client = new RestClient({
     server: cfg.server,
-    ...(cfg.token ? { token: cfg.token } : {}),
+    ...(credential ? { ca: credential.ca, cert: credential.cert, key: credential.key } : {}),
+    ...(!credential && cfg.token ? { token: cfg.token } : {}),
     userAgent: `kubelet/${KUBELET_VERSION} (${nodeName})`,
   });
   const recorder = new EventRecorder({
@@ -256,7 +279,10 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   });
   const tunnel = new TunnelClient({
     server: cfg.server,
-    ...(cfg.token ? { token: cfg.token } : {}),
+    // The node's own credential where there is one; the join token only towards a
+    // server run with --insecure-http (which admits every tunnel).
+    ...(credential ? { tls: { ca: credential.ca, cert: credential.cert, key: credential.key } } : {}),
+    ...(!credential && cfg.token ? { token: cfg.token } : {}),
     nodeName,
     onStream: (socket) => kubeletServer.serveConnection(socket),
     logger,

@@ -25,7 +25,7 @@ test('of two candidates only one works; stopping it hands the work to the other'
   const candidate = (identity: string) => {
     const ac = new AbortController();
     const done = runWhileLeading({
-      url: api.url,
+      connection: { server: api.url },
       leaseName: 'test-component',
       identity,
       timings: { leaseDurationSeconds: 2, renewDeadlineSeconds: 1.5, retryPeriodSeconds: 0.2 },

@@ -7,6 +7,8 @@
  * and stands for election again.
  */
 import type { Clock } from '../api/clock.js';
+import { configuredFetch } from '../api/client/fetch.js';
+import type { RestClientConfig } from '../api/client/rest.js';
 import { httpLeaseClient } from '../api/leaderelection/http.js';
 import { LeaderElector } from '../api/leaderelection/leaderelection.js';
 import type { Logger } from './controllers/context.js';
@@ -26,8 +28,8 @@ export const DEFAULT_LEADER_ELECTION: LeaderElectionTimings = {
 
 /** Options of runWhileLeading(). */
 export interface RunWhileLeadingOptions {
-  /** The API server's base URL. */
-  url: string;
+  /** How to reach the API server: URL, CA and this component's credentials. */
+  connection: RestClientConfig;
   /** Name of the Lease in kube-system, e.g. `kube-controller-manager`. */
   leaseName: string;
   /** This process's identity, unique among candidates (hostname + random suffix). */
@@ -47,7 +49,7 @@ export interface RunWhileLeadingOptions {
  * has stopped. Errors from `work` are logged, never thrown.
  */
 export async function runWhileLeading(opts: RunWhileLeadingOptions): Promise<void> {
-  const client = httpLeaseClient(opts.url);
+  const client = httpLeaseClient(opts.connection.server, { fetch: configuredFetch(opts.connection) });
   while (!opts.signal.aborted) {
     const elector = new LeaderElector({
       client,

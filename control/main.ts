@@ -5,12 +5,21 @@
  * of that server, each under leader election (control/leader.ts). The local agent joins it
  * when it is built.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { RestClient } from '../api/client/rest.js';
+import { RestClient, type RestClientConfig } from '../api/client/rest.js';
+import type { KubeObject } from '../api/object.js';
+import { caHash } from '../api/tls/certs.js';
+import {
+  bootstrapTokenSecret,
+  formatJoinToken,
+  generateBootstrapToken,
+} from './apiserver/auth/bootstrap-token.js';
+import { KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER } from './apiserver/auth/user.js';
+import { componentCredential, ensureControlPKI, servingSANs, type ControlPKI } from './pki.js';
 import { createLogger, type LogLevel } from '../api/log.js';
 import { ApiServer } from './apiserver/server.js';
 import type { ControllersConfig } from './controllers/context.js';
@@ -52,6 +61,13 @@ export interface ControlConfig {
   /** See ApiServerConfig.serviceClusterIPRange / serviceNodePortRange. */
   serviceClusterIPRange?: string;
   serviceNodePortRange?: string;
+  /** Extra names and addresses of the serving certificate (`--tls-san`). */
+  tlsSANs?: string[];
+  /**
+   * Serve plain HTTP without authentication or authorization (`--insecure-http`, for
+   * development only). Default false: HTTPS, client certificates or tokens, Node + RBAC.
+   */
+  insecureHTTP?: boolean;
 }
 
 /** A running control process. */
@@ -81,11 +97,12 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
     ...(cfg.compactionIntervalSeconds ? { intervalMs: cfg.compactionIntervalSeconds * 1000 } : {}),
     onError: (err) => logger.warn('compaction failed', { error: String(err) }),
   });
-  // Agents present this token when they open their tunnel (ApiServer.authenticateTunnel).
-  const nodeToken = ensureNodeToken(cfg.dataDir);
+  const pki = cfg.insecureHTTP
+    ? undefined
+    : await ensureControlPKI(cfg.dataDir, servingSANs(cfg.bindAddress, cfg.tlsSANs ?? []));
   const api = new ApiServer({
     store,
-    nodeToken,
+    ...(pki ? { security: { ca: pki.ca, serving: pki.serving } } : {}),
     strategyFor,
     nameValidatorFor,
     bindAddress: cfg.bindAddress,
@@ -116,12 +133,31 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   }
   compactor.start();
   const host = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  const url = `${pki ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   const kubeconfigPath = join(cfg.dataDir, 'kubeconfig.yaml');
-  writeFileSync(kubeconfigPath, kubeconfig(url), { mode: 0o600 });
+  writeFileSync(kubeconfigPath, kubeconfig(url, pki), { mode: 0o600 });
+  chmodSync(kubeconfigPath, 0o600);
+  try {
+    await ensureNodeToken(cfg.dataDir, pki?.ca.cert, (secret) =>
+      api.registry('', 'v1', 'secrets').create('kube-system', secret),
+    );
+  } catch (err) {
+    await api.stop();
+    await store.close();
+    throw err;
+  }
   // The controllers and the scheduler are API clients of this server (hub and spoke), each
-  // acting only while this process holds its Lease, so several control processes can share a store.
-  const client = new RestClient({ server: url, userAgent: 'k8ts-control' });
+  // acting only while this process holds its Lease, so several control processes can share
+  // a store. Each has its own identity: a client certificate kept in memory.
+  const connectionOf = async (user: string): Promise<RestClientConfig> => {
+    if (!pki) return { server: url };
+    const cred = await componentCredential(pki.ca, user);
+    return { server: url, ca: pki.ca.cert, cert: cred.cert, key: cred.key };
+  };
+  const controllerConnection = await connectionOf(KUBE_CONTROLLER_MANAGER);
+  const schedulerConnection = await connectionOf(KUBE_SCHEDULER);
+  const client = new RestClient({ ...controllerConnection, userAgent: 'k8ts-control' });
+  const schedulerClient = new RestClient({ ...schedulerConnection, userAgent: 'k8ts-scheduler' });
   const leading = new AbortController();
   const identity = `${hostname()}_${randomUUID()}`;
   const timings = cfg.leaderElection ?? DEFAULT_LEADER_ELECTION;
@@ -135,7 +171,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   if (!cfg.disableControllerManager) {
     workers.push(
       runWhileLeading({
-        url,
+        connection: controllerConnection,
         leaseName: 'kube-controller-manager',
         identity,
         timings,
@@ -148,7 +184,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   if (!cfg.disableScheduler) {
     workers.push(
       runWhileLeading({
-        url,
+        connection: schedulerConnection,
         leaseName: 'kube-scheduler',
         identity,
         timings,
@@ -156,7 +192,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
         signal: leading.signal,
         // A fresh scheduler per term: its cache and queue are rebuilt from the API, never
         // carried over from a term in which another process may have bound pods.
-        work: (signal) => new Scheduler({ client, logger }).run(signal),
+        work: (signal) => new Scheduler({ client: schedulerClient, logger }).run(signal),
       }),
     );
   }
@@ -168,6 +204,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
       leading.abort();
       await Promise.all(workers);
       client.close();
+      schedulerClient.close();
       await api.stop();
       await compactor.stop();
       await store.close();
@@ -176,27 +213,66 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
 }
 
 /**
- * The admin kubeconfig for `url` (plain HTTP until TLS and authentication are built).
- * `insecure-skip-tls-verify` is set because @kubernetes/client-node refuses an http://
- * server otherwise; it has no effect on plain HTTP and goes away with TLS.
+ * The admin kubeconfig for `url`: the cluster CA and the admin client certificate
+ * (CN=system:admin, O=system:masters), embedded as `-data` fields as k3s writes its
+ * kubeconfig. With `--insecure-http` (no PKI): no credentials, and
+ * `insecure-skip-tls-verify` because @kubernetes/client-node refuses an http:// server
+ * otherwise (it has no effect on plain HTTP).
  */
-export function kubeconfig(url: string): string {
+export function kubeconfig(url: string, pki?: Pick<ControlPKI, 'ca' | 'admin'>, user = 'admin'): string {
+  const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
   return toYaml({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'k8ts', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
-    users: [{ name: 'admin', user: {} }],
-    contexts: [{ name: 'k8ts', context: { cluster: 'k8ts', user: 'admin', namespace: 'default' } }],
+    clusters: [
+      {
+        name: 'k8ts',
+        cluster: pki
+          ? { server: url, 'certificate-authority-data': b64(pki.ca.cert) }
+          : { server: url, 'insecure-skip-tls-verify': true },
+      },
+    ],
+    users: [
+      {
+        name: user,
+        user: pki
+          ? { 'client-certificate-data': b64(pki.admin.cert), 'client-key-data': b64(pki.admin.key) }
+          : {},
+      },
+    ],
+    contexts: [{ name: 'k8ts', context: { cluster: 'k8ts', user, namespace: 'default' } }],
     'current-context': 'k8ts',
     preferences: {},
   });
 }
 
-/** Creates `DATA_DIR/node-token` (mode 0600) once; returns its content. */
-export function ensureNodeToken(dataDir: string): string {
+/**
+ * Creates `DATA_DIR/node-token` (mode 0600) once: a join token `K10<CA hash>::<id>.<secret>`
+ * whose bootstrap token is stored first (through `createSecret`) as the Secret
+ * `kube-system/bootstrap-token-<id>`. An existing file that pins the current CA is kept as
+ * it is (revoking its token with `k8ts token delete` is not undone by a restart); one that
+ * does not (an old-format token, a new CA) is replaced. Without a CA
+ * (`--insecure-http`) the token is a bare `<id>.<secret>` that nothing checks.
+ * @returns the token.
+ */
+export async function ensureNodeToken(
+  dataDir: string,
+  caCert: string | undefined,
+  createSecret: (secret: KubeObject) => Promise<unknown>,
+): Promise<string> {
   const path = join(dataDir, 'node-token');
-  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
-  const token = `K10${randomBytes(24).toString('hex')}`;
-  writeFileSync(path, `${token}\n`, { mode: 0o600 });
-  return token;
+  if (existsSync(path)) {
+    const existing = readFileSync(path, 'utf8').trim();
+    // Kept unless it no longer pins this CA: a token of a data dir from before TLS, or of a
+    // CA that was deleted and made anew, could never join anyone.
+    if (!caCert || existing.startsWith(formatJoinToken(caHash(caCert), ''))) return existing;
+  }
+  const { id, secret, token } = generateBootstrapToken();
+  if (caCert)
+    await createSecret(
+      bootstrapTokenSecret(id, secret, { description: 'the default node join token (DATA_DIR/node-token)' }),
+    );
+  const joinToken = caCert ? formatJoinToken(caHash(caCert), token) : token;
+  writeFileSync(path, `${joinToken}\n`, { mode: 0o600 });
+  return joinToken;
 }

@@ -14,7 +14,9 @@
  *
  * Prints a Markdown table. Not a test.
  */
-import http from 'node:http';
+import type http from 'node:http';
+import https from 'node:https';
+import { loadKubeconfig } from '../api/client/kubeconfig.js';
 import { readFileSync } from 'node:fs';
 import { startK8tsServer } from '../test/support/k8ts-server.js';
 import { percentile, table } from './lib/stats.js';
@@ -24,7 +26,8 @@ const RATE = Number(process.env.BENCH_RATE ?? 500);
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 1000);
 const CLIENTS = 50;
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+/** Keep-alive HTTPS with the admin kubeconfig's CA and client certificate (set in main). */
+let agent = new https.Agent({ keepAlive: true, maxSockets: Infinity });
 
 function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -35,7 +38,7 @@ function rssMiB(pid: number): number {
 function post(base: URL, path: string, body: unknown): Promise<number> {
   const data = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request(
+    const req = https.request(
       {
         host: base.hostname,
         port: base.port,
@@ -116,7 +119,7 @@ async function watchDelivery(base: URL): Promise<{ lat: number[]; missing: numbe
   let allReady: () => void = () => {};
   const readyP = new Promise<void>((r) => (allReady = r));
   for (let w = 0; w < WATCHERS; w++) {
-    const req = http.get(
+    const req = https.get(
       {
         host: base.hostname,
         port: base.port,
@@ -163,6 +166,14 @@ async function main(): Promise<void> {
   const server = await startK8tsServer({ args: ['--log-level', 'warn'] });
   try {
     const base = new URL(server.url);
+    const { ca, cert, key } = loadKubeconfig(server.kubeconfig).config;
+    agent = new https.Agent({
+      keepAlive: true,
+      maxSockets: Infinity,
+      ...(ca ? { ca } : {}),
+      ...(cert ? { cert } : {}),
+      ...(key ? { key } : {}),
+    });
     // Let start-up allocations settle before reading idle RSS.
     await new Promise((r) => setTimeout(r, 2000));
     const idle = rssMiB(server.pid);

@@ -47,7 +47,7 @@ describe('k8ts server with real kubectl', () => {
 
   it('serves health and the system namespaces with their default ServiceAccounts', async () => {
     for (const p of ['/healthz', '/livez', '/readyz']) {
-      const r = await fetch(k.url + p);
+      const r = await k.fetch(p);
       assert.equal(r.status, 200, p);
     }
     const out = await ok('get', 'namespaces', '-o', 'name');
@@ -452,7 +452,7 @@ describe('k8ts server answers bad requests with the Kubernetes status and writes
   ];
 
   it('each bad request gets its code and reason, and the store revision does not move', async () => {
-    const existing = await fetch(k.url + deployments, {
+    const existing = await k.fetch(deployments, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: deployment({ name: 'existing' }),
@@ -460,7 +460,7 @@ describe('k8ts server answers bad requests with the Kubernetes status and writes
     assert.equal(existing.status, 201, await existing.text());
     const revision = async () =>
       (
-        (await (await fetch(`${k.url}/api/v1/namespaces`)).json()) as {
+        (await (await k.fetch(`/api/v1/namespaces`)).json()) as {
           metadata: { resourceVersion: string };
         }
       ).metadata.resourceVersion;
@@ -471,7 +471,7 @@ describe('k8ts server answers bad requests with the Kubernetes status and writes
         headers: { 'Content-Type': c.type ?? 'application/json' },
       };
       if (c.body !== undefined) init.body = c.body;
-      const r = await fetch(k.url + c.path, init);
+      const r = await k.fetch(c.path, init);
       const status = (await r.json()) as {
         kind: string;
         code: number;
@@ -564,7 +564,7 @@ describe('write semantics found in review', () => {
   const send = async (method: string, path: string, body?: unknown, type = 'application/json') => {
     const init: RequestInit = { method, headers: { 'Content-Type': type } };
     if (body !== undefined) init.body = JSON.stringify(body);
-    const r = await fetch(k.url + path, init);
+    const r = await k.fetch(path, init);
     return {
       status: r.status,
       body: (await r.json()) as {
@@ -610,7 +610,7 @@ describe('write semantics found in review', () => {
 
   it('watching one object by name sees only that object', async () => {
     await send('POST', cms, { metadata: { name: 'other' } });
-    const r = await fetch(`${k.url}${cms}/same?watch=true&timeoutSeconds=1&resourceVersion=0`);
+    const r = await k.fetch(`${cms}/same?watch=true&timeoutSeconds=1&resourceVersion=0`);
     const lines = (await r.text())
       .trim()
       .split('\n')

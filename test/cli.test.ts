@@ -1,6 +1,9 @@
 // The built `k8ts` binary (dist/cli.js, what the package's bin maps to) as a user runs it.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 
@@ -69,6 +72,49 @@ describe('k8ts agent flags', () => {
       assert.equal(r.stdout, '');
     });
   }
+});
+
+describe('k8ts token and kubeconfig flags', () => {
+  const cases: [string[], RegExp][] = [
+    [['token'], /usage: k8ts token create/],
+    [['token', 'revoke'], /usage: k8ts token create/],
+    [['token', 'delete'], /token delete takes one token id/],
+    [['token', 'create', 'extra'], /token create takes no arguments/],
+    [['token', 'create', '--ttl', 'soon'], /--ttl must be a duration/],
+    [['kubeconfig', '--group', 'devs'], /--group needs --user/],
+    [['kubeconfig', '--user', 'system:admin'], /--user must be a name outside system:/],
+  ];
+  for (const [args, message] of cases) {
+    it(`refuses ${args.join(' ')} with exit code 2`, () => {
+      const r = k8ts(...args);
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, message);
+    });
+  }
+
+  it('agent: a token that is not a join token is refused before anything is contacted (exit 1)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'k8ts-cli-agent-'));
+    try {
+      const r = k8ts(
+        'agent',
+        '--server',
+        'https://127.0.0.1:1',
+        '--token',
+        'abcdef.0123456789abcdef',
+        '--node-ip',
+        '127.0.0.1',
+        '--data-dir',
+        dir,
+      );
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(
+        r.stderr,
+        /^k8ts agent: invalid join token: the token must be a join token K10<CA hash>::<id>.<secret>/m,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('k8ts server flags', () => {

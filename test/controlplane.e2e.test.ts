@@ -6,7 +6,6 @@
 // rollouts follow `kubectl rollout`, a silent node's pods move, and of two control
 // processes on one etcd only the leader acts.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { InformerFactory } from '../api/client/factory.js';
 import { resources } from '../api/client/resource.js';
@@ -66,7 +65,7 @@ describe('controllers and scheduler in k8ts server', () => {
         '2',
       ],
     });
-    client = new RestClient({ server: k.url });
+    client = RestClient.fromKubeconfig(k.kubeconfig);
     kubelet = new FakeKubelet({
       client,
       nodes: [
@@ -310,7 +309,7 @@ describe('two control processes against one etcd', () => {
       [identityOf(a), a],
       [identityOf(b), b],
     ]);
-    client = new RestClient({ server: a.url });
+    client = RestClient.fromKubeconfig(a.kubeconfig);
     const c = client;
     const leaderId = await until('a scheduler leader', () => holder(c, 'kube-scheduler'));
     assert.ok(ids.has(leaderId), `the leader ${leaderId} is one of the two processes`);
@@ -320,7 +319,7 @@ describe('two control processes against one etcd', () => {
     const survivor = leader === a ? b : a;
 
     // Watch every binding through the survivor (it outlives the leader).
-    const sc = new RestClient({ server: survivor.url });
+    const sc = RestClient.fromKubeconfig(survivor.kubeconfig);
     const factory = new InformerFactory({ client: sc });
     const informer = factory.informerFor<Pod>(resources.pods, {
       namespace: 'default',

@@ -109,7 +109,7 @@ describe('a Docker daemon restart is survived', { timeout: 300_000 }, () => {
       args: ['--node-name', NODE, '--node-ip', '127.0.0.1', '--cluster-cidr', CLUSTER_CIDR],
       readyTimeoutMs: 60_000,
     });
-    client = new RestClient({ server: k.url });
+    client = RestClient.fromKubeconfig(k.kubeconfig);
   });
 
   after(async () => {

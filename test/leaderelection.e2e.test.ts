@@ -45,7 +45,7 @@ describe('leader election against k8ts', () => {
       done: Promise.resolve(),
     };
     const elector = new LeaderElector({
-      client: httpLeaseClient(k.url),
+      client: httpLeaseClient(k.url, { fetch: k.fetch }),
       namespace: NS,
       name: NAME,
       identity: id,
@@ -67,7 +67,7 @@ describe('leader election against k8ts', () => {
     return c;
   };
   const leaders = () => candidates.filter((c) => c.leadingSince !== undefined);
-  const readLease = () => httpLeaseClient(k.url).get(NS, NAME);
+  const readLease = () => httpLeaseClient(k.url, { fetch: k.fetch }).get(NS, NAME);
 
   before(async () => {
     k = await startK8tsServer({ args: ['--datastore', 'memory'] });

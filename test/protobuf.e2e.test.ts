@@ -184,7 +184,7 @@ describe('kubectl create with protobuf bodies', () => {
       Buffer.from([0x6b, 0x38, 0x73, 0x00, 0x0a, 0x50]), // truncated
     ];
     for (const body of bodies) {
-      const r = await fetch(url, { method: 'POST', headers, body });
+      const r = await k.fetch(url, { method: 'POST', headers, body });
       assert.equal(r.status, 400);
       const status = (await r.json()) as { kind: string; reason: string; message: string };
       assert.equal(status.kind, 'Status');

@@ -34,7 +34,7 @@ async function startHub(
   port = 0,
 ): Promise<{ tunnels: TunnelServer; server: Server; url: string; stop(): Promise<void> }> {
   const tunnels = new TunnelServer({
-    authenticate: (req) => req.headers.authorization === `Bearer ${TOKEN}`,
+    authenticate: async (req) => req.headers.authorization === `Bearer ${TOKEN}`,
     logger: silent,
     dialTimeoutMs: 2000,
   });

@@ -16,8 +16,14 @@ import { parseTunnelMessage, STREAM_UPGRADE, TUNNEL_CONNECT_PATH, TUNNEL_PATH } 
 export interface TunnelClientConfig {
   /** The API server's URL (http: or https:). */
   server: string;
-  /** Sent as `Authorization: Bearer` on the websocket and every stream. */
+  /** Sent as `Authorization: Bearer` on the websocket and every stream (a server run with --insecure-http). */
   token?: string;
+  /**
+   * For an https: server: the cluster CA the server's certificate must chain to, and the
+   * node's client certificate and key (kubelet/bootstrap.ts), presented on the websocket
+   * and on every stream, so that only this node's identity opens this node's tunnel.
+   */
+  tls?: { ca: string; cert: string; key: string };
   nodeName: string;
   /** Receives each stream: a connected socket carrying HTTP/1.1 requests for the kubelet API. */
   onStream: (socket: Socket) => void;
@@ -96,7 +102,11 @@ export class TunnelClient {
     wsUrl.searchParams.set('node', this.cfg.nodeName);
     return new Promise<boolean>((resolve) => {
       let opened = false;
-      const ws = new WebSocket(wsUrl, { headers: this.authHeaders(), handshakeTimeout: 10_000 });
+      const ws = new WebSocket(wsUrl, {
+        headers: this.authHeaders(),
+        handshakeTimeout: 10_000,
+        ...(this.cfg.tls ?? {}),
+      });
       this.ws = ws;
       ws.on('open', () => {
         opened = true;
@@ -140,6 +150,7 @@ export class TunnelClient {
       method: 'GET',
       agent: false,
       headers: { ...this.authHeaders(), Connection: 'Upgrade', Upgrade: STREAM_UPGRADE },
+      ...(this.cfg.tls ?? {}),
     });
     this.dials.add(req);
     const done = () => this.dials.delete(req);

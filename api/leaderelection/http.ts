@@ -2,6 +2,7 @@
  * A LeaseClient over plain `fetch` against the API server, for use until the shared REST
  * client (api/client/) can back leader election instead.
  */
+import type { ConfiguredFetch } from '../client/fetch.js';
 import type { Lease, LeaseClient } from './lease.js';
 import { LeaseApiError } from './lease.js';
 
@@ -11,6 +12,8 @@ export interface HttpLeaseClientOptions {
   headers?: Record<string, string>;
   /** Per-request timeout, ms (default 10 000); a timed-out request throws without `.code`. */
   timeoutMs?: number;
+  /** The fetch to use (default the global one); api/client/fetch.ts `configuredFetch` for TLS and credentials. */
+  fetch?: ConfiguredFetch;
 }
 
 /**
@@ -33,7 +36,7 @@ export function httpLeaseClient(serverUrl: string, opts: HttpLeaseClientOptions 
     signal: AbortSignal | undefined,
   ): Promise<Lease> => {
     const timeout = AbortSignal.timeout(opts.timeoutMs ?? 10_000);
-    const res = await fetch(url, {
+    const res = await (opts.fetch ?? fetch)(url, {
       method,
       headers: {
         Accept: 'application/json',

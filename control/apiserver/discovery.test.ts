@@ -58,7 +58,16 @@ describe('per-group discovery', () => {
     assert.equal(list.kind, 'APIGroupList');
     assert.deepEqual(
       list.groups.map((g) => g.name),
-      ['apps', 'coordination.k8s.io', 'discovery.k8s.io', 'events.k8s.io', 'metrics.k8s.io'],
+      [
+        'apps',
+        'coordination.k8s.io',
+        'discovery.k8s.io',
+        'events.k8s.io',
+        'rbac.authorization.k8s.io',
+        'authorization.k8s.io',
+        'authentication.k8s.io',
+        'metrics.k8s.io',
+      ],
     );
     for (const g of list.groups) {
       const v = g.name === 'metrics.k8s.io' ? 'v1beta1' : 'v1';
@@ -228,7 +237,16 @@ describe('aggregated discovery', () => {
     const v2 = aggregatedDiscovery('apis');
     assert.deepEqual(
       v2.items.map((g) => g.metadata.name),
-      ['apps', 'coordination.k8s.io', 'discovery.k8s.io', 'events.k8s.io', 'metrics.k8s.io'],
+      [
+        'apps',
+        'coordination.k8s.io',
+        'discovery.k8s.io',
+        'events.k8s.io',
+        'rbac.authorization.k8s.io',
+        'authorization.k8s.io',
+        'authentication.k8s.io',
+        'metrics.k8s.io',
+      ],
     );
     const beta = aggregatedDiscovery('apis', 'v2beta1');
     assert.equal(beta.apiVersion, 'apidiscovery.k8s.io/v2beta1');

@@ -40,7 +40,7 @@ describe('pod subresources and metrics through the agent tunnel', { timeout: 60_
   const machine = new StubMachine();
 
   before(async () => {
-    api = await startTestApi({ nodeToken: TOKEN });
+    api = await startTestApi();
     await api.client.create(resources.nodes, { metadata: { name: 'n1' } } as Node);
     const pod = (await api.client.create(resources.pods, {
       metadata: { name: 'web', namespace: 'default' },
@@ -220,31 +220,10 @@ describe('pod subresources and metrics through the agent tunnel', { timeout: 60_
     assert.match(top.stdout, /^web\s+app\s+\d+m\s+3Mi/m);
   });
 
-  it('refuses a tunnel without the node token', async () => {
+  it('the tunnel path is no resource, and a node without a tunnel answers 503', async () => {
     const r = await get(`${api.url}/k8ts/v1/tunnel?node=n9`);
     // A plain GET is no upgrade: the tunnel path is not a resource.
     assert.equal(r.status, 404);
-    const log: string[] = [];
-    const bad = new TunnelClient({
-      server: api.url,
-      token: 'wrong',
-      nodeName: 'n9',
-      onStream: () => assert.fail('no stream'),
-      logger: {
-        info: () => {},
-        debug: () => {},
-        warn: (m: string) => log.push(m),
-      } as unknown as winston.Logger,
-    });
-    const ac = new AbortController();
-    const running = bad.run(ac.signal);
-    const deadline = Date.now() + 5000;
-    while (!log.includes('agent tunnel refused')) {
-      if (Date.now() > deadline) assert.fail('not refused');
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    ac.abort();
-    await running;
     const elsewhere = await get(`${api.url}/api/v1/namespaces/default/pods/elsewhere/log`);
     assert.equal(elsewhere.status, 503);
   });

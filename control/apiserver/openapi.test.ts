@@ -124,7 +124,13 @@ describe('definition names', () => {
       V1Condition: 'io.k8s.apimachinery.pkg.apis.meta.v1.Condition',
     };
     for (const [model, name] of Object.entries(expected)) assert.equal(names.get(model), name, model);
-    for (const r of RESOURCES) assert.ok(names.has(r.model) && names.has(`${r.model}List`), r.model);
+    for (const r of RESOURCES)
+      assert.ok(names.has(r.model) && (!r.verbs.includes('list') || names.has(`${r.model}List`)), r.model);
+    assert.equal(
+      names.get('V1SelfSubjectAccessReview'),
+      'io.k8s.api.authorization.v1.SelfSubjectAccessReview',
+    );
+    assert.equal(names.get('V1ClusterRoleBinding'), 'io.k8s.api.rbac.v1.ClusterRoleBinding');
   });
 });
 
@@ -204,7 +210,7 @@ describe('OpenAPI v2', () => {
   it('marks every served kind and list with x-kubernetes-group-version-kind', () => {
     const names = new Map<string, SchemaObject>(Object.entries(doc.definitions));
     for (const r of RESOURCES) {
-      for (const kind of [r.kind, r.listKind]) {
+      for (const kind of r.verbs.includes('list') ? [r.kind, r.listKind] : [r.kind]) {
         const found = [...names.values()].filter((d) =>
           d['x-kubernetes-group-version-kind']?.some(
             (g) => g.group === r.group && g.version === r.version && g.kind === kind,
@@ -405,6 +411,9 @@ describe('OpenAPI v3', () => {
       'apis/coordination.k8s.io/v1',
       'apis/discovery.k8s.io/v1',
       'apis/events.k8s.io/v1',
+      'apis/rbac.authorization.k8s.io/v1',
+      'apis/authorization.k8s.io/v1',
+      'apis/authentication.k8s.io/v1',
     ]);
     for (const [key, { serverRelativeURL }] of Object.entries(index.paths)) {
       const body = (await openAPIV3(key))!.body;

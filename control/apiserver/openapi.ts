@@ -575,7 +575,9 @@ function catalogRoots(): Root[] {
   for (const r of RESOURCES) {
     const pkg = groupPackage(r.group);
     roots.push({ model: r.model, pkg, gvks: [gvk(r.group, r.version, r.kind)] });
-    roots.push({ model: `${r.model}List`, pkg, gvks: [gvk(r.group, r.version, r.listKind)] });
+    // Create-only kinds (the access reviews) have no list type.
+    if (r.verbs.includes('list'))
+      roots.push({ model: `${r.model}List`, pkg, gvks: [gvk(r.group, r.version, r.listKind)] });
   }
   roots.push({ model: 'V1Scale', pkg: 'autoscaling', gvks: [gvk('autoscaling', 'v1', 'Scale')] });
   roots.push({ model: 'V1Eviction', pkg: 'policy', gvks: [gvk('policy', 'v1', 'Eviction')] });

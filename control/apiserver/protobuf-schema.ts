@@ -13,7 +13,8 @@
  *   Scalars without it are dropped when zero ("", 0, false), as Go's encoding/json does.
  *
  * Protocol data, derived by a one-off script from kubernetes/api 10b39a39bcee and
- * kubernetes/apimachinery eed236ceee2c: numbers and types from each package's
+ * kubernetes/apimachinery eed236ceee2c (the rbac, authorization and authentication rows were
+ * added by hand from the same generated.proto files): numbers and types from each package's
  * generated.proto; JSON names, pointers, omitempty and embedding from the `json:` and
  * `protobuf:` tags of its types.go, joined on the field number (the script checked that
  * every proto name equals its JSON name). The set is closed under reference from the kinds
@@ -32,6 +33,94 @@ export type FieldSpec = readonly [number: number, json: string, type: string, ki
 
 /** Every message, by `<package>.<Message>`. */
 export const MESSAGES: Readonly<Record<string, readonly FieldSpec[]>> = {
+  'rbac.v1.AggregationRule': [[1, 'clusterRoleSelectors', 'meta.v1.LabelSelector', 'repeated']],
+  'rbac.v1.ClusterRole': [
+    [1, 'metadata', 'meta.v1.ObjectMeta'],
+    [2, 'rules', 'rbac.v1.PolicyRule', 'repeated'],
+    [3, 'aggregationRule', 'rbac.v1.AggregationRule'],
+  ],
+  'rbac.v1.ClusterRoleBinding': [
+    [1, 'metadata', 'meta.v1.ObjectMeta'],
+    [2, 'subjects', 'rbac.v1.Subject', 'repeated'],
+    [3, 'roleRef', 'rbac.v1.RoleRef'],
+  ],
+  'rbac.v1.PolicyRule': [
+    [1, 'verbs', 'string', 'repeated'],
+    [2, 'apiGroups', 'string', 'repeated'],
+    [3, 'resources', 'string', 'repeated'],
+    [4, 'resourceNames', 'string', 'repeated'],
+    [5, 'nonResourceURLs', 'string', 'repeated'],
+  ],
+  'rbac.v1.Role': [
+    [1, 'metadata', 'meta.v1.ObjectMeta'],
+    [2, 'rules', 'rbac.v1.PolicyRule', 'repeated'],
+  ],
+  'rbac.v1.RoleBinding': [
+    [1, 'metadata', 'meta.v1.ObjectMeta'],
+    [2, 'subjects', 'rbac.v1.Subject', 'repeated'],
+    [3, 'roleRef', 'rbac.v1.RoleRef'],
+  ],
+  'rbac.v1.RoleRef': [
+    [1, 'apiGroup', 'string', 'keepZero'],
+    [2, 'kind', 'string', 'keepZero'],
+    [3, 'name', 'string', 'keepZero'],
+  ],
+  'rbac.v1.Subject': [
+    [1, 'kind', 'string', 'keepZero'],
+    [2, 'apiGroup', 'string'],
+    [3, 'name', 'string', 'keepZero'],
+    [4, 'namespace', 'string'],
+  ],
+  'authorization.v1.NonResourceAttributes': [
+    [1, 'path', 'string'],
+    [2, 'verb', 'string'],
+  ],
+  'authorization.v1.ResourceAttributes': [
+    [1, 'namespace', 'string'],
+    [2, 'verb', 'string'],
+    [3, 'group', 'string'],
+    [4, 'version', 'string'],
+    [5, 'resource', 'string'],
+    [6, 'subresource', 'string'],
+    [7, 'name', 'string'],
+  ],
+  'authorization.v1.SelfSubjectAccessReview': [
+    [1, 'metadata', 'meta.v1.ObjectMeta'],
+    [2, 'spec', 'authorization.v1.SelfSubjectAccessReviewSpec'],
+    [3, 'status', 'authorization.v1.SubjectAccessReviewStatus'],
+  ],
+  'authorization.v1.SelfSubjectAccessReviewSpec': [
+    [1, 'resourceAttributes', 'authorization.v1.ResourceAttributes'],
+    [2, 'nonResourceAttributes', 'authorization.v1.NonResourceAttributes'],
+  ],
+  'authorization.v1.SubjectAccessReview': [
+    [1, 'metadata', 'meta.v1.ObjectMeta'],
+    [2, 'spec', 'authorization.v1.SubjectAccessReviewSpec'],
+    [3, 'status', 'authorization.v1.SubjectAccessReviewStatus'],
+  ],
+  'authorization.v1.SubjectAccessReviewSpec': [
+    [1, 'resourceAttributes', 'authorization.v1.ResourceAttributes'],
+    [2, 'nonResourceAttributes', 'authorization.v1.NonResourceAttributes'],
+    [3, 'user', 'string'],
+    [4, 'groups', 'string', 'repeated'],
+    [6, 'uid', 'string'],
+  ],
+  'authorization.v1.SubjectAccessReviewStatus': [
+    [1, 'allowed', 'bool', 'keepZero'],
+    [4, 'denied', 'bool'],
+    [2, 'reason', 'string'],
+    [3, 'evaluationError', 'string'],
+  ],
+  'authentication.v1.SelfSubjectReview': [
+    [1, 'metadata', 'meta.v1.ObjectMeta'],
+    [2, 'status', 'authentication.v1.SelfSubjectReviewStatus'],
+  ],
+  'authentication.v1.SelfSubjectReviewStatus': [[1, 'userInfo', 'authentication.v1.UserInfo']],
+  'authentication.v1.UserInfo': [
+    [1, 'username', 'string'],
+    [2, 'uid', 'string'],
+    [3, 'groups', 'string', 'repeated'],
+  ],
   'apps.v1.Deployment': [
     [1, 'metadata', 'meta.v1.ObjectMeta'],
     [2, 'spec', 'apps.v1.DeploymentSpec'],

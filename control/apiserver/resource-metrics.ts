@@ -74,6 +74,34 @@ export class ResourceMetricsApi {
   }
 
   /**
+   * What a metrics path asks for, for authorization (kube-apiserver's RequestInfo of an
+   * aggregated API): `get` of one NodeMetrics/PodMetrics, `list` of a collection;
+   * undefined for a path serve() answers 404.
+   */
+  static requestInfo(
+    url: URL,
+  ): { verb: 'get' | 'list'; resource: 'nodes' | 'pods'; namespace?: string; name?: string } | undefined {
+    if (!ResourceMetricsApi.handles(url.pathname)) return undefined;
+    const rest = url.pathname
+      .slice(PREFIX.length + 1)
+      .split('/')
+      .filter(Boolean)
+      .map(decodeURIComponent);
+    const verb = (name: string | undefined) => (name === undefined ? 'list' : 'get') as 'get' | 'list';
+    if (rest[0] === 'nodes' && rest.length <= 2)
+      return { verb: verb(rest[1]), resource: 'nodes', ...(rest[1] !== undefined ? { name: rest[1] } : {}) };
+    if (rest[0] === 'pods' && rest.length === 1) return { verb: 'list', resource: 'pods' };
+    if (rest[0] === 'namespaces' && rest[1] !== undefined && rest[2] === 'pods' && rest.length <= 4)
+      return {
+        verb: verb(rest[3]),
+        resource: 'pods',
+        namespace: rest[1],
+        ...(rest[3] !== undefined ? { name: rest[3] } : {}),
+      };
+    return undefined;
+  }
+
+  /**
    * Answers GET of NodeMetrics/PodMetrics lists and objects.
    * @throws ApiError 404 (unknown path, node or pod without metrics), 405 (not GET), 400 (bad selector).
    */

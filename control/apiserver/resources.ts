@@ -108,7 +108,30 @@ export const RESOURCES: readonly ResourceInfo[] = [
   res('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', true),
   // events.k8s.io/v1
   res('events.k8s.io', 'v1', 'Event', 'events', true, { shortNames: ['ev'], model: 'EventsV1Event' }),
+  // rbac.authorization.k8s.io/v1
+  res('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false),
+  res('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false),
+  res('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true),
+  res('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true),
+  // authorization.k8s.io/v1 and authentication.k8s.io/v1: create-only reviews, answered
+  // and never stored (control/apiserver/auth/reviews.ts).
+  res('authorization.k8s.io', 'v1', 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', false, {
+    verbs: ['create'],
+  }),
+  res('authorization.k8s.io', 'v1', 'SubjectAccessReview', 'subjectaccessreviews', false, {
+    verbs: ['create'],
+  }),
+  res('authentication.k8s.io', 'v1', 'SelfSubjectReview', 'selfsubjectreviews', false, { verbs: ['create'] }),
 ];
+
+/** Resources answered by computing a review from the request's user, never stored. */
+export function isReview(r: Pick<ResourceInfo, 'group' | 'resource'>): boolean {
+  return (
+    (r.group === 'authorization.k8s.io' &&
+      (r.resource === 'selfsubjectaccessreviews' || r.resource === 'subjectaccessreviews')) ||
+    (r.group === 'authentication.k8s.io' && r.resource === 'selfsubjectreviews')
+  );
+}
 
 /** `group/version`, or `version` alone for the core group (the `apiVersion` of objects). */
 export function groupVersion(r: Pick<ResourceInfo, 'group' | 'version'>): string {

@@ -7,8 +7,8 @@
  * validation) → store; lists and gets may answer as `Table` for kubectl; watches stream
  * newline-delimited JSON events from the resource's watch cache.
  */
-import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import client from 'prom-client';
@@ -20,7 +20,14 @@ import type { Store } from '../storage/store.js';
 import { Registry, type DeleteOptions, type ListQuery } from './registry.js';
 import { ServiceAllocator } from './service-allocator.js';
 import { decodeObject, readBody, resolveResource, type ResourceRequest } from './request.js';
-import { findResource, groupVersion, RESOURCES, storagePrefix, type ResourceInfo } from './resources.js';
+import {
+  findResource,
+  groupVersion,
+  isReview,
+  RESOURCES,
+  storagePrefix,
+  type ResourceInfo,
+} from './resources.js';
 import type { WriteOptions } from './registry.js';
 import { ApiError, badRequest, toApiError, type Status } from './status.js';
 import type { Strategy } from './strategy.js';
@@ -49,6 +56,35 @@ import {
   pruneUnknownFields,
   warningHeaders,
 } from './fieldvalidation.js';
+import type { KeyPair } from '../../api/tls/certs.js';
+import { createAuthenticator, type Authenticator } from './auth/authn.js';
+import {
+  forbidden,
+  privilegedGroupAuthorizer,
+  unauthorized,
+  unionAuthorizer,
+  type Attributes,
+  type Authorizer,
+} from './auth/authz.js';
+import { admitNodeCreate, nodeAuthorizer } from './auth/node.js';
+import { signNodeCredential } from './auth/node-credential.js';
+import {
+  BOOTSTRAP_CLUSTER_ROLE_BINDINGS,
+  BOOTSTRAP_CLUSTER_ROLES,
+  CA_CERTS_PATH,
+  NODE_CREDENTIAL_PATH,
+  PUBLIC_PATHS,
+} from './auth/policy.js';
+import { rbacAuthorizer } from './auth/rbac.js';
+import { selfSubjectAccessReview, selfSubjectReview, subjectAccessReview } from './auth/reviews.js';
+import {
+  ADMIN_USER,
+  SYSTEM_ANONYMOUS,
+  SYSTEM_MASTERS,
+  SYSTEM_UNAUTHENTICATED,
+  nodeNameOf,
+  type UserInfo,
+} from './auth/user.js';
 import {
   APPLY_PATCH_TYPE,
   applyPatch,
@@ -101,14 +137,21 @@ export interface ApiServerConfig {
    * (ServiceAllocator.repair; kube-apiserver runs it every 3 minutes); default 180 000, 0 = off.
    */
   serviceAllocationRepairIntervalMs?: number;
-  /**
-   * The node token (DATA_DIR/node-token) agents present as `Authorization: Bearer` when
-   * they open their tunnel (see authenticateTunnel). Unset: every tunnel is refused.
-   */
-  nodeToken?: string;
   /** Milliseconds an agent has to dial back a tunnel stream; default 10 000. */
   tunnelDialTimeoutMs?: number;
+  /**
+   * Secure serving: HTTPS with `serving` (client certificates requested and verified
+   * against `ca`), authentication (auth/authn.ts), authorization (system:masters, Node,
+   * RBAC), the bootstrap RBAC policy, `/cacerts` and the node credential exchange signed by
+   * `ca`. Without it (in-process tests, `k8ts server --insecure-http`): plain HTTP and every
+   * request is served as an admin, as kube-apiserver's old insecure port did.
+   */
+  security?: { ca: KeyPair; serving: KeyPair };
 }
+
+/** The user of every request when the server runs without `security`. */
+const INSECURE_USER: UserInfo = { name: ADMIN_USER, groups: [SYSTEM_MASTERS, 'system:authenticated'] };
+const ANONYMOUS_USER: UserInfo = { name: SYSTEM_ANONYMOUS, groups: [SYSTEM_UNAUTHENTICATED] };
 
 /** The metric children one request updates (see ApiServer.requestMetrics). */
 interface RequestMetrics {
@@ -136,6 +179,13 @@ export class ApiServer {
   /** The agents' tunnels, through which pods/log, exec, attach, portforward and metrics reach kubelets. */
   private readonly tunnels: TunnelServer;
   private readonly resourceMetrics: ResourceMetricsApi;
+  /**
+   * Who a request is from (undefined: anonymous); with `security` unset, everyone is an
+   * admin. Usable by any handler of this server's requests (a websocket upgrade too).
+   */
+  readonly authenticate: Authenticator;
+  /** The authorizer chain: system:masters, Node, RBAC. */
+  readonly authorizer: Authorizer;
 
   constructor(cfg: ApiServerConfig) {
     if (!cfg.store) throw new Error('ApiServer: store is required');
@@ -181,6 +231,37 @@ export class ApiServer {
       registers: [this.metrics],
     });
     client.collectDefaultMetrics({ register: this.metrics });
+    const getOrUndefined = async (r: Registry, ns: string | undefined, name: string) => {
+      try {
+        return await r.get(ns, name);
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 404) return undefined;
+        throw err;
+      }
+    };
+    const secrets = this.registry('', 'v1', 'secrets');
+    const pods = this.registry('', 'v1', 'pods');
+    const rbac = (resource: string) => this.registry('rbac.authorization.k8s.io', 'v1', resource);
+    this.authenticate = cfg.security
+      ? createAuthenticator({
+          getSecret: (name) => getOrUndefined(secrets, 'kube-system', name),
+          ...(cfg.now ? { now: cfg.now } : {}),
+        })
+      : () => Promise.resolve(INSECURE_USER);
+    this.authorizer = unionAuthorizer(
+      privilegedGroupAuthorizer,
+      nodeAuthorizer({
+        getPod: (ns, name) => getOrUndefined(pods, ns, name),
+        podsOnNode: async (node, ns) =>
+          (await pods.list(ns, { fieldSelector: parseFieldSelector(`spec.nodeName=${node}`) })).items,
+      }),
+      rbacAuthorizer({
+        clusterRoleBindings: async () => (await rbac('clusterrolebindings').list(undefined, {})).items,
+        roleBindings: async (ns) => (await rbac('rolebindings').list(ns, {})).items,
+        clusterRole: (name) => getOrUndefined(rbac('clusterroles'), undefined, name),
+        role: (ns, name) => getOrUndefined(rbac('roles'), ns, name),
+      }),
+    );
     this.tunnels = new TunnelServer({
       authenticate: (req, node) => this.authenticateTunnel(req, node),
       logger: cfg.logger,
@@ -195,17 +276,17 @@ export class ApiServer {
   }
 
   /**
-   * Who may open the tunnel of node `node`: today any holder of the node token (the
-   * bearer token the agent already sends), for any node name — the one place that decides
-   * it, to be replaced by node credentials (the Node authorizer's `system:node:<name>`).
+   * Who may open the tunnel of node `node` and dial its streams: that node's own
+   * credential only — the user `system:node:<node>` in group `system:nodes`, as the Node
+   * authorizer identifies kubelets — so no one else can receive the API server's logs,
+   * exec and port-forward streams for that node. Without `security` (--insecure-http,
+   * in-process tests) every request is an admin and any agent may open any tunnel.
    */
-  authenticateTunnel(req: IncomingMessage, node: string): boolean {
-    const token = this.cfg.nodeToken;
-    const header = req.headers.authorization ?? '';
-    if (!token || !node || !header.startsWith('Bearer ')) return false;
-    const given = Buffer.from(header.slice('Bearer '.length).trim());
-    const want = Buffer.from(token);
-    return given.length === want.length && timingSafeEqual(given, want);
+  async authenticateTunnel(req: IncomingMessage, node: string): Promise<boolean> {
+    if (!node) return false;
+    if (!this.cfg.security) return true;
+    const user = await this.authenticate(req);
+    return user !== undefined && nodeNameOf(user) === node;
   }
 
   /** Names of the nodes whose agents have their tunnel open now. */
@@ -235,7 +316,22 @@ export class ApiServer {
     await Promise.all(
       [...this.registries.keys()].filter((r) => r.verbs.includes('watch')).map((r) => this.watchCache(r)),
     );
-    const server = createServer((req, res) => void this.handle(req, res));
+    const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res);
+    const sec = this.cfg.security;
+    // Client certificates are asked for, not required: a request without one may still
+    // carry a bearer token, or be anonymous (401 unless public).
+    const server: Server = sec
+      ? createHttpsServer(
+          {
+            cert: sec.serving.cert,
+            key: sec.serving.key,
+            ca: sec.ca.cert,
+            requestCert: true,
+            rejectUnauthorized: false,
+          },
+          handler,
+        )
+      : createServer(handler);
     server.on(
       'upgrade',
       (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handleUpgrade(req, socket, head),
@@ -279,6 +375,109 @@ export class ApiServer {
         await this.createNamespace({ metadata: { name } });
       }
     }
+    // The bootstrap RBAC policy: missing objects are created, existing ones left alone.
+    for (const [resource, objects] of [
+      ['clusterroles', BOOTSTRAP_CLUSTER_ROLES],
+      ['clusterrolebindings', BOOTSTRAP_CLUSTER_ROLE_BINDINGS],
+    ] as const) {
+      const registry = this.registry('rbac.authorization.k8s.io', 'v1', resource);
+      for (const obj of objects) {
+        try {
+          await registry.create(undefined, structuredClone(obj));
+        } catch (err) {
+          if (!(err instanceof ApiError && err.code === 409)) throw err;
+        }
+      }
+    }
+  }
+
+  /**
+   * The request's user: authenticated, anonymous on PUBLIC_PATHS, an admin without
+   * `security`.
+   * @throws ApiError 401 for a request without valid credentials elsewhere.
+   */
+  private async userOf(req: IncomingMessage, url: URL): Promise<UserInfo> {
+    if (!this.cfg.security) return INSECURE_USER;
+    const user = await this.authenticate(req);
+    if (user) return this.impersonate(req, user);
+    if ((PUBLIC_PATHS as readonly string[]).includes(url.pathname)) return ANONYMOUS_USER;
+    throw unauthorized();
+  }
+
+  /**
+   * User impersonation (`kubectl --as USER --as-group GROUP`): the `Impersonate-User` and
+   * `Impersonate-Group` headers replace the user when it may `impersonate` that user and
+   * each group (resources `users`, `groups` of the core group), as kube-apiserver's
+   * impersonation filter.
+   * @throws ApiError 403 when it may not; 400 for groups without a user.
+   */
+  private async impersonate(req: IncomingMessage, user: UserInfo): Promise<UserInfo> {
+    const as = req.headers['impersonate-user'];
+    const rawGroups = req.headers['impersonate-group'];
+    const groups = (Array.isArray(rawGroups) ? rawGroups : rawGroups ? [rawGroups] : []).flatMap((g) =>
+      g.split(',').map((x) => x.trim()),
+    );
+    if (as === undefined) {
+      if (groups.length > 0) throw badRequest('requested group impersonation without user impersonation');
+      return user;
+    }
+    const name = Array.isArray(as) ? as[0]! : as;
+    for (const [resource, target] of [
+      ['users', name] as const,
+      ...groups.map((g) => ['groups', g] as const),
+    ]) {
+      const attrs: Attributes = {
+        user,
+        verb: 'impersonate',
+        resourceRequest: true,
+        group: '',
+        resource,
+        name: target,
+      };
+      const d = await this.authorizer.authorize(attrs);
+      if (d.decision !== 'allow') throw forbidden(attrs, d.reason);
+    }
+    return { name, groups: [...groups.filter((g) => g !== 'system:authenticated'), 'system:authenticated'] };
+  }
+
+  /**
+   * Authorizes a request of `user` (the system:masters, Node and RBAC chain).
+   * @throws ApiError 403 Forbidden when no authorizer allows it.
+   */
+  private async authorize(
+    req: IncomingMessage,
+    url: URL,
+    rr: ResourceRequest | undefined,
+    user: UserInfo,
+  ): Promise<void> {
+    if (!this.cfg.security) return;
+    const method = (req.method ?? 'GET').toLowerCase();
+    const attrs: Attributes = rr
+      ? {
+          user,
+          verb: rr.verb,
+          resourceRequest: true,
+          group: rr.resource.group,
+          version: rr.resource.version,
+          resource: rr.resource.resource,
+          ...(rr.subresource ? { subresource: rr.subresource } : {}),
+          ...(rr.namespace !== undefined ? { namespace: rr.namespace } : {}),
+          ...(rr.name !== undefined ? { name: rr.name } : {}),
+        }
+      : { user, verb: method === 'head' ? 'get' : method, resourceRequest: false, path: url.pathname };
+    // Public paths are public to everyone, whatever RBAC says.
+    if (!rr && (PUBLIC_PATHS as readonly string[]).includes(url.pathname) && attrs.verb === 'get') return;
+    await this.checkAccess(attrs);
+  }
+
+  /**
+   * Asks the authorizer chain about `attrs` (nothing to ask without `security`).
+   * @throws ApiError 403 Forbidden in Kubernetes' wording when it does not allow.
+   */
+  private async checkAccess(attrs: Attributes): Promise<void> {
+    if (!this.cfg.security) return;
+    const d = await this.authorizer.authorize(attrs);
+    if (d.decision !== 'allow') throw forbidden(attrs, d.reason);
   }
 
   /**
@@ -305,17 +504,34 @@ export class ApiServer {
     let verb = (req.method ?? 'GET').toLowerCase();
     let resource = '';
     try {
+      // Who is asking comes first: an anonymous request learns nothing, not even a 404.
+      const user = await this.userOf(req, url);
       const rr = ResourceMetricsApi.handles(url.pathname)
         ? undefined
         : resolveResource(req.method ?? 'GET', url.pathname, url.searchParams);
       if (ResourceMetricsApi.handles(url.pathname)) {
         resource = 'metrics.k8s.io';
+        const info = ResourceMetricsApi.requestInfo(url);
+        if (info) {
+          await this.checkAccess({
+            user,
+            verb: info.verb,
+            resourceRequest: true,
+            group: 'metrics.k8s.io',
+            version: 'v1beta1',
+            resource: info.resource,
+            ...(info.namespace !== undefined ? { namespace: info.namespace } : {}),
+            ...(info.name !== undefined ? { name: info.name } : {}),
+          });
+        }
         await this.resourceMetrics.serve(req, res, url);
       } else if (rr) {
         verb = rr.verb;
         resource = rr.subresource ? `${rr.resource.resource}/${rr.subresource}` : rr.resource.resource;
-        await this.serveResource(rr, req, res, url);
+        await this.authorize(req, url, rr, user);
+        await this.serveResource(rr, req, res, url, user);
       } else {
+        await this.authorize(req, url, undefined, user);
         await this.serveNonResource(req, res, url);
       }
     } catch (err) {
@@ -353,7 +569,7 @@ export class ApiServer {
     const url = new URL(req.url ?? '/', 'http://apiserver');
     socket.on('error', () => socket.destroy());
     if (TunnelServer.handles(url.pathname)) {
-      this.tunnels.handleUpgrade(req, socket, head, url);
+      await this.tunnels.handleUpgrade(req, socket, head, url);
       return;
     }
     const started = process.hrtime.bigint();
@@ -370,6 +586,10 @@ export class ApiServer {
         !(KUBELET_SUBRESOURCES as readonly string[]).includes(sub)
       )
         throw badRequest(`${url.pathname} cannot be upgraded`);
+      // Who asks, and whether they may: `create` on pods/exec, attach or portforward, even
+      // for the websocket's GET (kube-apiserver's AuthorizePodWebsocketUpgradeCreatePermission).
+      const user = await this.userOf(req, url);
+      await this.authorize(req, url, { ...rr, verb: 'create' }, user);
       await proxyPodUpgrade(
         { pods: this.registries.get(rr.resource)!, tunnels: this.tunnels },
         rr.namespace!,
@@ -416,6 +636,22 @@ export class ApiServer {
   }
 
   private async serveNonResource(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const sec = this.cfg.security;
+    if (sec && url.pathname === NODE_CREDENTIAL_PATH && req.method === 'POST') {
+      const raw = await readBody(req);
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        throw badRequest('the body must be JSON: {"csr": "<PEM certificate request>"}');
+      }
+      writeJson(res, 201, await signNodeCredential(sec.ca, body));
+      return;
+    }
+    if (sec && url.pathname === CA_CERTS_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.writeHead(200, { 'Content-Type': 'application/x-pem-file' }).end(sec.ca.cert);
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD')
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     const docReq = {
@@ -447,6 +683,7 @@ export class ApiServer {
     req: IncomingMessage,
     res: ServerResponse,
     url: URL,
+    user: UserInfo,
   ): Promise<void> {
     const registry = this.registries.get(rr.resource)!;
     const q = url.searchParams;
@@ -553,6 +790,10 @@ export class ApiServer {
           writeJson(res, 201, await evictPod(registry, rr.namespace!, rr.name!, body));
           return;
         }
+        if (isReview(rr.resource)) {
+          writeJson(res, 201, await this.review(rr.resource, body, user));
+          return;
+        }
         if (sub !== undefined || rr.name !== undefined)
           throw new ApiError(
             405,
@@ -560,6 +801,7 @@ export class ApiServer {
             `POST is not supported on ${rr.resource.resource}/${sub ?? '{name}'}`,
           );
         if (terminating) throw namespaceTerminating(rr, body);
+        admitNodeCreate(user, rr.resource, rr.namespace, body);
         const created =
           rr.resource.resource === 'namespaces' && rr.resource.group === ''
             ? await this.createNamespace(body, write)
@@ -739,6 +981,14 @@ export class ApiServer {
           `${rr.verb} is not supported on ${rr.resource.resource} yet`,
         );
     }
+  }
+
+  /** Answers a SelfSubjectAccessReview, SubjectAccessReview or SelfSubjectReview. */
+  private async review(r: ResourceInfo, body: KubeObject, user: UserInfo): Promise<KubeObject> {
+    const typed = { ...body, apiVersion: groupVersion(r), kind: r.kind };
+    if (r.resource === 'selfsubjectreviews') return selfSubjectReview(typed, user);
+    if (r.resource === 'subjectaccessreviews') return subjectAccessReview(typed, this.authorizer);
+    return selfSubjectAccessReview(typed, user, this.authorizer);
   }
 
   /**

@@ -18,7 +18,7 @@ import { ApiError } from './status.js';
 
 export interface TunnelServerConfig {
   /** True when `req` may act as node `node` (see ApiServer.authenticateTunnel). */
-  authenticate: (req: IncomingMessage, node: string) => boolean;
+  authenticate: (req: IncomingMessage, node: string) => Promise<boolean>;
   logger: winston.Logger;
   /** Milliseconds an agent has to dial back for a stream; default 10 000. */
   dialTimeoutMs?: number;
@@ -64,12 +64,18 @@ export class TunnelServer {
    * Serves an HTTP upgrade to a tunnel path: the control websocket or a stream dialled
    * back. Refusals are written as plain HTTP answers (401, 400, 404) and close the socket.
    */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): void {
+  async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
     const node = url.searchParams.get('node') ?? '';
     if (this.closed) return refuse(socket, 503, 'the API server is shutting down');
     if (!node) return refuse(socket, 400, 'the node query parameter is required');
-    if (!this.cfg.authenticate(req, node))
-      return refuse(socket, 401, `not authorized to open a tunnel for node ${node}`);
+    let allowed = false;
+    try {
+      allowed = await this.cfg.authenticate(req, node);
+    } catch {
+      // A failed credential lookup refuses, as an unknown credential does.
+    }
+    if (!allowed) return refuse(socket, 401, `not authorized to open a tunnel for node ${node}`);
+    if (this.closed) return refuse(socket, 503, 'the API server is shutting down');
     if (url.pathname === TUNNEL_PATH) {
       this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(node, ws));
       return;

@@ -18,7 +18,8 @@ import { cliCommand, run } from './k8ts-server.js';
 
 export interface K8tsAgentOptions {
   server: string;
-  token: string;
+  /** The join token; omit to start from the node credential stored in `dataDir`. */
+  token?: string;
   nodeName: string;
   nodeIP: string;
   /** Default: a fresh temporary dir, removed by stop(). */
@@ -52,8 +53,7 @@ export async function startK8tsAgent(opts: K8tsAgentOptions): Promise<K8tsAgent>
       'agent',
       '--server',
       opts.server,
-      '--token',
-      opts.token,
+      ...(opts.token !== undefined ? ['--token', opts.token] : []),
       '--node-name',
       opts.nodeName,
       '--node-ip',

@@ -11,10 +11,12 @@
  * the data dir.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { configuredFetch, type FetchInit } from '../../api/client/fetch.js';
+import { loadKubeconfig } from '../../api/client/kubeconfig.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const CLI_SOURCE = fileURLToPath(new URL('../../cli.ts', import.meta.url));
@@ -31,7 +33,15 @@ export function cliCommand(fromSource = false): { cmd: string; args: string[]; c
 }
 
 export interface K8tsServer {
+  /** `https://127.0.0.1:<port>` (`http://` with `--insecure-http`). */
   url: string;
+  /**
+   * fetch() as the admin of the written kubeconfig (its CA and client certificate), for
+   * raw HTTP checks: `await k.fetch('/api/v1/namespaces')` (a path or a whole URL).
+   */
+  fetch(pathOrUrl: string | URL, init?: FetchInit): Promise<Response>;
+  /** The node join token the server wrote (`DATA_DIR/node-token`). */
+  nodeToken(): string;
   dataDir: string;
   kubeconfig: string;
   pid: number;
@@ -156,9 +166,12 @@ export async function startK8tsServer(opts: K8tsServerOptions = {}): Promise<K8t
   });
   const kubeconfig = join(dataDir, 'kubeconfig.yaml');
   const env = { ...process.env, KUBECONFIG: kubeconfig };
+  const adminFetch = configuredFetch(loadKubeconfig(kubeconfig).config);
   let stopped: Promise<void> | undefined;
   return {
     url,
+    fetch: (p, init) => adminFetch(String(p).startsWith('/') ? url + String(p) : p, init),
+    nodeToken: () => readFileSync(join(dataDir, 'node-token'), 'utf8').trim(),
     dataDir,
     kubeconfig,
     pid: child.pid!,

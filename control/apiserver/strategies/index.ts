@@ -23,6 +23,13 @@ import { namespaceStrategy } from './namespaces.js';
 import { nodeStrategy } from './nodes.js';
 import type { PodAdmissionConfig } from './pods.js';
 import { podStrategy, podStrategyWith } from './pods.js';
+import {
+  clusterRoleBindingStrategy,
+  clusterRoleStrategy,
+  reviewStrategy,
+  roleBindingStrategy,
+  roleStrategy,
+} from './rbac.js';
 import { replicaSetStrategy } from './replicasets.js';
 import { secretStrategy } from './secrets.js';
 import { serviceAccountStrategy } from './serviceaccounts.js';
@@ -44,6 +51,13 @@ const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'coordination.k8s.io/v1/leases': leaseStrategy,
   'discovery.k8s.io/v1/endpointslices': endpointSliceStrategy,
   'events.k8s.io/v1/events': eventsEventStrategy,
+  'rbac.authorization.k8s.io/v1/roles': roleStrategy,
+  'rbac.authorization.k8s.io/v1/clusterroles': clusterRoleStrategy,
+  'rbac.authorization.k8s.io/v1/rolebindings': roleBindingStrategy,
+  'rbac.authorization.k8s.io/v1/clusterrolebindings': clusterRoleBindingStrategy,
+  'authorization.k8s.io/v1/selfsubjectaccessreviews': reviewStrategy,
+  'authorization.k8s.io/v1/subjectaccessreviews': reviewStrategy,
+  'authentication.k8s.io/v1/selfsubjectreviews': reviewStrategy,
 };
 
 function lookup(resource: Pick<ResourceInfo, 'group' | 'version' | 'resource'>): KindStrategy {

@@ -1,0 +1,243 @@
+/**
+ * The agent's node credential (kubelet TLS bootstrap, as control/apiserver/auth/
+ * node-credential.ts describes the exchange). On first start with a join token
+ * `K10<CA hash>::<id>.<secret>`:
+ *
+ * 1. download the cluster CA from the server's public `/cacerts` (without trusting the
+ *    connection) and compare its SHA-256 with the token's CA hash — a server that cannot
+ *    show the pinned CA is not trusted with anything;
+ * 2. make a key pair and a certificate request for `CN=system:node:<node>,
+ *    O=system:nodes`, and POST it, authenticated by the bootstrap token, over TLS verified
+ *    against that CA;
+ * 3. keep CA, certificate and key in `<data dir>/tls/` (0600), as the kubelet keeps
+ *    `kubelet-client-current.pem`.
+ *
+ * Later starts use the stored credential; the token is not needed again.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as https from 'node:https';
+import { join } from 'node:path';
+import type winston from 'winston';
+import { caHash, certificateSubject, createCertificateRequest, notAfter } from '../../api/tls/certs.js';
+import { JoinTokenError, parseJoinToken } from '../../control/apiserver/auth/bootstrap-token.js';
+import { CA_CERTS_PATH, NODE_CREDENTIAL_PATH } from '../../control/apiserver/auth/policy.js';
+import { NODE_USER_PREFIX, SYSTEM_NODES } from '../../control/apiserver/auth/user.js';
+
+/** The TLS material an agent talks to the API server with. */
+export interface NodeCredential {
+  /** The cluster CA (PEM) that the server's certificate must chain to. */
+  ca: string;
+  /** The node's client certificate and key (PEM). */
+  cert: string;
+  key: string;
+}
+
+/** A failure to obtain a node credential that the person starting the agent must fix. */
+export class BootstrapError extends Error {
+  override readonly name = 'BootstrapError';
+}
+
+const FILES = { ca: 'server-ca.crt', cert: 'kubelet-client.crt', key: 'kubelet-client.key' } as const;
+
+/** The stored credential of `nodeName` in `dataDir`, if complete, for this node and not expired. */
+export function loadNodeCredential(
+  dataDir: string,
+  nodeName: string,
+  now = new Date(),
+): NodeCredential | undefined {
+  const dir = join(dataDir, 'tls');
+  const paths = Object.values(FILES).map((f) => join(dir, f));
+  if (!paths.every((p) => existsSync(p))) return undefined;
+  const cred = {
+    ca: readFileSync(join(dir, FILES.ca), 'utf8'),
+    cert: readFileSync(join(dir, FILES.cert), 'utf8'),
+    key: readFileSync(join(dir, FILES.key), 'utf8'),
+  };
+  try {
+    if (certificateSubject(cred.cert).commonName !== `${NODE_USER_PREFIX}${nodeName}`) return undefined;
+    if (notAfter(cred.cert).getTime() <= now.getTime()) return undefined;
+  } catch {
+    return undefined;
+  }
+  return cred;
+}
+
+function saveNodeCredential(dataDir: string, cred: NodeCredential): void {
+  const dir = join(dataDir, 'tls');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  for (const [k, file] of Object.entries(FILES)) {
+    const path = join(dir, file);
+    writeFileSync(path, cred[k as keyof NodeCredential], { mode: 0o600 });
+    chmodSync(path, 0o600);
+  }
+}
+
+interface HttpAnswer {
+  status: number;
+  body: string;
+}
+
+function request(
+  url: URL,
+  opts: https.RequestOptions,
+  body: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, { ...opts, timeout: 15_000, ...(signal ? { signal } : {}) }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${url.origin} within 15 s`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const RETRYABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+]);
+
+/** Options of bootstrapNodeCredential(). */
+export interface BootstrapOptions {
+  /** The API server's https:// URL. */
+  server: string;
+  /** The join token; needed only when no credential is stored. */
+  token?: string;
+  nodeName: string;
+  dataDir: string;
+  logger: winston.Logger;
+  signal?: AbortSignal;
+}
+
+/**
+ * The node's credential: the stored one, or a new one obtained with the join token
+ * (retrying while the server cannot be reached, until `signal` aborts).
+ * @throws BootstrapError for a missing or malformed token, a server whose CA does not
+ *   match the token's hash, or a token the server refuses (wrong, expired or revoked).
+ */
+export async function bootstrapNodeCredential(opts: BootstrapOptions): Promise<NodeCredential> {
+  const stored = loadNodeCredential(opts.dataDir, opts.nodeName);
+  if (stored) {
+    opts.logger.info('using the stored node credential', {
+      node: opts.nodeName,
+      dir: join(opts.dataDir, 'tls'),
+    });
+    return stored;
+  }
+  if (!opts.token)
+    throw new BootstrapError(
+      'no node credential is stored in the data dir yet; give --token or --token-file to join',
+    );
+  let parsed;
+  try {
+    parsed = parseJoinToken(opts.token);
+  } catch (err) {
+    if (err instanceof JoinTokenError) throw new BootstrapError(`invalid join token: ${err.message}`);
+    throw err;
+  }
+  const base = new URL(opts.server);
+  let delay = 1000;
+  for (;;) {
+    try {
+      const cred = await exchange(base, parsed, opts);
+      saveNodeCredential(opts.dataDir, cred);
+      opts.logger.info('obtained a node credential', {
+        node: opts.nodeName,
+        user: `${NODE_USER_PREFIX}${opts.nodeName}`,
+      });
+      return cred;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (err instanceof BootstrapError || !code || !RETRYABLE.has(code) || opts.signal?.aborted) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        throw err;
+      }
+      opts.logger.warn('cannot reach the server to join; retrying', {
+        server: opts.server,
+        error: String(err),
+      });
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 30_000);
+    }
+  }
+}
+
+async function exchange(
+  base: URL,
+  token: { caHash: string; token: string },
+  opts: BootstrapOptions,
+): Promise<NodeCredential> {
+  // 1. The CA, fetched without trust and checked against the hash the token pins.
+  const caAnswer = await request(
+    new URL(CA_CERTS_PATH, base),
+    { rejectUnauthorized: false },
+    undefined,
+    opts.signal,
+  );
+  if (caAnswer.status !== 200)
+    throw new BootstrapError(
+      `the server at ${base.origin} did not serve its CA at ${CA_CERTS_PATH} (HTTP ${caAnswer.status})`,
+    );
+  const ca = caAnswer.body;
+  let hash: string;
+  try {
+    hash = caHash(ca);
+  } catch {
+    throw new BootstrapError(`the server at ${base.origin} served no PEM certificate at ${CA_CERTS_PATH}`);
+  }
+  if (hash !== token.caHash)
+    throw new BootstrapError(
+      `the server's CA (sha256 ${hash}) does not match the CA hash in the join token (${token.caHash}): refusing to trust ${base.origin}`,
+    );
+  // 2. The certificate request, sent with the bootstrap token over verified TLS.
+  const { csr, key } = await createCertificateRequest(`${NODE_USER_PREFIX}${opts.nodeName}`, [SYSTEM_NODES]);
+  const body = JSON.stringify({ csr });
+  const answer = await request(
+    new URL(NODE_CREDENTIAL_PATH, base),
+    {
+      method: 'POST',
+      ca,
+      headers: {
+        authorization: `Bearer ${token.token}`,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+      },
+    },
+    body,
+    opts.signal,
+  );
+  if (answer.status === 401)
+    throw new BootstrapError(
+      'the server refused the join token (401 Unauthorized): it is wrong, expired or was revoked',
+    );
+  if (answer.status === 403)
+    throw new BootstrapError(
+      `the join token may not obtain node credentials (403 Forbidden): ${statusMessage(answer.body)}`,
+    );
+  if (answer.status !== 201)
+    throw new BootstrapError(
+      `obtaining a node credential failed (HTTP ${answer.status}): ${statusMessage(answer.body)}`,
+    );
+  const cert = (JSON.parse(answer.body) as { certificate?: string }).certificate;
+  if (!cert) throw new BootstrapError('the server answered without a certificate');
+  return { ca, cert, key };
+}
+
+function statusMessage(body: string): string {
+  try {
+    const s = JSON.parse(body) as { message?: string };
+    return s.message ?? body.slice(0, 200);
+  } catch {
+    return body.slice(0, 200);
+  }
+}

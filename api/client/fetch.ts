@@ -1,0 +1,76 @@
+/**
+ * A WHATWG `fetch` over node:http/https that honours a kubeconfig's connection settings
+ * (CA, client certificate and key, bearer token, insecure-skip-tls-verify), which the
+ * global fetch cannot take without an undici dispatcher. For code that speaks plain fetch
+ * (leader election's lease client, tests); the RestClient is the API client otherwise.
+ *
+ *   const f = configuredFetch(loadKubeconfig(path).config);
+ *   const res = await f(`${server}/api/v1/namespaces`);
+ */
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { Readable } from 'node:stream';
+import type { RestClientConfig } from './rest.js';
+
+/** fetch's init; of `body`, strings and byte arrays are supported (others throw a TypeError). */
+export type FetchInit = Pick<RequestInit, 'method' | 'headers' | 'body' | 'signal'>;
+
+/** fetch(url, init) with `config`'s TLS settings and token (an explicit Authorization header wins). */
+export type ConfiguredFetch = (url: string | URL, init?: FetchInit) => Promise<Response>;
+
+/** A fetch with `config`'s TLS material and bearer token. Answers are `Response`s with a streamed body. */
+export function configuredFetch(
+  config: Pick<RestClientConfig, 'ca' | 'cert' | 'key' | 'token' | 'insecureSkipTLSVerify' | 'tlsServerName'>,
+): ConfiguredFetch {
+  const agent = new https.Agent({
+    keepAlive: false,
+    ...(config.ca ? { ca: config.ca } : {}),
+    ...(config.cert ? { cert: config.cert } : {}),
+    ...(config.key ? { key: config.key } : {}),
+    ...(config.insecureSkipTLSVerify ? { rejectUnauthorized: false } : {}),
+    ...(config.tlsServerName ? { servername: config.tlsServerName } : {}),
+  });
+  return (input, init = {}) =>
+    new Promise<Response>((resolve, reject) => {
+      const url = new URL(String(input));
+      const headers: Record<string, string> = {};
+      if (config.token) headers.authorization = `Bearer ${config.token}`;
+      for (const [k, v] of new Headers(init.headers).entries()) headers[k] = v;
+      const raw = init.body ?? undefined;
+      if (raw !== undefined && typeof raw !== 'string' && !(raw instanceof Uint8Array)) {
+        reject(new TypeError('configuredFetch: only string and byte-array bodies are supported'));
+        return;
+      }
+      const body = raw;
+      if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+      const transport = url.protocol === 'https:' ? https : http;
+      const req = transport.request(
+        url,
+        {
+          method: init.method ?? 'GET',
+          headers,
+          ...(url.protocol === 'https:' ? { agent } : {}),
+          ...(init.signal ? { signal: init.signal } : {}),
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) {
+            if (Array.isArray(v)) for (const x of v) h.append(k, x);
+            else if (v !== undefined) h.set(k, v);
+          }
+          const nullBody = status === 204 || status === 304 || init.method === 'HEAD';
+          if (nullBody) res.resume();
+          resolve(
+            new Response(nullBody ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
+              status,
+              statusText: res.statusMessage ?? '',
+              headers: h,
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+}

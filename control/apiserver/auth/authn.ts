@@ -1,0 +1,74 @@
+/**
+ * Authentication (k8s.io/apiserver/pkg/authentication): who a request is from.
+ *
+ * `Authenticator` is one function any handler can call — the REST handler, a websocket
+ * upgrade, the node credential endpoint:
+ *
+ *     const user = await authenticate(req); // UserInfo | undefined (anonymous)
+ *
+ * Two methods, tried in order, as kube-apiserver's union authenticator:
+ * - x509 client certificates verified against the client CA by the TLS handshake
+ *   (CN = user name, each O = a group);
+ * - bearer tokens: bootstrap tokens `<id>.<secret>` (or a whole join token
+ *   `K10<hash>::<id>.<secret>`) looked up in their kube-system Secret.
+ * Every authenticated user gets the group `system:authenticated`.
+ */
+import type { IncomingMessage } from 'node:http';
+import { TLSSocket } from 'node:tls';
+import type { KubeObject } from '../../../api/object.js';
+import {
+  authenticateBootstrapToken,
+  BOOTSTRAP_TOKEN_PATTERN,
+  BOOTSTRAP_TOKEN_SECRET_PREFIX,
+} from './bootstrap-token.js';
+import { SYSTEM_AUTHENTICATED, type UserInfo } from './user.js';
+
+/** Resolves with the request's user, or undefined when it carries no valid credential. */
+export type Authenticator = (req: IncomingMessage) => Promise<UserInfo | undefined>;
+
+/**
+ * The user of a verified TLS client certificate: `authorized` (node:tls checked the chain
+ * against the server's client CA), CN the name, O values the groups.
+ */
+export function x509User(req: IncomingMessage): UserInfo | undefined {
+  const socket = req.socket;
+  if (!(socket instanceof TLSSocket) || !socket.authorized) return undefined;
+  const cert = socket.getPeerCertificate();
+  if (!cert || !cert.subject) return undefined;
+  const name = cert.subject.CN;
+  if (typeof name !== 'string' || name === '') return undefined;
+  const o = cert.subject.O as string | string[] | undefined;
+  const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
+  return { name, groups: [...groups.filter((g) => g !== SYSTEM_AUTHENTICATED), SYSTEM_AUTHENTICATED] };
+}
+
+/** The bearer token of a request's Authorization header, if any. */
+export function bearerToken(req: IncomingMessage): string | undefined {
+  const h = req.headers.authorization;
+  if (!h) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1] : undefined;
+}
+
+/** Options of createAuthenticator(). */
+export interface AuthenticatorOptions {
+  /** Reads a kube-system Secret by name (undefined when missing). */
+  getSecret: (name: string) => Promise<KubeObject | undefined>;
+  now?: () => Date;
+}
+
+/** The union authenticator: x509 client certificate, then bootstrap token. */
+export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
+  return async (req) => {
+    const certUser = x509User(req);
+    if (certUser) return certUser;
+    const raw = bearerToken(req);
+    if (raw === undefined) return undefined;
+    // A whole join token works too (what `k8ts agent --token` is given).
+    const token = raw.includes('::') ? raw.slice(raw.lastIndexOf('::') + 2) : raw;
+    const m = BOOTSTRAP_TOKEN_PATTERN.exec(token);
+    if (!m) return undefined;
+    const secret = await opts.getSecret(`${BOOTSTRAP_TOKEN_SECRET_PREFIX}${m[1]!}`);
+    return authenticateBootstrapToken(secret, m[1]!, m[2]!, opts.now?.() ?? new Date());
+  };
+}

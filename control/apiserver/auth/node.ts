@@ -1,0 +1,180 @@
+/**
+ * The Node authorizer and NodeRestriction admission (plugin/pkg/auth/authorizer/node,
+ * plugin/pkg/admission/noderestriction): what a node identity `system:node:<name>` may do.
+ *
+ * Read: nodes, pods, services, endpoints, endpointslices (kubelet and kube-proxy watch
+ * them); secrets and configmaps only when a pod bound to the node refers to them
+ * (volumes, env, envFrom, imagePullSecrets) — Kubernetes keeps a graph for this, k8ts
+ * lists the node's pods in the namespace on each such read.
+ * Write: its own Node (and nodes/status); its own Lease in kube-node-lease; the status of
+ * pods bound to it, their deletion and eviction; events. Everything else that concerns
+ * these kinds is denied outright (RBAC cannot widen it, as NodeRestriction runs after
+ * authorization in Kubernetes); other requests get no opinion, so RBAC decides (and
+ * grants nodes nothing beyond discovery).
+ */
+import type { KubeObject } from '../../../api/object.js';
+import { ApiError } from '../status.js';
+import { ALLOW, NO_OPINION, type Attributes, type Authorizer, type Decision } from './authz.js';
+import { nodeNameOf, type UserInfo } from './user.js';
+
+/** What the Node authorizer reads (the API server's registries). */
+export interface NodeGraphSource {
+  getPod(namespace: string, name: string): Promise<KubeObject | undefined>;
+  /** Pods with `spec.nodeName == node` in `namespace`. */
+  podsOnNode(node: string, namespace: string): Promise<KubeObject[]>;
+}
+
+const READ = new Set(['get', 'list', 'watch']);
+const NODE_LEASE_NAMESPACE = 'kube-node-lease';
+const NO_RELATIONSHIP = (node: string) => `no relationship found between node '${node}' and this object`;
+
+const deny = (reason: string): Decision => ({ decision: 'deny', reason });
+
+type Obj = Record<string, unknown>;
+const objs = (v: unknown): Obj[] =>
+  Array.isArray(v) ? v.filter((x): x is Obj => typeof x === 'object' && x !== null) : [];
+const o = (v: unknown): Obj => (typeof v === 'object' && v !== null ? (v as Obj) : {});
+const s = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** The names of the Secrets and ConfigMaps a pod refers to. */
+export function podReferences(pod: KubeObject): { secrets: Set<string>; configMaps: Set<string> } {
+  const secrets = new Set<string>();
+  const configMaps = new Set<string>();
+  const add = (set: Set<string>, v: unknown) => {
+    const name = s(v);
+    if (name) set.add(name);
+  };
+  const spec = o(pod.spec);
+  for (const ref of objs(spec.imagePullSecrets)) add(secrets, ref.name);
+  for (const vol of objs(spec.volumes)) {
+    add(secrets, o(vol.secret).secretName);
+    add(configMaps, o(vol.configMap).name);
+    for (const src of objs(o(vol.projected).sources)) {
+      add(secrets, o(src.secret).name);
+      add(configMaps, o(src.configMap).name);
+    }
+  }
+  for (const c of [
+    ...objs(spec.containers),
+    ...objs(spec.initContainers),
+    ...objs(spec.ephemeralContainers),
+  ]) {
+    for (const e of objs(c.env)) {
+      const from = o(e.valueFrom);
+      add(secrets, o(from.secretKeyRef).name);
+      add(configMaps, o(from.configMapKeyRef).name);
+    }
+    for (const e of objs(c.envFrom)) {
+      add(secrets, o(e.secretRef).name);
+      add(configMaps, o(e.configMapRef).name);
+    }
+  }
+  return { secrets, configMaps };
+}
+
+/** The Node authorizer over `src`. */
+export function nodeAuthorizer(src: NodeGraphSource): Authorizer {
+  return {
+    async authorize(a: Attributes): Promise<Decision> {
+      const node = nodeNameOf(a.user);
+      if (node === undefined || !a.resourceRequest) return NO_OPINION;
+      const group = a.group ?? '';
+      const resource = a.resource ?? '';
+      const sub = a.subresource;
+      const key = `${group}/${resource}`;
+      switch (key) {
+        case '/nodes': {
+          if (READ.has(a.verb) && (sub === undefined || (sub === 'status' && a.verb === 'get'))) return ALLOW;
+          // Creating is checked against the body's name by admitNodeCreate.
+          if (a.verb === 'create' && sub === undefined) return ALLOW;
+          if (['update', 'patch', 'delete'].includes(a.verb) && (sub === undefined || sub === 'status')) {
+            return a.name === node
+              ? ALLOW
+              : deny(`node "${node}" is not allowed to modify node "${a.name ?? ''}"`);
+          }
+          return deny(NO_RELATIONSHIP(node));
+        }
+        case '/pods': {
+          if (READ.has(a.verb) && sub === undefined) return ALLOW;
+          const podWrite =
+            (sub === 'status' && ['get', 'update', 'patch'].includes(a.verb)) ||
+            (sub === undefined && a.verb === 'delete') ||
+            (sub === 'eviction' && a.verb === 'create');
+          if (!podWrite || !a.namespace || !a.name) return deny(NO_RELATIONSHIP(node));
+          const pod = await src.getPod(a.namespace, a.name);
+          // A pod that does not exist: let the request through to its 404.
+          if (!pod) return ALLOW;
+          const boundTo = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
+          return boundTo === node
+            ? ALLOW
+            : deny(`pod "${a.name}" is bound to node "${boundTo ?? ''}", not to node "${node}"`);
+        }
+        case '/services':
+        case '/endpoints':
+        case 'discovery.k8s.io/endpointslices':
+          return READ.has(a.verb) && sub === undefined ? ALLOW : deny(NO_RELATIONSHIP(node));
+        case 'coordination.k8s.io/leases': {
+          if (a.namespace !== NODE_LEASE_NAMESPACE) return deny(NO_RELATIONSHIP(node));
+          if (a.verb === 'create') return ALLOW; // the body's name: admitNodeCreate
+          if (['get', 'update', 'patch', 'delete'].includes(a.verb) && a.name === node) return ALLOW;
+          return deny(`can only access node lease with the same name as the requesting node`);
+        }
+        case '/events':
+        case 'events.k8s.io/events':
+          return ['create', 'update', 'patch'].includes(a.verb) ? ALLOW : deny(NO_RELATIONSHIP(node));
+        case '/secrets':
+        case '/configmaps': {
+          if (a.verb !== 'get' || !a.namespace || !a.name || sub !== undefined)
+            return deny(NO_RELATIONSHIP(node));
+          for (const pod of await src.podsOnNode(node, a.namespace)) {
+            const refs = podReferences(pod);
+            if ((resource === 'secrets' ? refs.secrets : refs.configMaps).has(a.name)) return ALLOW;
+          }
+          return deny(NO_RELATIONSHIP(node));
+        }
+        case '/persistentvolumeclaims':
+        case '/persistentvolumes':
+        case '/serviceaccounts':
+          return deny(NO_RELATIONSHIP(node));
+        default:
+          return NO_OPINION;
+      }
+    },
+  };
+}
+
+/**
+ * NodeRestriction admission of creates by a node (the object's name is in the body, not
+ * the URL): a node may create only its own Node and its own Lease, and no pods (k8ts has
+ * no mirror pods).
+ * @throws ApiError 403 Forbidden otherwise.
+ */
+export function admitNodeCreate(
+  user: UserInfo,
+  r: { group: string; resource: string },
+  namespace: string | undefined,
+  body: KubeObject,
+): void {
+  const node = nodeNameOf(user);
+  if (node === undefined) return;
+  const name = body.metadata?.name ?? '';
+  const refuse = (msg: string) => {
+    const qualified = r.group ? `${r.resource}.${r.group}` : r.resource;
+    return new ApiError(403, 'Forbidden', `${qualified} "${name}" is forbidden: ${msg}`, {
+      name,
+      ...(r.group ? { group: r.group } : {}),
+      kind: r.resource,
+    });
+  };
+  if (r.group === '' && r.resource === 'nodes' && name !== node)
+    throw refuse(`node "${node}" is not allowed to modify node "${name}"`);
+  if (
+    r.group === 'coordination.k8s.io' &&
+    r.resource === 'leases' &&
+    namespace === NODE_LEASE_NAMESPACE &&
+    name !== node
+  )
+    throw refuse('can only access node lease with the same name as the requesting node');
+  if (r.group === '' && r.resource === 'pods')
+    throw refuse(`node "${node}" can only create mirror pods, which k8ts does not support`);
+}

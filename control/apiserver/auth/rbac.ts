@@ -1,0 +1,130 @@
+/**
+ * The RBAC authorizer (plugin/pkg/auth/authorizer/rbac): a request is allowed when a
+ * ClusterRoleBinding, or a RoleBinding in the request's namespace, binds the user (by
+ * name, or one of its groups; ServiceAccount subjects by their user name
+ * `system:serviceaccount:<ns>:<name>`) to a Role or ClusterRole with a rule that covers
+ * it. RBAC only allows: no rule denies.
+ *
+ * Rule matching (rbac/v1 helpers: VerbMatches, APIGroupMatches, ResourceMatches,
+ * ResourceNameMatches, NonResourceURLMatches): `*` matches any verb, group or resource;
+ * a resource `pods/status` names a subresource, `*` + `/scale` any resource's scale,
+ * `pods/` + `*` every subresource of pods; `resourceNames` restrict to those names (never
+ * matching a request without a name, such as list or create); non-resource URLs match
+ * exactly or by a trailing `*` prefix.
+ */
+import type { KubeObject } from '../../../api/object.js';
+import { ALLOW, NO_OPINION, type Attributes, type Authorizer } from './authz.js';
+import type { UserInfo } from './user.js';
+
+/** An rbac/v1 PolicyRule. */
+export interface PolicyRule {
+  verbs?: string[];
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+}
+
+/** An rbac/v1 Subject. */
+export interface Subject {
+  kind?: string;
+  name?: string;
+  namespace?: string;
+  apiGroup?: string;
+}
+
+/** Where the authorizer reads RBAC objects from (the API server's registries). */
+export interface RbacSource {
+  clusterRoleBindings(): Promise<KubeObject[]>;
+  roleBindings(namespace: string): Promise<KubeObject[]>;
+  clusterRole(name: string): Promise<KubeObject | undefined>;
+  role(namespace: string, name: string): Promise<KubeObject | undefined>;
+}
+
+const has = (list: readonly string[] | undefined, v: string) =>
+  !!list && (list.includes('*') || list.includes(v));
+
+/** Whether one rule allows the request. */
+export function ruleAllows(a: Attributes, rule: PolicyRule): boolean {
+  if (!has(rule.verbs, a.verb)) return false;
+  if (!a.resourceRequest) {
+    const path = a.path ?? '';
+    return (rule.nonResourceURLs ?? []).some(
+      (u) => u === '*' || u === path || (u.endsWith('*') && path.startsWith(u.slice(0, -1))),
+    );
+  }
+  if (!has(rule.apiGroups, a.group ?? '')) return false;
+  const resources = rule.resources ?? [];
+  const resource = a.resource ?? '';
+  const combined = a.subresource ? `${resource}/${a.subresource}` : resource;
+  const resourceOK = resources.some((r) => {
+    if (r === '*' || r === combined) return true;
+    if (!a.subresource) return false;
+    return r === `*/${a.subresource}` || r === `${resource}/*`;
+  });
+  if (!resourceOK) return false;
+  const names = rule.resourceNames ?? [];
+  return names.length === 0 || (a.name !== undefined && a.name !== '' && names.includes(a.name));
+}
+
+/** Whether a binding subject is this user (User/Group by name, ServiceAccount by its user name). */
+export function subjectMatches(s: Subject, user: UserInfo, bindingNamespace: string | undefined): boolean {
+  switch (s.kind) {
+    case 'User':
+      return s.name === user.name;
+    case 'Group':
+      return s.name !== undefined && user.groups.includes(s.name);
+    case 'ServiceAccount': {
+      const ns = s.namespace || bindingNamespace;
+      return user.name === `system:serviceaccount:${ns}:${s.name}`;
+    }
+    default:
+      return false;
+  }
+}
+
+function rulesOf(role: KubeObject | undefined): PolicyRule[] {
+  return Array.isArray(role?.rules) ? (role.rules as PolicyRule[]) : [];
+}
+
+function bindsUser(binding: KubeObject, user: UserInfo): boolean {
+  const subjects = Array.isArray(binding.subjects) ? (binding.subjects as Subject[]) : [];
+  return subjects.some((s) => subjectMatches(s, user, binding.metadata?.namespace));
+}
+
+/**
+ * The rules that apply to `user` in `namespace` (cluster-wide ones only when undefined),
+ * as RBAC's RulesFor: what SelfSubjectRulesReview and the authorizer both read.
+ */
+export async function rulesFor(
+  src: RbacSource,
+  user: UserInfo,
+  namespace: string | undefined,
+): Promise<PolicyRule[]> {
+  const rules: PolicyRule[] = [];
+  for (const b of await src.clusterRoleBindings()) {
+    if (!bindsUser(b, user)) continue;
+    const ref = (b.roleRef ?? {}) as { kind?: string; name?: string };
+    if (ref.kind === 'ClusterRole' && ref.name) rules.push(...rulesOf(await src.clusterRole(ref.name)));
+  }
+  if (namespace) {
+    for (const b of await src.roleBindings(namespace)) {
+      if (!bindsUser(b, user)) continue;
+      const ref = (b.roleRef ?? {}) as { kind?: string; name?: string };
+      if (!ref.name) continue;
+      if (ref.kind === 'ClusterRole') rules.push(...rulesOf(await src.clusterRole(ref.name)));
+      else if (ref.kind === 'Role') rules.push(...rulesOf(await src.role(namespace, ref.name)));
+    }
+  }
+  return rules;
+}
+
+/** The RBAC authorizer over `src`: allow when a bound rule covers the request, else no opinion. */
+export function rbacAuthorizer(src: RbacSource): Authorizer {
+  return {
+    async authorize(a) {
+      const rules = await rulesFor(src, a.user, a.resourceRequest ? a.namespace : undefined);
+      return rules.some((r) => ruleAllows(a, r)) ? ALLOW : NO_OPINION;
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import type { KubeObject } from '../api/object.js';
+import { caHash, createCA } from '../api/tls/certs.js';
+import { parseJoinToken, secretStrings } from './apiserver/auth/bootstrap-token.js';
+import { ensureNodeToken } from './main.js';
+
+describe('ensureNodeToken', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'k8ts-node-token-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const created: KubeObject[] = [];
+  const create = (s: KubeObject) => {
+    created.push(s);
+    return Promise.resolve();
+  };
+
+  it('writes a join token pinning the CA (0600) after storing its bootstrap token', async () => {
+    const ca = await createCA('ca');
+    const token = await ensureNodeToken(dir, ca.cert, create);
+    const parsed = parseJoinToken(token);
+    assert.equal(parsed.caHash, caHash(ca.cert));
+    assert.equal(statSync(join(dir, 'node-token')).mode & 0o777, 0o600);
+    assert.equal(created.length, 1);
+    assert.equal(created[0]!.metadata?.name, `bootstrap-token-${parsed.id}`);
+    assert.equal(secretStrings(created[0]!)['token-secret'], parsed.secret);
+    // Kept on the next start, with nothing created.
+    assert.equal(await ensureNodeToken(dir, ca.cert, create), token);
+    assert.equal(created.length, 1);
+    // A new CA: the old token could never join, so a new one is made.
+    const other = await createCA('other');
+    const renewed = await ensureNodeToken(dir, other.cert, create);
+    assert.equal(parseJoinToken(renewed).caHash, caHash(other.cert));
+    assert.equal(created.length, 2);
+  });
+
+  it('replaces a token from before TLS', async () => {
+    writeFileSync(join(dir, 'node-token'), `K10${'a'.repeat(48)}\n`);
+    const ca = await createCA('ca');
+    const token = await ensureNodeToken(dir, ca.cert, create);
+    assert.equal(parseJoinToken(token).caHash, caHash(ca.cert));
+    assert.equal(readFileSync(join(dir, 'node-token'), 'utf8'), `${token}\n`);
+  });
+});
