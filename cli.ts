@@ -467,7 +467,8 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'token') return await tokenCommand(argv.slice(1));
     if (command === 'agent') return await agentCommand(argv.slice(1));
   } catch (err) {
-    if (err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
+    const code = (err as { code?: unknown }).code;
+    if (err instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
       process.stderr.write(`k8ts ${command}: ${(err as Error).message}\n`);
       return 2;
     }

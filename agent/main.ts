@@ -47,8 +47,8 @@ export interface AgentConfig {
   /**
    * The join token (`--token` / `--token-file`): `K10<CA hash>::<id>.<secret>`. With an
    * https:// server it is used once to obtain the node's credential
-   * (kubelet/bootstrap.ts), which later starts reuse; with an http:// server (a control
-   * process run with --insecure-http) it is sent as a bearer token that nothing checks.
+   * (kubelet/bootstrap.ts), which later starts reuse; an http:// server (a control
+   * process run with --insecure-http) checks no credential, and the token is not sent to it.
    */
   token?: string;
   /** The Node's name (`--node-name`; the CLI defaults it to the hostname). */
@@ -133,6 +133,13 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     if (connecting) await connecting.close();
     else if (cfg.ownsRuntime) await runtime.close();
   };
+  if (cfg.server.startsWith('http:'))
+    logger.warn(
+      'the API server is plain HTTP (a server run with --insecure-http): nothing is authenticated or encrypted',
+      {
+        server: cfg.server,
+      },
+    );
   let credential;
   try {
     credential = cfg.server.startsWith('https:')
@@ -152,7 +159,6 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   const client = new RestClient({
     server: cfg.server,
     ...(credential ? { ca: credential.ca, cert: credential.cert, key: credential.key } : {}),
-    ...(!credential && cfg.token ? { token: cfg.token } : {}),
     userAgent: `kubelet/${KUBELET_VERSION} (${nodeName})`,
   });
   const recorder = new EventRecorder({
@@ -279,10 +285,9 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   });
   const tunnel = new TunnelClient({
     server: cfg.server,
-    // The node's own credential where there is one; the join token only towards a
-    // server run with --insecure-http (which admits every tunnel).
+    // The node's own credential; a server run with --insecure-http (http://) needs none and
+    // gets none: the join token is never sent in clear text.
     ...(credential ? { tls: { ca: credential.ca, cert: credential.cert, key: credential.key } } : {}),
-    ...(!credential && cfg.token ? { token: cfg.token } : {}),
     nodeName,
     onStream: (socket) => kubeletServer.serveConnection(socket),
     logger,

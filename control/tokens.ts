@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadKubeconfig } from '../api/client/kubeconfig.js';
+import { ApiStatusError } from '../api/client/errors.js';
 import { resources } from '../api/client/resource.js';
 import { RestClient } from '../api/client/rest.js';
 import type { KubeObject } from '../api/object.js';
@@ -92,6 +93,10 @@ export async function deleteToken(dataDir: string, idOrToken: string): Promise<s
   try {
     await client.delete(resources.secrets, 'kube-system', `${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id}`);
     return id;
+  } catch (err) {
+    if (err instanceof ApiStatusError && err.status.code === 404)
+      throw new Error(`bootstrap token "${id}" not found (see: k8ts token list)`);
+    throw err;
   } finally {
     client.close();
   }

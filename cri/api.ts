@@ -354,7 +354,8 @@ export interface StreamSession {
   resize(size: TerminalSize): Promise<void>;
   /**
    * Resolves with the exit code once the process has ended and its output has been read
-   * (attach: the container's exit code, or -1 when the session was closed first).
+   * (attach: the container's exit code when it ended, 0 when the session ended while the
+   * container runs on).
    */
   exitCode: Promise<number>;
   /** Ends the session (the process runs on where the runtime cannot kill it). */

@@ -187,6 +187,9 @@ describe('secure by default', { timeout: 400_000 }, () => {
       assert.doesNotMatch(listed.stdout, new RegExp(token.split('.')[1]!), 'list never shows secrets');
       const deleted = await k8ts('token', 'delete', id, '--data-dir', dataDir);
       assert.equal(deleted.code, 0, deleted.stderr);
+      const twice = await k8ts('token', 'delete', id, '--data-dir', dataDir);
+      assert.equal(twice.code, 1);
+      assert.match(twice.stderr, new RegExp(`^k8ts token: bootstrap token "${id}" not found`, 'm'));
       assert.doesNotMatch(
         (await k8ts('token', 'list', '--data-dir', dataDir)).stdout,
         new RegExp(`^${id} `, 'm'),
@@ -289,6 +292,28 @@ describe('secure by default', { timeout: 400_000 }, () => {
           init: { method: 'PATCH', ...json({ status: { phase: 'Running' } }) },
           message: new RegExp(
             `^nodes "${otherNode}" is forbidden: User "system:node:${node}" cannot patch resource "nodes/status" in API group "" at the cluster scope`,
+          ),
+        },
+        {
+          what: 'a restricted label on its own node',
+          url: `/api/v1/nodes/${node}`,
+          init: {
+            method: 'PATCH',
+            ...json({ metadata: { labels: { 'node-restriction.kubernetes.io/trusted': 'yes' } } }),
+          },
+          message: new RegExp(
+            `^nodes "${node}" is forbidden: node "${node}" is not allowed to modify labels: node-restriction.kubernetes.io/trusted$`,
+          ),
+        },
+        {
+          what: 'a taint on its own node',
+          url: `/api/v1/nodes/${node}`,
+          init: {
+            method: 'PATCH',
+            ...json({ spec: { taints: [{ key: 'dedicated', value: 'mine', effect: 'NoSchedule' }] } }),
+          },
+          message: new RegExp(
+            `^nodes "${node}" is forbidden: node "${node}" is not allowed to modify taints$`,
           ),
         },
         {

@@ -66,7 +66,7 @@ import {
   type Attributes,
   type Authorizer,
 } from './auth/authz.js';
-import { admitNodeCreate, nodeAuthorizer } from './auth/node.js';
+import { admitNodeCreate, admitNodeUpdate, nodeAuthorizer } from './auth/node.js';
 import { signNodeCredential } from './auth/node-credential.js';
 import {
   BOOTSTRAP_CLUSTER_ROLE_BINDINGS,
@@ -645,7 +645,17 @@ export class ApiServer {
       } catch {
         throw badRequest('the body must be JSON: {"csr": "<PEM certificate request>"}');
       }
-      writeJson(res, 201, await signNodeCredential(sec.ca, body));
+      const nodes = this.registry('', 'v1', 'nodes');
+      const nodeExists = async (name: string): Promise<boolean> => {
+        try {
+          await nodes.get(undefined, name);
+          return true;
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 404) return false;
+          throw err;
+        }
+      };
+      writeJson(res, 201, await signNodeCredential(sec.ca, body, nodeExists));
       return;
     }
     if (sec && url.pathname === CA_CERTS_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -697,6 +707,13 @@ export class ApiServer {
       terminating = await this.checkNamespaceActive(rr.namespace);
     }
     const sub = rr.subresource;
+    // NodeRestriction: a node's own writes of its Node (not its status) are checked for
+    // taint and restricted label changes.
+    const isNodeSpecWrite =
+      rr.resource.group === '' &&
+      rr.resource.resource === 'nodes' &&
+      sub === undefined &&
+      nodeNameOf(user) !== undefined;
     if (sub === 'log') {
       if (rr.verb !== 'get')
         throw new ApiError(405, 'MethodNotAllowed', `${req.method} is not supported on pods/log`);
@@ -832,6 +849,7 @@ export class ApiServer {
         const opts = sub === 'status' || sub === 'finalize' ? { ...write, subresource: sub } : write;
         let updated: KubeObject;
         try {
+          if (isNodeSpecWrite) admitNodeUpdate(user, await registry.get(undefined, rr.name!), body);
           updated = await registry.update(rr.namespace, rr.name!, body, opts);
         } catch (err) {
           // Leases, Endpoints and Events are created by a PUT to a missing name, as
@@ -903,6 +921,7 @@ export class ApiServer {
             rr.name!,
             (current) => {
               const patched = applyPatch({ contentType: type, original: current, patch: body, ...common });
+              if (isNodeSpecWrite) admitNodeUpdate(user, current, patched);
               checkPatchedFieldTypes(rr.resource.model, patched, type, body);
               // Server-side apply rejects undeclared fields itself, whatever the directive.
               if (!isApply) this.checkPatchedFields(patched, type, body, res, q, rr.resource.model);

@@ -460,7 +460,9 @@ export class DockerRuntime implements Runtime {
     const exitCode = (async (): Promise<number> => {
       await streamDone(stream).catch(() => undefined);
       const st = await this.call(what, () => container.inspect());
-      return st.State.Running ? -1 : st.State.ExitCode;
+      // The session ended (stdin closed, detached) while the container runs on: a clean
+      // end, as the kubelet reports an attach that returns without error.
+      return st.State.Running ? 0 : st.State.ExitCode;
     })();
     exitCode.catch(() => undefined);
     // A container without a TTY frames its output; with one it is raw (as Docker decides

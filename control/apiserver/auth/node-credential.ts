@@ -16,7 +16,7 @@
 import type { KeyPair } from '../../../api/tls/certs.js';
 import { parseCertificateRequest, signLeaf } from '../../../api/tls/certs.js';
 import { isDNS1123Subdomain } from '../../../api/meta/validation.js';
-import { badRequest } from '../status.js';
+import { ApiError, badRequest } from '../status.js';
 import { NODE_USER_PREFIX, SYSTEM_NODES } from './user.js';
 
 /** The answer of the exchange. */
@@ -27,10 +27,16 @@ export interface NodeCredential {
 
 /**
  * Checks and signs a node's certificate request: its CN must be `system:node:<name>` with
- * a valid node name (a DNS subdomain) and its only O `system:nodes`.
- * @throws ApiError 400 naming what is wrong with the request.
+ * a valid node name (a DNS subdomain) and its only O `system:nodes`, and no Node of that
+ * name may exist yet (`nodeExists`).
+ * @throws ApiError 400 naming what is wrong with the request; 409 AlreadyExists for an
+ *   existing node.
  */
-export async function signNodeCredential(ca: KeyPair, body: unknown): Promise<NodeCredential> {
+export async function signNodeCredential(
+  ca: KeyPair,
+  body: unknown,
+  nodeExists: (name: string) => Promise<boolean> = async () => false,
+): Promise<NodeCredential> {
   const csrPem = typeof body === 'object' && body !== null ? (body as { csr?: unknown }).csr : undefined;
   if (typeof csrPem !== 'string' || csrPem === '')
     throw badRequest('csr: Required value: a PEM certificate request');
@@ -50,6 +56,17 @@ export async function signNodeCredential(ca: KeyPair, body: unknown): Promise<No
     throw badRequest(`csr: Invalid value: node name "${node}": ${problems.join('; ')}`);
   if (req.organizations.length !== 1 || req.organizations[0] !== SYSTEM_NODES)
     throw badRequest(`csr: Invalid value: the organization must be exactly ${SYSTEM_NODES}`);
+  // A join token registers new nodes only: the identity of a node that exists belongs to
+  // the host that registered it (which keeps its credential in its data dir), or anyone
+  // holding the token could take over that node's tunnel — its logs, exec and
+  // port-forward streams. (k3s refuses the same with its per-node password.)
+  if (await nodeExists(node))
+    throw new ApiError(
+      409,
+      'AlreadyExists',
+      `nodes "${node}" already exists: a join token registers new nodes only; start the agent with the data dir that holds its credential, or delete the Node (kubectl delete node ${node}) to register this host again`,
+      { name: node, kind: 'nodes' },
+    );
   const { cert } = await signLeaf(
     ca,
     { usage: 'client', user: req.commonName, groups: [SYSTEM_NODES] },

@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import type { KubeObject } from '../../../api/object.js';
 import { ApiError } from '../status.js';
 import type { Attributes } from './authz.js';
-import { admitNodeCreate, nodeAuthorizer, podReferences } from './node.js';
+import type { UserInfo } from './user.js';
+import { admitNodeCreate, admitNodeUpdate, nodeAuthorizer, podReferences } from './node.js';
 
 const n1 = { name: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] };
 const pod = (name: string, nodeName: string, spec: object = {}): KubeObject => ({
@@ -185,5 +186,53 @@ describe('podReferences', () => {
     });
     assert.deepEqual([...refs.secrets].sort(), ['init-s', 'ps', 'pull']);
     assert.deepEqual([...refs.configMaps].sort(), ['env-c', 'pc']);
+  });
+});
+
+describe('NodeRestriction of a node updating its own Node', () => {
+  const n1: UserInfo = { name: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] };
+  const node = (labels: Record<string, string>, taints: unknown[] = []): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: 'n1', labels },
+    spec: { taints },
+  });
+  const base = { 'kubernetes.io/hostname': 'n1', team: 'a' };
+
+  it('allows its own labels and labels outside the kubernetes.io / k8s.io namespaces', () => {
+    admitNodeUpdate(n1, node(base), node({ ...base, team: 'b', 'kubernetes.io/arch': 'amd64' }));
+    admitNodeUpdate(n1, node(base), node({ ...base, 'node.kubernetes.io/instance-type': 'x' }));
+    admitNodeUpdate(n1, node(base), node({ ...base, 'example.com/x': 'y' }));
+  });
+
+  for (const key of [
+    'node-restriction.kubernetes.io/trusted',
+    'node-role.kubernetes.io/control-plane',
+    'example.k8s.io/x',
+  ]) {
+    it(`refuses adding, changing or removing ${key}`, () => {
+      const refused = (before: Record<string, string>, after: Record<string, string>) =>
+        assert.throws(
+          () => admitNodeUpdate(n1, node(before), node(after)),
+          (err: unknown) =>
+            err instanceof ApiError &&
+            err.code === 403 &&
+            err.message === `nodes "n1" is forbidden: node "n1" is not allowed to modify labels: ${key}`,
+        );
+      refused(base, { ...base, [key]: 'v' });
+      refused({ ...base, [key]: 'v' }, { ...base, [key]: 'w' });
+      refused({ ...base, [key]: 'v' }, base);
+    });
+  }
+
+  it('refuses changing taints; other users pass', () => {
+    const taint = { key: 'dedicated', value: 'x', effect: 'NoSchedule' };
+    assert.throws(
+      () => admitNodeUpdate(n1, node(base), node(base, [taint])),
+      /node "n1" is not allowed to modify taints/,
+    );
+    assert.throws(() => admitNodeUpdate(n1, node(base, [taint]), node(base)), /not allowed to modify taints/);
+    const admin: UserInfo = { name: 'root', groups: ['system:masters'] };
+    admitNodeUpdate(admin, node(base), node({ ...base, 'node-role.kubernetes.io/x': '' }, [taint]));
   });
 });

@@ -178,3 +178,64 @@ export function admitNodeCreate(
   if (r.group === '' && r.resource === 'pods')
     throw refuse(`node "${node}" can only create mirror pods, which k8ts does not support`);
 }
+
+/** Labels in the kubernetes.io / k8s.io namespaces a kubelet may set on its own Node (NodeRestriction's allow-list). */
+const KUBELET_LABELS = new Set([
+  'kubernetes.io/hostname',
+  'kubernetes.io/arch',
+  'kubernetes.io/os',
+  'beta.kubernetes.io/arch',
+  'beta.kubernetes.io/os',
+  'beta.kubernetes.io/instance-type',
+  'node.kubernetes.io/instance-type',
+  'failure-domain.beta.kubernetes.io/region',
+  'failure-domain.beta.kubernetes.io/zone',
+  'topology.kubernetes.io/region',
+  'topology.kubernetes.io/zone',
+]);
+const KUBELET_LABEL_PREFIXES = ['kubelet.kubernetes.io/', 'node.kubernetes.io/'];
+
+/**
+ * Whether a node may not set or change label `key` on its own Node: `node-restriction.kubernetes.io/`
+ * labels (for admins to steer workloads to trusted nodes), and every other label in the
+ * kubernetes.io or k8s.io namespaces except the kubelet's own (KUBELET_LABELS and the
+ * kubelet.kubernetes.io/ and node.kubernetes.io/ prefixes), as NodeRestriction's
+ * getLabelsForbiddenToSet.
+ */
+export function isRestrictedNodeLabel(key: string): boolean {
+  const slash = key.indexOf('/');
+  if (slash < 0) return false;
+  const domain = key.slice(0, slash);
+  if (domain === 'node-restriction.kubernetes.io' || domain.endsWith('.node-restriction.kubernetes.io'))
+    return true;
+  const kubernetesNamespace =
+    domain === 'kubernetes.io' ||
+    domain.endsWith('.kubernetes.io') ||
+    domain === 'k8s.io' ||
+    domain.endsWith('.k8s.io');
+  if (!kubernetesNamespace) return false;
+  return !KUBELET_LABELS.has(key) && !KUBELET_LABEL_PREFIXES.some((p) => key.startsWith(p));
+}
+
+/**
+ * NodeRestriction admission of a node's update of its own Node (PUT or PATCH, not the status
+ * subresource): it may not change its taints, nor add, change or remove restricted labels
+ * (isRestrictedNodeLabel). Users that are not nodes pass.
+ * @throws ApiError 403 Forbidden in Kubernetes' wording.
+ */
+export function admitNodeUpdate(user: UserInfo, old: KubeObject, next: KubeObject): void {
+  const node = nodeNameOf(user);
+  if (node === undefined) return;
+  const name = next.metadata?.name ?? old.metadata?.name ?? '';
+  const refuse = (msg: string) =>
+    new ApiError(403, 'Forbidden', `nodes "${name}" is forbidden: ${msg}`, { name, kind: 'nodes' });
+  const taints = (obj: KubeObject) => JSON.stringify(o(obj.spec).taints ?? []);
+  if (taints(old) !== taints(next)) throw refuse(`node "${node}" is not allowed to modify taints`);
+  const before = old.metadata?.labels ?? {};
+  const after = next.metadata?.labels ?? {};
+  const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])]
+    .filter((k) => before[k] !== after[k] && isRestrictedNodeLabel(k))
+    .sort();
+  if (changed.length > 0)
+    throw refuse(`node "${node}" is not allowed to modify labels: ${changed.join(', ')}`);
+}

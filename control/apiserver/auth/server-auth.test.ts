@@ -120,6 +120,12 @@ describe('ApiServer with security', () => {
       node.create(resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n2' } }),
       (err: unknown) => err instanceof ApiStatusError && err.status.code === 403,
     );
+    // The token does not buy the identity of a node that exists now.
+    const again = await post('abcdef.0123456789abcdef', {
+      csr: (await createCertificateRequest('system:node:n1', ['system:nodes'])).csr,
+    });
+    assert.equal(again.status, 409);
+    assert.match(((await again.json()) as { message: string }).message, /nodes "n1" already exists/);
     // The bootstrap token itself buys nothing else.
     const bootstrapper = new RestClient({ server: url, ca: ca.cert, token: 'abcdef.0123456789abcdef' });
     clients.push(bootstrapper);
