@@ -16,7 +16,7 @@
  * (NotFound for an unknown id, ...). Removing what is already gone succeeds (CRI's
  * idempotent Remove and Stop calls).
  */
-import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 /** CRI's PodSandboxState. */
 export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
@@ -385,8 +385,8 @@ export interface StreamingService {
    */
   attach(containerId: string, opts: StreamOptions): Promise<StreamSession>;
   /**
-   * A TCP connection to `port` inside the sandbox's network namespace (CRI's PortForward).
+   * A byte stream to `port` on localhost inside the sandbox's network namespace (CRI's PortForward).
    * @throws CriError NotFound, FailedPrecondition (sandbox not ready), Unavailable (refused).
    */
-  portForward(podSandboxId: string, port: number): Promise<Socket>;
+  portForward(podSandboxId: string, port: number): Promise<Duplex>;
 }

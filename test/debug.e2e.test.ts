@@ -352,6 +352,37 @@ describe('kubectl logs, exec, port-forward and top through the agent tunnel', { 
     await pf.stop();
   });
 
+  it('kubectl port-forward reaches a port the container binds to 127.0.0.1 only', async () => {
+    // As the kubelet, the connection is made inside the pod's network namespace: a port
+    // bound to the pod's localhost (an admin or debug port) is reachable too.
+    const serve = await kubectl(
+      'exec',
+      'ticker',
+      '--',
+      'sh',
+      '-c',
+      'mkdir -p /tmp/www && echo local-only > /tmp/www/index.html && httpd -p 127.0.0.1:7777 -h /tmp/www',
+    );
+    assert.equal(serve.code, 0, serve.stderr);
+    const local = await freePort();
+    const pf = startKubectl(
+      k.kubeconfig,
+      'port-forward',
+      'pod/ticker',
+      `${local}:7777`,
+      '--address',
+      '127.0.0.1',
+    );
+    background.push(pf);
+    await until('port-forward listening', async () =>
+      pf.stdout().includes('Forwarding from') ? true : undefined,
+    );
+    const curl = await run('curl', ['-sS', '-m', '10', `http://127.0.0.1:${local}/`]);
+    assert.equal(curl.code, 0, curl.stderr + pf.stderr());
+    assert.equal(curl.stdout.trim(), 'local-only');
+    await pf.stop();
+  });
+
   it('kubectl port-forward over plain SPDY (websockets off) reaches the pod too', async () => {
     const local = await freePort();
     const pf = startKubectlEnv(

@@ -20,8 +20,9 @@
  *   bridge network from the host, which reaches the same network namespace as CRI's
  *   PortForward (dockershim entered it with nsenter + socat).
  */
+import { spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
-import { PassThrough, pipeline, Writable, type Duplex, type Readable } from 'node:stream';
+import { Duplex, PassThrough, pipeline, Writable, type Readable } from 'node:stream';
 import Docker from 'dockerode';
 import type {
   Container,
@@ -472,10 +473,25 @@ export class DockerRuntime implements Runtime {
     });
   }
 
-  async portForward(podSandboxId: string, port: number): Promise<Socket> {
+  /**
+   * A connection to `port` on localhost inside the pod's network namespace, as the
+   * kubelet's port-forward does (so ports a container binds to 127.0.0.1 are reachable
+   * too): `nsenter --net` into the sandbox's namespace runs a small relay (this Node.js
+   * binary, PORT_FORWARD_RELAY) that connects there and pipes its stdin/stdout. Where
+   * nsenter cannot run (not root, no util-linux) the pod IP is dialled from the host.
+   * @throws CriError FailedPrecondition (sandbox not ready), Unavailable (nothing accepts).
+   */
+  async portForward(podSandboxId: string, port: number): Promise<Duplex> {
+    const info = await this.inspectOwned(podSandboxId, TYPE_SANDBOX);
     const status = await this.podSandboxStatus(podSandboxId);
-    if (status.state !== 'SANDBOX_READY' || !status.network.ip)
+    if (status.state !== 'SANDBOX_READY' || !status.network.ip || !info.State.Pid)
       throw new CriError('FailedPrecondition', `pod sandbox ${podSandboxId} is not ready`);
+    const where = `port-forward to port ${port} of sandbox ${podSandboxId}`;
+    try {
+      return await relayInNetns(info.State.Pid, port, where);
+    } catch (err) {
+      if (!(err instanceof NsenterUnavailable)) throw err;
+    }
     return new Promise<Socket>((resolve, reject) => {
       const socket = connect({ host: status.network.ip, port });
       socket.once('connect', () => {
@@ -484,11 +500,7 @@ export class DockerRuntime implements Runtime {
       });
       socket.once('error', (err) =>
         reject(
-          new CriError(
-            'Unavailable',
-            `port-forward to ${status.network.ip}:${port} of sandbox ${podSandboxId}: ${err.message}`,
-            { cause: err },
-          ),
+          new CriError('Unavailable', `${where} (${status.network.ip}): ${err.message}`, { cause: err }),
         ),
       );
     });
@@ -734,4 +746,68 @@ export class DockerRuntime implements Runtime {
 function matches(labels: Record<string, string>, selector?: Record<string, string>): boolean {
   if (!selector) return true;
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+/**
+ * The relay run inside a pod's network namespace: connects to 127.0.0.1:<argv port>, says
+ * "connected" (or the error) on stderr, then pipes stdin to the connection and the
+ * connection to stdout, half-closes included.
+ */
+const PORT_FORWARD_RELAY = `
+const net = require('node:net');
+const s = net.connect({ host: '127.0.0.1', port: Number(process.argv[1]) });
+let up = false;
+s.on('connect', () => {
+  up = true;
+  process.stderr.write('connected\\n');
+  process.stdin.pipe(s);
+  s.pipe(process.stdout);
+});
+s.on('error', (e) => {
+  if (!up) {
+    process.stderr.write(e.message + '\\n');
+    process.exit(1);
+  }
+});
+s.on('close', () => process.stdout.end());
+process.stdout.on('finish', () => process.exit(0));
+`;
+
+/** nsenter could not be started (missing, or not permitted): dial from the host instead. */
+class NsenterUnavailable extends Error {}
+
+/** Runs PORT_FORWARD_RELAY in the network namespace of process `pid`; resolves once it is connected. */
+function relayInNetns(pid: number, port: number, where: string): Promise<Duplex> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      'nsenter',
+      ['-t', String(pid), '-n', '--', process.execPath, '-e', PORT_FORWARD_RELAY, String(port)],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
+    let said = '';
+    let settled = false;
+    const fail = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      child.kill();
+      reject(err);
+    };
+    child.once('error', (err: NodeJS.ErrnoException) => fail(new NsenterUnavailable(err.message)));
+    child.once('exit', (code) => {
+      const message = said.trim();
+      if (/^nsenter:/m.test(message)) fail(new NsenterUnavailable(message));
+      else fail(new CriError('Unavailable', `${where}: ${message || `relay exited with ${code}`}`));
+    });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      said += chunk;
+      if (settled || !said.startsWith('connected\n')) return;
+      settled = true;
+      const duplex = Duplex.from({ readable: child.stdout, writable: child.stdin });
+      duplex.once('close', () => child.kill());
+      resolve(duplex);
+    });
+  });
 }

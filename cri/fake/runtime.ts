@@ -27,8 +27,7 @@
  * restart "the agent" and find its containers again.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Socket } from 'node:net';
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, Readable, type Duplex } from 'node:stream';
 import { realClock, sleep, type Clock } from '../../api/clock.js';
 import type {
   Container,
@@ -551,7 +550,7 @@ export class FakeRuntime implements Runtime {
     );
   }
 
-  async portForward(podSandboxId: string, port: number): Promise<Socket> {
+  async portForward(podSandboxId: string, port: number): Promise<Duplex> {
     this.check();
     throw new CriError(
       'FailedPrecondition',

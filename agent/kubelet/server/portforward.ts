@@ -18,7 +18,6 @@
  * session, as one TCP connection can only be paused as a whole); a transport with more
  * than MAX_BUFFERED bytes unsent pauses the pod sockets that feed it.
  */
-import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type winston from 'winston';
 import type { WebSocket } from 'ws';
@@ -86,7 +85,7 @@ interface Pair {
   port: number;
   errorId?: number;
   dataId?: number;
-  socket?: Socket;
+  socket?: Duplex;
   /** What the client sent before the pod's port was connected (at most its send window). */
   early: Buffer[];
   earlyFin: boolean;
@@ -99,11 +98,11 @@ interface Pair {
  */
 export function servePortForward(
   t: PortForwardTransport,
-  dial: (port: number) => Promise<Socket>,
+  dial: (port: number) => Promise<Duplex>,
   logger: winston.Logger,
 ): void {
   const ws = byteTransport(t);
-  const sockets = new Set<Socket>();
+  const sockets = new Set<Duplex>();
   const session = new SpdySession((bytes) => {
     ws.send(bytes);
     if (ws.buffered() > MAX_BUFFERED) {
@@ -141,7 +140,7 @@ export function servePortForward(
 
   const start = async (key: string, p: Pair) => {
     clearTimeout(p.timer);
-    let socket: Socket;
+    let socket: Duplex;
     try {
       socket = await dial(p.port);
     } catch (err) {
