@@ -84,6 +84,9 @@ export interface ControlProcess {
  */
 export async function startControl(cfg: ControlConfig): Promise<ControlProcess> {
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
+  // Owner-only, also for a data dir that already existed: it holds the store (every
+  // Secret, the bootstrap tokens), the CA key and the kubeconfig.
+  chmodSync(cfg.dataDir, 0o700);
   const logger = createLogger(cfg.logLevel);
   const storeCfg: StoreConfig =
     cfg.datastore === 'sqlite'

@@ -2,7 +2,7 @@
 // DATA_DIR/tls), real `k8ts agent` processes joining with join tokens, a real dockerd and
 // the real kubectl. Every "Done when" bullet of the issue has its test below.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -579,7 +579,11 @@ describe('secure by default', { timeout: 400_000 }, () => {
       await agent?.stop();
       agent = undefined;
       await k.stop();
+      // A data dir that others can read (made by hand, say) is made owner-only at start:
+      // it holds the store with every Secret.
+      chmodSync(dataDir, 0o755);
       k = await startK8tsServer({ dataDir, fromSource: true, readyTimeoutMs: 60_000 });
+      assert.equal(statSync(dataDir).mode & 0o077, 0, 'the data dir');
       for (const f of files)
         assert.equal(readFileSync(join(dataDir, 'tls', f), 'utf8'), before[f], `${f} reused`);
       assert.equal(k.nodeToken(), token);
