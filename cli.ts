@@ -33,10 +33,11 @@ Usage:
   k8ts version
   k8ts help
 
-Status: \`k8ts server\` runs the control process (API server over the store, the
-controllers and the scheduler) and, unless --disable-agent, a node agent for this host;
-\`k8ts agent\` joins another node. Agents register their Node, keep its status and Lease,
-and create its pod network; running pods is being built.
+\`k8ts server\` runs the control process (API server over the store, the controllers and
+the scheduler) over HTTPS and, unless --disable-agent, a node agent for this host;
+\`k8ts agent\` joins another host with the node token. Agents run the pods bound to their
+node (kubelet), proxy Services (kube-proxy) and serve logs, exec and port-forward through a
+tunnel they open to the server. Then: KUBECONFIG=DIR/kubeconfig.yaml kubectl ...
 `;
 
 const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
