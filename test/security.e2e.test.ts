@@ -549,6 +549,13 @@ describe('secure by default', { timeout: 400_000 }, () => {
       const as = (...args: string[]) => k.kubectl('auth', 'can-i', ...args, '--as', 'alice');
       assert.equal((await as('list', 'pods', '-n', ns)).stdout.trim(), 'yes');
       assert.equal((await as('list', 'pods', '-n', 'default')).stdout.trim(), 'no');
+      // --list (SelfSubjectRulesReview): the Role's pods rule in its namespace, not elsewhere.
+      const list = await asUser('auth', 'can-i', '--list', '-n', ns);
+      assert.equal(list.code, 0, list.stderr);
+      assert.match(list.stdout, /^pods\s+\[\]\s+\[\]\s+\[.*list.*\]$/m);
+      const elsewhere = await asUser('auth', 'can-i', '--list', '-n', 'default');
+      assert.equal(elsewhere.code, 0, elsewhere.stderr);
+      assert.doesNotMatch(elsewhere.stdout, /^pods\s/m);
       // alice may not impersonate anyone.
       const r = await asUser('get', 'pods', '-n', ns, '--as', 'system:admin');
       assert.notEqual(r.code, 0);

@@ -111,6 +111,28 @@ export const MESSAGES: Readonly<Record<string, readonly FieldSpec[]>> = {
     [2, 'reason', 'string'],
     [3, 'evaluationError', 'string'],
   ],
+  'authorization.v1.SelfSubjectRulesReview': [
+    [1, 'metadata', 'meta.v1.ObjectMeta'],
+    [2, 'spec', 'authorization.v1.SelfSubjectRulesReviewSpec'],
+    [3, 'status', 'authorization.v1.SubjectRulesReviewStatus'],
+  ],
+  'authorization.v1.SelfSubjectRulesReviewSpec': [[1, 'namespace', 'string']],
+  'authorization.v1.SubjectRulesReviewStatus': [
+    [1, 'resourceRules', 'authorization.v1.ResourceRule', 'repeated'],
+    [2, 'nonResourceRules', 'authorization.v1.NonResourceRule', 'repeated'],
+    [3, 'incomplete', 'bool', 'keepZero'],
+    [4, 'evaluationError', 'string'],
+  ],
+  'authorization.v1.ResourceRule': [
+    [1, 'verbs', 'string', 'repeated'],
+    [2, 'apiGroups', 'string', 'repeated'],
+    [3, 'resources', 'string', 'repeated'],
+    [4, 'resourceNames', 'string', 'repeated'],
+  ],
+  'authorization.v1.NonResourceRule': [
+    [1, 'verbs', 'string', 'repeated'],
+    [2, 'nonResourceURLs', 'string', 'repeated'],
+  ],
   'authentication.v1.SelfSubjectReview': [
     [1, 'metadata', 'meta.v1.ObjectMeta'],
     [2, 'status', 'authentication.v1.SelfSubjectReviewStatus'],

@@ -64,6 +64,7 @@ export const PROTOBUF_KINDS: Readonly<Record<string, string>> = {
   'rbac.authorization.k8s.io/v1 ClusterRoleBinding': 'rbac.v1.ClusterRoleBinding',
   'authorization.k8s.io/v1 SelfSubjectAccessReview': 'authorization.v1.SelfSubjectAccessReview',
   'authorization.k8s.io/v1 SubjectAccessReview': 'authorization.v1.SubjectAccessReview',
+  'authorization.k8s.io/v1 SelfSubjectRulesReview': 'authorization.v1.SelfSubjectRulesReview',
   'authentication.k8s.io/v1 SelfSubjectReview': 'authentication.v1.SelfSubjectReview',
   'policy/v1 Eviction': 'policy.v1.Eviction',
   'autoscaling/v1 Scale': 'autoscaling.v1.Scale',

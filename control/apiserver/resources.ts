@@ -121,6 +121,9 @@ export const RESOURCES: readonly ResourceInfo[] = [
   res('authorization.k8s.io', 'v1', 'SubjectAccessReview', 'subjectaccessreviews', false, {
     verbs: ['create'],
   }),
+  res('authorization.k8s.io', 'v1', 'SelfSubjectRulesReview', 'selfsubjectrulesreviews', false, {
+    verbs: ['create'],
+  }),
   res('authentication.k8s.io', 'v1', 'SelfSubjectReview', 'selfsubjectreviews', false, { verbs: ['create'] }),
 ];
 
@@ -128,7 +131,9 @@ export const RESOURCES: readonly ResourceInfo[] = [
 export function isReview(r: Pick<ResourceInfo, 'group' | 'resource'>): boolean {
   return (
     (r.group === 'authorization.k8s.io' &&
-      (r.resource === 'selfsubjectaccessreviews' || r.resource === 'subjectaccessreviews')) ||
+      (r.resource === 'selfsubjectaccessreviews' ||
+        r.resource === 'subjectaccessreviews' ||
+        r.resource === 'selfsubjectrulesreviews')) ||
     (r.group === 'authentication.k8s.io' && r.resource === 'selfsubjectreviews')
   );
 }

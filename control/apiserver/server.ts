@@ -75,8 +75,13 @@ import {
   NODE_CREDENTIAL_PATH,
   PUBLIC_PATHS,
 } from './auth/policy.js';
-import { rbacAuthorizer } from './auth/rbac.js';
-import { selfSubjectAccessReview, selfSubjectReview, subjectAccessReview } from './auth/reviews.js';
+import { rbacAuthorizer, rulesFor, type RbacSource } from './auth/rbac.js';
+import {
+  selfSubjectAccessReview,
+  selfSubjectReview,
+  selfSubjectRulesReview,
+  subjectAccessReview,
+} from './auth/reviews.js';
 import {
   ADMIN_USER,
   SYSTEM_ANONYMOUS,
@@ -186,6 +191,8 @@ export class ApiServer {
   readonly authenticate: Authenticator;
   /** The authorizer chain: system:masters, Node, RBAC. */
   readonly authorizer: Authorizer;
+  /** The RBAC objects, as the RBAC authorizer and SelfSubjectRulesReview read them. */
+  private readonly rbacSource: RbacSource;
 
   constructor(cfg: ApiServerConfig) {
     if (!cfg.store) throw new Error('ApiServer: store is required');
@@ -242,6 +249,12 @@ export class ApiServer {
     const secrets = this.registry('', 'v1', 'secrets');
     const pods = this.registry('', 'v1', 'pods');
     const rbac = (resource: string) => this.registry('rbac.authorization.k8s.io', 'v1', resource);
+    this.rbacSource = {
+      clusterRoleBindings: async () => (await rbac('clusterrolebindings').list(undefined, {})).items,
+      roleBindings: async (ns) => (await rbac('rolebindings').list(ns, {})).items,
+      clusterRole: (name) => getOrUndefined(rbac('clusterroles'), undefined, name),
+      role: (ns, name) => getOrUndefined(rbac('roles'), ns, name),
+    };
     this.authenticate = cfg.security
       ? createAuthenticator({
           getSecret: (name) => getOrUndefined(secrets, 'kube-system', name),
@@ -255,12 +268,7 @@ export class ApiServer {
         podsOnNode: async (node, ns) =>
           (await pods.list(ns, { fieldSelector: parseFieldSelector(`spec.nodeName=${node}`) })).items,
       }),
-      rbacAuthorizer({
-        clusterRoleBindings: async () => (await rbac('clusterrolebindings').list(undefined, {})).items,
-        roleBindings: async (ns) => (await rbac('rolebindings').list(ns, {})).items,
-        clusterRole: (name) => getOrUndefined(rbac('clusterroles'), undefined, name),
-        role: (ns, name) => getOrUndefined(rbac('roles'), ns, name),
-      }),
+      rbacAuthorizer(this.rbacSource),
     );
     this.tunnels = new TunnelServer({
       authenticate: (req, node) => this.authenticateTunnel(req, node),
@@ -1007,6 +1015,8 @@ export class ApiServer {
     const typed = { ...body, apiVersion: groupVersion(r), kind: r.kind };
     if (r.resource === 'selfsubjectreviews') return selfSubjectReview(typed, user);
     if (r.resource === 'subjectaccessreviews') return subjectAccessReview(typed, this.authorizer);
+    if (r.resource === 'selfsubjectrulesreviews')
+      return selfSubjectRulesReview(typed, user, (u, ns) => rulesFor(this.rbacSource, u, ns));
     return selfSubjectAccessReview(typed, user, this.authorizer);
   }
 

@@ -8,7 +8,8 @@
 import type { KubeObject } from '../../../api/object.js';
 import { badRequest } from '../status.js';
 import type { Attributes, Authorizer } from './authz.js';
-import { SYSTEM_AUTHENTICATED, type UserInfo } from './user.js';
+import type { PolicyRule } from './rbac.js';
+import { nodeNameOf, SYSTEM_AUTHENTICATED, SYSTEM_MASTERS, type UserInfo } from './user.js';
 
 type Obj = Record<string, unknown>;
 const o = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
@@ -69,6 +70,44 @@ export async function subjectAccessReview(body: KubeObject, authorizer: Authoriz
     throw badRequest('spec.user: Invalid value: "": at least one of user or group must be specified');
   const user: UserInfo = { name: s(spec.user), groups, ...(s(spec.uid) ? { uid: s(spec.uid) } : {}) };
   return { ...body, status: await decide(authorizer, reviewAttributes(spec, user)) };
+}
+
+/**
+ * Answers a SelfSubjectRulesReview (`kubectl auth can-i --list`): the RBAC rules that
+ * apply to the requesting user in `spec.namespace` (cluster-wide bindings included), as
+ * RBAC's RulesFor. `system:masters` gets the `*` rules its privilege amounts to. The Node
+ * authorizer's grants are not rules, so for a node identity the answer says `incomplete`.
+ * @throws ApiError 400 without spec.namespace (Kubernetes requires it).
+ */
+export async function selfSubjectRulesReview(
+  body: KubeObject,
+  user: UserInfo,
+  rulesFor: (user: UserInfo, namespace: string) => Promise<PolicyRule[]>,
+): Promise<KubeObject> {
+  const namespace = s(o(body.spec).namespace);
+  if (namespace === '') throw badRequest('spec.namespace: Required value: no namespace on request');
+  const privileged = user.groups.includes(SYSTEM_MASTERS);
+  const rules: PolicyRule[] = privileged
+    ? [
+        { verbs: ['*'], apiGroups: ['*'], resources: ['*'] },
+        { verbs: ['*'], nonResourceURLs: ['*'] },
+      ]
+    : await rulesFor(user, namespace);
+  const resourceRules = rules
+    .filter((r) => (r.resources ?? []).length > 0)
+    .map((r) => ({
+      verbs: r.verbs ?? [],
+      ...(r.apiGroups ? { apiGroups: r.apiGroups } : {}),
+      resources: r.resources ?? [],
+      ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}),
+    }));
+  const nonResourceRules = rules
+    .filter((r) => (r.nonResourceURLs ?? []).length > 0)
+    .map((r) => ({ verbs: r.verbs ?? [], nonResourceURLs: r.nonResourceURLs ?? [] }));
+  return {
+    ...body,
+    status: { resourceRules, nonResourceRules, incomplete: nodeNameOf(user) !== undefined },
+  };
 }
 
 /** Answers a SelfSubjectReview: the requesting user's name, uid, groups and extra. */

@@ -57,6 +57,7 @@ const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'rbac.authorization.k8s.io/v1/clusterrolebindings': clusterRoleBindingStrategy,
   'authorization.k8s.io/v1/selfsubjectaccessreviews': reviewStrategy,
   'authorization.k8s.io/v1/subjectaccessreviews': reviewStrategy,
+  'authorization.k8s.io/v1/selfsubjectrulesreviews': reviewStrategy,
   'authentication.k8s.io/v1/selfsubjectreviews': reviewStrategy,
 };
 
