@@ -69,6 +69,7 @@ describe('spring-server from examples/, end to end', { timeout: 900_000 }, () =>
   let k: K8tsServer;
   let agentB: K8tsAgent | undefined;
   let dataDir: string;
+  let agentBDir: string | undefined;
   let port: string;
   const serverArgs = [
     '--node-name',
@@ -158,11 +159,15 @@ describe('spring-server from examples/, end to end', { timeout: 900_000 }, () =>
     dataDir = mkdtempSync(join(tmpdir(), 'k8ts-spring-e2e-'));
     k = await startK8tsServer({ agent: true, dataDir, args: serverArgs, readyTimeoutMs: 60_000 });
     port = new URL(k.url).port;
+    // The second agent's own data dir, kept across its restart in step 5: it holds the
+    // node credential (a join token registers new nodes only).
+    agentBDir = mkdtempSync(join(tmpdir(), 'k8ts-spring-e2e-agent-'));
     agentB = await startK8tsAgent({
       server: k.url,
       token: readFileSync(`${dataDir}/node-token`, 'utf8').trim(),
       nodeName: NODE_B,
       nodeIP: '127.0.0.2',
+      dataDir: agentBDir,
     });
   });
 
@@ -172,6 +177,7 @@ describe('spring-server from examples/, end to end', { timeout: 900_000 }, () =>
     await removeNodeFromDocker(NODE_A);
     await removeNodeFromDocker(NODE_B);
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    if (agentBDir) rmSync(agentBDir, { recursive: true, force: true });
   });
 
   it('1. the server node and a second agent are both Ready', async () => {
@@ -277,12 +283,14 @@ describe('spring-server from examples/, end to end', { timeout: 900_000 }, () =>
       const now = await live();
       return now.length === 4 && now.every((p) => p.node === NODE_A && p.ready) ? true : undefined;
     });
-    // The agent comes back: the node is Ready again and the pods deleted meanwhile are cleaned up.
+    // The agent comes back (its data dir, its credential): the node is Ready again and the
+    // pods deleted meanwhile are cleaned up.
     agentB = await startK8tsAgent({
       server: k.url,
       token: readFileSync(`${dataDir}/node-token`, 'utf8').trim(),
       nodeName: NODE_B,
       nodeIP: '127.0.0.2',
+      dataDir: agentBDir,
     });
     await until(`${NODE_B} Ready again, its old pods gone`, async () => {
       const out = await kubectl('get', 'node', NODE_B, '--no-headers');
