@@ -192,21 +192,7 @@ export class DockerRuntime implements Runtime {
   }
 
   async podSandboxStatus(podSandboxId: string): Promise<PodSandboxStatus> {
-    const info = await this.inspectOwned(podSandboxId, TYPE_SANDBOX);
-    const view = sandboxFromLabels(info.Config.Labels);
-    const networks = info.NetworkSettings.Networks ?? {};
-    const ip = info.State.Running
-      ? (networks[view.network || 'bridge']?.IPAddress ?? info.NetworkSettings.IPAddress ?? '')
-      : '';
-    return {
-      id: info.Id,
-      metadata: view.metadata,
-      state: info.State.Running ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY',
-      createdAt: view.createdAt,
-      labels: view.labels,
-      annotations: view.annotations,
-      network: { ip },
-    };
+    return sandboxStatusOf(await this.inspectOwned(podSandboxId, TYPE_SANDBOX));
   }
 
   async listPodSandbox(filter: PodSandboxFilter = {}): Promise<PodSandbox[]> {
@@ -483,7 +469,7 @@ export class DockerRuntime implements Runtime {
    */
   async portForward(podSandboxId: string, port: number): Promise<Duplex> {
     const info = await this.inspectOwned(podSandboxId, TYPE_SANDBOX);
-    const status = await this.podSandboxStatus(podSandboxId);
+    const status = sandboxStatusOf(info);
     if (status.state !== 'SANDBOX_READY' || !status.network.ip || !info.State.Pid)
       throw new CriError('FailedPrecondition', `pod sandbox ${podSandboxId} is not ready`);
     const where = `port-forward to port ${port} of sandbox ${podSandboxId}`;
@@ -746,6 +732,24 @@ export class DockerRuntime implements Runtime {
 function matches(labels: Record<string, string>, selector?: Record<string, string>): boolean {
   if (!selector) return true;
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+/** The CRI PodSandboxStatus of an inspected sandbox container (its IP only while it runs). */
+function sandboxStatusOf(info: Docker.ContainerInspectInfo): PodSandboxStatus {
+  const view = sandboxFromLabels(info.Config.Labels);
+  const networks = info.NetworkSettings.Networks ?? {};
+  const ip = info.State.Running
+    ? (networks[view.network || 'bridge']?.IPAddress ?? info.NetworkSettings.IPAddress ?? '')
+    : '';
+  return {
+    id: info.Id,
+    metadata: view.metadata,
+    state: info.State.Running ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY',
+    createdAt: view.createdAt,
+    labels: view.labels,
+    annotations: view.annotations,
+    network: { ip },
+  };
 }
 
 /**
