@@ -321,13 +321,15 @@ describe('kubectl logs, exec, port-forward and top through the agent tunnel', { 
     await attach.stop();
   });
 
-  it('kubectl port-forward reaches the pod, two connections at once', async () => {
+  /** Starts `kubectl port-forward <target> <free local port>:<remote>` (with `env`) and waits until it listens. */
+  const forward = async (target: string, remote: number, env: NodeJS.ProcessEnv = {}) => {
     const local = await freePort();
-    const pf = startKubectl(
+    const pf = startKubectlEnv(
+      env,
       k.kubeconfig,
       'port-forward',
-      'pod/spring',
-      `${local}:8080`,
+      target,
+      `${local}:${remote}`,
       '--address',
       '127.0.0.1',
     );
@@ -335,6 +337,11 @@ describe('kubectl logs, exec, port-forward and top through the agent tunnel', { 
     await until('port-forward listening', async () =>
       pf.stdout().includes('Forwarding from') ? true : undefined,
     );
+    return { local, pf };
+  };
+
+  it('kubectl port-forward reaches the pod, two connections at once', async () => {
+    const { local, pf } = await forward('pod/spring', 8080);
     const curl = await run('curl', ['-sS', '-m', '10', `http://127.0.0.1:${local}/`]);
     assert.equal(curl.code, 0, curl.stderr);
     assert.equal(curl.stdout.trim(), 'spring-server 1.0 on spring');
@@ -364,19 +371,7 @@ describe('kubectl logs, exec, port-forward and top through the agent tunnel', { 
       'mkdir -p /tmp/www && echo local-only > /tmp/www/index.html && httpd -p 127.0.0.1:7777 -h /tmp/www',
     );
     assert.equal(serve.code, 0, serve.stderr);
-    const local = await freePort();
-    const pf = startKubectl(
-      k.kubeconfig,
-      'port-forward',
-      'pod/ticker',
-      `${local}:7777`,
-      '--address',
-      '127.0.0.1',
-    );
-    background.push(pf);
-    await until('port-forward listening', async () =>
-      pf.stdout().includes('Forwarding from') ? true : undefined,
-    );
+    const { local, pf } = await forward('pod/ticker', 7777);
     const curl = await run('curl', ['-sS', '-m', '10', `http://127.0.0.1:${local}/`]);
     assert.equal(curl.code, 0, curl.stderr + pf.stderr());
     assert.equal(curl.stdout.trim(), 'local-only');
@@ -384,20 +379,7 @@ describe('kubectl logs, exec, port-forward and top through the agent tunnel', { 
   });
 
   it('kubectl port-forward over plain SPDY (websockets off) reaches the pod too', async () => {
-    const local = await freePort();
-    const pf = startKubectlEnv(
-      { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' },
-      k.kubeconfig,
-      'port-forward',
-      'pod/spring',
-      `${local}:8080`,
-      '--address',
-      '127.0.0.1',
-    );
-    background.push(pf);
-    await until('port-forward listening', async () =>
-      pf.stdout().includes('Forwarding from') ? true : undefined,
-    );
+    const { local, pf } = await forward('pod/spring', 8080, { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' });
     const answers = await Promise.all(
       [1, 2].map(() => run('curl', ['-sS', '-m', '10', `http://127.0.0.1:${local}/`])),
     );
