@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Lease, Node } from '../api/types.js';
+import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
 import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 
@@ -23,7 +24,7 @@ describe('k8ts agent: nodes on one host', { timeout: 180_000 }, () => {
     k = await startK8tsServer({
       agent: true,
       fromSource: true,
-      args: ['--node-name', nodeA, '--node-ip', '127.0.0.1'],
+      args: ['--node-name', nodeA, '--node-ip', '127.0.0.1', '--cluster-cidr', await freeClusterCIDR()],
       readyTimeoutMs: 60_000,
     });
   });
@@ -49,7 +50,13 @@ describe('k8ts agent: nodes on one host', { timeout: 180_000 }, () => {
           (JSON.parse(r.stdout) as { items: Node[] }).items.map((n) => [n.metadata.name!, n]),
         );
         if (ok(nodes)) return nodes;
-        last = r.stdout;
+        // What a failure needs: each node's Ready condition (why it is not Ready).
+        last = [...nodes.values()]
+          .map((n) => {
+            const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
+            return `${n.metadata.name}: Ready=${ready?.status} ${ready?.reason ?? ''} ${ready?.message ?? ''}`;
+          })
+          .join('\n');
       } else {
         last = r.stderr;
       }

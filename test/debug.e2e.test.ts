@@ -12,11 +12,11 @@ import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
 import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 
 const NODE = `debug-e2e-${process.pid}`;
-const CLUSTER_CIDR = `10.${200 + (process.pid % 30)}.0.0/16`;
 
 const manifests = `
 apiVersion: v1
@@ -154,6 +154,7 @@ function connected(port: number): Promise<Socket> {
 describe('kubectl logs, exec, port-forward and top through the agent tunnel', { timeout: 600_000 }, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'k8ts-debug-e2e-'));
   let k: K8tsServer;
+  let clusterCIDR: string;
   let agent: K8tsAgent | undefined;
   let port = 0;
   const background: Running[] = [];
@@ -177,7 +178,8 @@ describe('kubectl logs, exec, port-forward and top through the agent tunnel', { 
 
   before(async () => {
     await removeNodeFromDocker(NODE);
-    k = await startK8tsServer({ dataDir, args: ['--cluster-cidr', CLUSTER_CIDR] });
+    clusterCIDR = await freeClusterCIDR();
+    k = await startK8tsServer({ dataDir, args: ['--cluster-cidr', clusterCIDR] });
     port = Number(new URL(k.url).port);
     agent = await startK8tsAgent({
       server: k.url,
@@ -463,7 +465,7 @@ describe('kubectl logs, exec, port-forward and top through the agent tunnel', { 
     await until('the agent noticed', async () =>
       /"agent tunnel closed"/.test(agent!.logs()) ? true : undefined,
     );
-    k = await startK8tsServer({ dataDir, args: ['--cluster-cidr', CLUSTER_CIDR, '--port', String(port)] });
+    k = await startK8tsServer({ dataDir, args: ['--cluster-cidr', clusterCIDR, '--port', String(port)] });
     assert.equal(Number(new URL(k.url).port), port);
     const logs = await until(
       'kubectl logs through the new tunnel',

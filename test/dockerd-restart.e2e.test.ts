@@ -21,7 +21,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import Docker from 'dockerode';
@@ -29,11 +29,11 @@ import { isNotFound } from '../api/client/errors.js';
 import { resources } from '../api/client/resource.js';
 import { RestClient } from '../api/client/rest.js';
 import type { ContainerStatus, Node, Pod } from '../api/types.js';
+import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker } from './support/k8ts-agent.js';
 import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 
 const NODE = `dockerd-restart-${randomBytes(3).toString('hex')}`;
-const CLUSTER_CIDR = `10.${randomInt(200, 240)}.0.0/16`;
 const POD = 'survivor';
 const docker = new Docker();
 
@@ -106,7 +106,7 @@ describe('a Docker daemon restart is survived', { timeout: 300_000 }, () => {
     k = await startK8tsServer({
       agent: true,
       fromSource: true,
-      args: ['--node-name', NODE, '--node-ip', '127.0.0.1', '--cluster-cidr', CLUSTER_CIDR],
+      args: ['--node-name', NODE, '--node-ip', '127.0.0.1', '--cluster-cidr', await freeClusterCIDR()],
       readyTimeoutMs: 60_000,
     });
     client = RestClient.fromKubeconfig(k.kubeconfig);

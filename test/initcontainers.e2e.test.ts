@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ContainerStatus, Pod } from '../api/types.js';
+import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker } from './support/k8ts-agent.js';
 import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 
@@ -37,7 +38,7 @@ describe('init containers and lifecycle hooks on real Docker', { timeout: 300_00
     k = await startK8tsServer({
       agent: true,
       fromSource: true,
-      args: ['--node-name', NODE, '--node-ip', '127.0.0.1'],
+      args: ['--node-name', NODE, '--node-ip', '127.0.0.1', '--cluster-cidr', await freeClusterCIDR()],
       readyTimeoutMs: 60_000,
     });
   });

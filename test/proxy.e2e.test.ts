@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker } from './support/k8ts-agent.js';
 import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 
@@ -17,7 +18,6 @@ const NODE = `proxy-e2e-${process.pid}`;
 const NODE_IP = '127.0.0.1';
 const SERVICE_CIDR = `10.199.${process.pid % 256}.0/24`;
 // The pod network's docker bridge must not overlap another cluster's on this host (10.42/16 by default).
-const CLUSTER_CIDR = `10.${160 + (process.pid % 30)}.0.0/16`;
 const APP = 'proxy-e2e';
 
 const manifests = `
@@ -205,7 +205,7 @@ describe(
           '--node-ip',
           NODE_IP,
           '--cluster-cidr',
-          CLUSTER_CIDR,
+          await freeClusterCIDR(),
           '--service-cluster-ip-range',
           SERVICE_CIDR,
           // Away from the examples' 30080, which another cluster on this host may hold.

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { configuredFetch, type ConfiguredFetch } from '../api/client/fetch.js';
 import { createCA } from '../api/tls/certs.js';
+import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
 import {
   cliCommand,
@@ -52,11 +53,14 @@ describe('secure by default', { timeout: 400_000 }, () => {
   let k: K8tsServer;
   let agent: K8tsAgent | undefined;
   let asNode: ConfiguredFetch;
+  let clusterArgs: string[] = [];
 
   before(async () => {
     const started = await run('bash', ['scripts/start-dockerd.sh'], { timeoutMs: 60_000 });
     assert.equal(started.code, 0, `dockerd did not start: ${started.stderr}`);
-    k = await startK8tsServer({ dataDir, fromSource: true, readyTimeoutMs: 60_000 });
+    // Kept across the restart below; the agent's pod network takes a node CIDR from it.
+    clusterArgs = ['--cluster-cidr', await freeClusterCIDR()];
+    k = await startK8tsServer({ dataDir, fromSource: true, readyTimeoutMs: 60_000, args: clusterArgs });
   });
 
   after(async () => {
@@ -589,7 +593,7 @@ describe('secure by default', { timeout: 400_000 }, () => {
       // A data dir that others can read (made by hand, say) is made owner-only at start:
       // it holds the store with every Secret.
       chmodSync(dataDir, 0o755);
-      k = await startK8tsServer({ dataDir, fromSource: true, readyTimeoutMs: 60_000 });
+      k = await startK8tsServer({ dataDir, fromSource: true, readyTimeoutMs: 60_000, args: clusterArgs });
       assert.equal(statSync(dataDir).mode & 0o077, 0, 'the data dir');
       for (const f of files)
         assert.equal(readFileSync(join(dataDir, 'tls', f), 'utf8'), before[f], `${f} reused`);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
 import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 
@@ -157,6 +158,8 @@ describe('spring-server from examples/, end to end', { timeout: 900_000 }, () =>
     // Our own data dir: the server is restarted on it in step 6 (a dir the helper made
     // would be removed when the first server stops).
     dataDir = mkdtempSync(join(tmpdir(), 'k8ts-spring-e2e-'));
+    // Kept for the restart in step 6, as serverArgs are.
+    serverArgs.push('--cluster-cidr', await freeClusterCIDR());
     k = await startK8tsServer({ agent: true, dataDir, args: serverArgs, readyTimeoutMs: 60_000 });
     port = new URL(k.url).port;
     // The second agent's own data dir, kept across its restart in step 5: it holds the
