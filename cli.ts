@@ -85,20 +85,31 @@ async function nodeFlags(values: {
     : { nodeName, nodeIP: await primaryIPv4() };
 }
 
-/** Resolves on the first SIGINT or SIGTERM. */
-function untilSignal(): { promise: Promise<void>; signal: AbortSignal } {
+/**
+ * Resolves on the first SIGINT or SIGTERM, and keeps the process alive until then (or
+ * until release()): a daemon runs until it is told to stop. The ref'd timer matters while
+ * everything else waits on unref'd timers; an agent retrying a server it cannot reach
+ * would otherwise end with Node's exit code 13 (an unsettled top-level await).
+ */
+function untilSignal(): { promise: Promise<void>; signal: AbortSignal; release(): void } {
   const ac = new AbortController();
+  const alive = setInterval(() => {}, 1 << 30);
+  let stop = () => {};
+  const release = () => {
+    clearInterval(alive);
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+  };
   const promise = new Promise<void>((resolve) => {
-    const stop = () => {
-      process.removeListener('SIGINT', stop);
-      process.removeListener('SIGTERM', stop);
+    stop = () => {
+      release();
       ac.abort(new Error('interrupted'));
       resolve();
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  return { promise, signal: ac.signal };
+  return { promise, signal: ac.signal, release };
 }
 
 async function agentCommand(argv: string[]): Promise<number> {
@@ -167,6 +178,7 @@ async function agentCommand(argv: string[]): Promise<number> {
       signal: interrupted.signal,
     });
   } catch (err) {
+    interrupted.release();
     if (interrupted.signal.aborted) return 0;
     throw err;
   }
@@ -342,6 +354,7 @@ async function server(argv: string[]): Promise<number> {
       process.stdout.write(`k8ts agent ${localNode.nodeName} joined ${control.url}\n`);
     } catch (err) {
       if (!interrupted.signal.aborted) {
+        interrupted.release();
         await control.stop();
         throw err;
       }

@@ -27,7 +27,7 @@ import { RestClient } from '../api/client/rest.js';
 import { createLogger } from '../api/log.js';
 import type { Node } from '../api/types.js';
 import type { Runtime, RuntimeKind } from '../cri/index.js';
-import { bootstrapNodeCredential } from './kubelet/bootstrap.js';
+import { bootstrapNodeCredential, checkPlainHTTP } from './kubelet/bootstrap.js';
 import { hostMachine, type MachineProbe } from './kubelet/machine.js';
 import { PodNetworkManager } from './kubelet/network.js';
 import { NodeLeaseController } from './kubelet/node-lease.js';
@@ -142,6 +142,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     );
   let credential;
   try {
+    if (cfg.server.startsWith('http:')) await checkPlainHTTP(cfg.server);
     credential = cfg.server.startsWith('https:')
       ? await bootstrapNodeCredential({
           server: cfg.server,

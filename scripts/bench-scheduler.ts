@@ -22,6 +22,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort } from 'node:worker_threads';
 import winston from 'winston';
 import { EventRecorder } from '../api/client/events.js';
@@ -92,8 +93,16 @@ function rssMiB(): number {
   return process.memoryUsage().rss / 2 ** 20;
 }
 
+/** A running API server: its port, its thread's event loop utilization so far, and stop. */
+interface ApiHandle {
+  port: number;
+  /** performance.eventLoopUtilization() of the thread the API server runs on. */
+  elu: () => EventLoopUtilization;
+  stop: () => Promise<void>;
+}
+
 /** The real API server over a MemoryStore on a free loopback port; `stop` ends it. */
-async function startApiServer(): Promise<{ port: number; stop: () => Promise<void> }> {
+async function startApiServer(): Promise<ApiHandle> {
   const store = new MemoryStore();
   const server = new ApiServer({
     store,
@@ -106,6 +115,7 @@ async function startApiServer(): Promise<{ port: number; stop: () => Promise<voi
   const { port } = await server.start();
   return {
     port,
+    elu: () => performance.eventLoopUtilization(),
     stop: async () => {
       await server.stop();
       await store.close();
@@ -114,7 +124,7 @@ async function startApiServer(): Promise<{ port: number; stop: () => Promise<voi
 }
 
 /** Starts the API server in a worker thread running this file; resolves with its port. */
-async function startApiThread(): Promise<{ port: number; stop: () => Promise<void> }> {
+async function startApiThread(): Promise<ApiHandle> {
   // The worker loads this file through tsx, as the main thread was.
   const boot = `(async () => {
     const { register } = await import('tsx/esm/api');
@@ -128,6 +138,7 @@ async function startApiThread(): Promise<{ port: number; stop: () => Promise<voi
   });
   return {
     port,
+    elu: () => worker.performance.eventLoopUtilization(),
     stop: async () => {
       const exited = new Promise((r) => worker.once('exit', r));
       worker.postMessage('stop');
@@ -199,6 +210,7 @@ async function main(): Promise<void> {
     await session.post('Profiler.start');
   }
   const cpuStart = process.cpuUsage();
+  const eluStart = { main: performance.eventLoopUtilization(), api: api.elu() };
   const schedStart = performance.now();
   const running = scheduler.run(ac.signal);
   const progress = setInterval(() => {
@@ -206,6 +218,10 @@ async function main(): Promise<void> {
   }, 2000);
   await done;
   const cpu = process.cpuUsage(cpuStart);
+  const busy = (start: EventLoopUtilization, now: EventLoopUtilization) =>
+    `${(performance.eventLoopUtilization(now, start).utilization * 100).toFixed(0)} %`;
+  const eluMain = busy(eluStart.main, performance.eventLoopUtilization());
+  const eluApi = API_THREAD ? busy(eluStart.api, api.elu()) : eluMain;
   clearInterval(progress);
   if (session) {
     const { profile } = await session.post('Profiler.stop');
@@ -240,6 +256,7 @@ async function main(): Promise<void> {
         'CPU used while scheduling (whole process: API server, scheduler, observer)',
         `${((cpu.user + cpu.system) / 1e6).toFixed(2)} s = ${(PODS / ((cpu.user + cpu.system) / 1e6)).toFixed(0)} pods per CPU-second`,
       ],
+      ['busy (event loop utilization): scheduler thread / API server thread', `${eluMain} / ${eluApi}`],
       ['create → bound p50', `${(percentile(lat, 50) / 1000).toFixed(2)} s`],
       ['create → bound p99', `${(percentile(lat, 99) / 1000).toFixed(2)} s`],
       ['binding errors', String(scheduler.stats.bindingErrors)],

@@ -15,6 +15,7 @@
  * Later starts use the stored credential; the token is not needed again.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as http from 'node:http';
 import * as https from 'node:https';
 import { join } from 'node:path';
 import type winston from 'winston';
@@ -239,5 +240,33 @@ function statusMessage(body: string): string {
     return s.message ?? body.slice(0, 200);
   } catch {
     return body.slice(0, 200);
+  }
+}
+
+/**
+ * Fails fast when `server` is an `http://` URL whose port does not speak plain HTTP: a
+ * `k8ts server` serves HTTPS unless started with `--insecure-http`, and an agent given
+ * `http://` for it would otherwise retry "socket hang up" for ever. Sends one `GET
+ * /version` (5 s deadline); a server that is not up yet (refused, timed out) passes, so
+ * that the agent's own retries wait for it.
+ * @throws BootstrapError when the port answers with something other than HTTP, or closes
+ *   the connection without answering.
+ */
+export async function checkPlainHTTP(server: string): Promise<void> {
+  const url = new URL('/version', server);
+  const failure = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    const req = http.get(url, { timeout: 5_000, agent: false }, (res) => {
+      res.resume();
+      resolve(undefined);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err));
+  });
+  if (!failure) return;
+  const notHTTP = failure.code === 'ECONNRESET' || failure.code?.startsWith('HPE_') === true;
+  if (notHTTP) {
+    throw new BootstrapError(
+      `${server} does not answer plain HTTP (${failure.message}); a k8ts server serves HTTPS unless started with --insecure-http: use --server ${server.replace(/^http:/, 'https:')}`,
+    );
   }
 }
