@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server } from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { BootstrapError, checkPlainHTTP } from './bootstrap.js';
+import winston from 'winston';
+import { createCA, signLeaf } from '../../api/tls/certs.js';
+import { BootstrapError, bootstrapNodeCredential, checkPlainHTTP } from './bootstrap.js';
 
 /** Listens on a free loopback port; resolves with the server's `http://` URL. */
 async function listen(server: Server): Promise<string> {
@@ -43,5 +48,31 @@ describe('checkPlainHTTP', () => {
     const url = await listen(gone);
     await new Promise<void>((resolve) => gone.close(() => resolve()));
     await checkPlainHTTP(url);
+  });
+});
+
+describe('bootstrapNodeCredential without a join token', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'k8ts-bootstrap-test-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const logger = winston.createLogger({ silent: true });
+  const attempt = (nodeName: string) =>
+    bootstrapNodeCredential({ server: 'https://127.0.0.1:1', nodeName, dataDir, logger });
+
+  it('says that nothing is stored yet', async () => {
+    await assert.rejects(attempt('n1'), /^BootstrapError: no node credential is stored in .*; give --token/);
+  });
+
+  it('says whose the stored credential is when it belongs to another node, and uses it for that node', async () => {
+    const ca = await createCA('k8ts-test-ca');
+    const leaf = await signLeaf(ca, { usage: 'client', user: 'system:node:n1', groups: ['system:nodes'] });
+    mkdirSync(join(dataDir, 'tls'), { recursive: true });
+    writeFileSync(join(dataDir, 'tls', 'server-ca.crt'), ca.cert);
+    writeFileSync(join(dataDir, 'tls', 'kubelet-client.crt'), leaf.cert);
+    writeFileSync(join(dataDir, 'tls', 'kubelet-client.key'), leaf.key!);
+    await assert.rejects(
+      attempt('n2'),
+      /the node credential in .* is system:node:n1's, not node n2's \(use that node's --node-name, or another --data-dir\); give --token/,
+    );
+    assert.equal((await attempt('n1')).cert, leaf.cert);
   });
 });

@@ -63,6 +63,25 @@ export function loadNodeCredential(
   return cred;
 }
 
+/** Why loadNodeCredential() found nothing usable in `dataDir` for `nodeName`, in words for the CLI. */
+function storedCredentialProblem(dataDir: string, nodeName: string, now = new Date()): string {
+  const dir = join(dataDir, 'tls');
+  if (!Object.values(FILES).every((f) => existsSync(join(dir, f))))
+    return `no node credential is stored in ${dir} yet`;
+  try {
+    const cert = readFileSync(join(dir, FILES.cert), 'utf8');
+    const holder = certificateSubject(cert).commonName;
+    if (holder !== `${NODE_USER_PREFIX}${nodeName}`)
+      return `the node credential in ${dir} is ${holder}'s, not node ${nodeName}'s (use that node's --node-name, or another --data-dir)`;
+    const expiry = notAfter(cert);
+    if (expiry.getTime() <= now.getTime())
+      return `the node credential in ${dir} expired on ${expiry.toISOString()}`;
+  } catch (err) {
+    return `the node credential in ${dir} cannot be read: ${(err as Error).message}`;
+  }
+  return `the node credential in ${dir} is unusable`;
+}
+
 function saveNodeCredential(dataDir: string, cred: NodeCredential): void {
   const dir = join(dataDir, 'tls');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -137,7 +156,7 @@ export async function bootstrapNodeCredential(opts: BootstrapOptions): Promise<N
   }
   if (!opts.token)
     throw new BootstrapError(
-      'no node credential is stored in the data dir yet; give --token or --token-file to join',
+      `${storedCredentialProblem(opts.dataDir, opts.nodeName)}; give --token or --token-file to join`,
     );
   let parsed;
   try {
