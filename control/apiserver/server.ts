@@ -75,7 +75,8 @@ import {
   NODE_CREDENTIAL_PATH,
   PUBLIC_PATHS,
 } from './auth/policy.js';
-import { rbacAuthorizer, rulesFor, type RbacSource } from './auth/rbac.js';
+import { escalationMessage, uncoveredRules } from './auth/escalation.js';
+import { rbacAuthorizer, rulesFor, type PolicyRule, type RbacSource } from './auth/rbac.js';
 import {
   selfSubjectAccessReview,
   selfSubjectReview,
@@ -479,6 +480,81 @@ export class ApiServer {
   }
 
   /**
+   * RBAC escalation prevention for writes of Roles, ClusterRoles and their bindings
+   * (auth/escalation.ts). `source` is the object whose roleRef a binding write grants: the
+   * body of a create or update, the stored object for a patch (roleRef cannot change).
+   * @returns a synchronous check of the object about to be written, which throws 403
+   *   Forbidden naming the rules the user does not hold; undefined when there is nothing
+   *   to check (no security, another kind, or the user may `escalate` / `bind`).
+   * @throws ApiError 404 when a binding's role does not exist, as Kubernetes' rule resolver.
+   */
+  private async escalationCheck(
+    rr: ResourceRequest,
+    user: UserInfo,
+    source: KubeObject | undefined,
+  ): Promise<((obj: KubeObject) => void) | undefined> {
+    const group = rr.resource.group;
+    if (!this.cfg.security || rr.subresource !== undefined || group !== 'rbac.authorization.k8s.io')
+      return undefined;
+    const kind = rr.resource.resource;
+    const namespace = rr.resource.namespaced ? rr.namespace : undefined;
+    const may = async (verb: string, resource: string, name: string) =>
+      (
+        await this.authorizer.authorize({
+          user,
+          verb,
+          resourceRequest: true,
+          group,
+          resource,
+          ...(namespace !== undefined ? { namespace } : {}),
+          name,
+        })
+      ).decision === 'allow';
+    const refuse = (name: string, uncovered: PolicyRule[]) =>
+      new ApiError(
+        403,
+        'Forbidden',
+        `${kind}.${group} "${name}" is forbidden: ${escalationMessage(user, uncovered)}`,
+        {
+          name,
+          group,
+          kind,
+        },
+      );
+    const rulesOf = (o: KubeObject | undefined) => (Array.isArray(o?.rules) ? (o.rules as PolicyRule[]) : []);
+    if (kind === 'roles' || kind === 'clusterroles') {
+      if (await may('escalate', kind, rr.name ?? '')) return undefined;
+      const owned = await rulesFor(this.rbacSource, user, namespace);
+      return (obj) => {
+        const uncovered = uncoveredRules(owned, rulesOf(obj));
+        if (uncovered.length > 0) throw refuse(obj.metadata?.name ?? rr.name ?? '', uncovered);
+      };
+    }
+    const ref = (source?.roleRef ?? {}) as { kind?: string; name?: string };
+    // A binding without a usable roleRef is refused by validation.
+    if (!ref.name || (ref.kind !== 'Role' && ref.kind !== 'ClusterRole')) return undefined;
+    const refResource = ref.kind === 'Role' ? 'roles' : 'clusterroles';
+    if (await may('bind', refResource, ref.name)) return undefined;
+    const role =
+      ref.kind === 'Role'
+        ? namespace !== undefined
+          ? await this.rbacSource.role(namespace, ref.name)
+          : undefined
+        : await this.rbacSource.clusterRole(ref.name);
+    if (!role)
+      throw new ApiError(404, 'NotFound', `${refResource}.${group} "${ref.name}" not found`, {
+        name: ref.name,
+        group,
+        kind: refResource,
+      });
+    const uncovered = uncoveredRules(await rulesFor(this.rbacSource, user, namespace), rulesOf(role));
+    if (uncovered.length === 0) return undefined;
+    return (obj) => {
+      throw refuse(obj.metadata?.name ?? rr.name ?? '', uncovered);
+    };
+  }
+
+  /**
    * Asks the authorizer chain about `attrs` (nothing to ask without `security`).
    * @throws ApiError 403 Forbidden in Kubernetes' wording when it does not allow.
    */
@@ -827,6 +903,7 @@ export class ApiServer {
           );
         if (terminating) throw namespaceTerminating(rr, body);
         admitNodeCreate(user, rr.resource, rr.namespace, body);
+        (await this.escalationCheck(rr, user, body))?.(body);
         const created =
           rr.resource.resource === 'namespaces' && rr.resource.group === ''
             ? await this.createNamespace(body, write)
@@ -858,6 +935,7 @@ export class ApiServer {
         let updated: KubeObject;
         try {
           if (isNodeSpecWrite) admitNodeUpdate(user, await registry.get(undefined, rr.name!), body);
+          (await this.escalationCheck(rr, user, body))?.(body);
           updated = await registry.update(rr.namespace, rr.name!, body, opts);
         } catch (err) {
           // Leases, Endpoints and Events are created by a PUT to a missing name, as
@@ -924,12 +1002,22 @@ export class ApiServer {
           resetFields,
         };
         try {
+          // A binding's roleRef is the stored one (it cannot change); a role's rules are
+          // checked on the patched object.
+          const escalation = await this.escalationCheck(
+            rr,
+            user,
+            rr.resource.resource.endsWith('bindings')
+              ? await registry.get(rr.namespace, rr.name!)
+              : undefined,
+          );
           const patched = await registry.guaranteedUpdate(
             rr.namespace,
             rr.name!,
             (current) => {
               const patched = applyPatch({ contentType: type, original: current, patch: body, ...common });
               if (isNodeSpecWrite) admitNodeUpdate(user, current, patched);
+              escalation?.(patched);
               checkPatchedFieldTypes(rr.resource.model, patched, type, body);
               // Server-side apply rejects undeclared fields itself, whatever the directive.
               if (!isApply) this.checkPatchedFields(patched, type, body, res, q, rr.resource.model);
@@ -959,6 +1047,7 @@ export class ApiServer {
               `the name of the object (${meta.name}) does not match the name on the URL (${rr.name})`,
             );
           meta.name = rr.name!;
+          (await this.escalationCheck(rr, user, obj))?.(obj);
           if (rr.resource.resource === 'namespaces' && rr.resource.group === '')
             writeJson(res, 201, await this.createNamespace(obj, { dryRun, owned: true }));
           else writeJson(res, 201, await registry.create(rr.namespace, obj, { dryRun, owned: true }));

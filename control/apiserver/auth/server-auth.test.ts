@@ -253,4 +253,219 @@ describe('ApiServer with security', () => {
       /cannot impersonate resource "users"/,
     );
   });
+
+  describe('RBAC escalation prevention', () => {
+    const RBAC = `/apis/rbac.authorization.k8s.io/v1`;
+    const NS = `${RBAC}/namespaces/default`;
+    let admin: ConfiguredFetch;
+    let bob: ConfiguredFetch;
+    /** Sends `body` as JSON with `method`; resolves with the status and the decoded answer. */
+    const send = async (
+      f: ConfiguredFetch,
+      method: string,
+      path: string,
+      body?: object,
+      type = 'application/json',
+    ) => {
+      const res = await f(`${url}${path}`, {
+        method,
+        headers: { 'Content-Type': type },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: res.status, body: (await res.json()) as { message?: string; rules?: unknown[] } };
+    };
+    const role = (name: string, rules: object[]) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name },
+      rules,
+    });
+    const binding = (name: string, roleRef: { kind: string; name: string }, user = 'carol') => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', ...roleRef },
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }],
+    });
+    const podReader = [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }];
+    const secretReader = [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }];
+
+    before(async () => {
+      admin = (await as('root', ['system:masters'])).fetch;
+      bob = (await as('bob', ['team'])).fetch;
+      // bob may write roles and bindings in default, and read pods there; nothing else.
+      const writer = role('rbac-writer', [
+        {
+          apiGroups: ['rbac.authorization.k8s.io'],
+          resources: ['roles', 'rolebindings'],
+          verbs: ['create', 'update', 'patch', 'get'],
+        },
+        ...podReader,
+      ]);
+      assert.equal((await send(admin, 'POST', `${NS}/roles`, writer)).status, 201);
+      assert.equal(
+        (
+          await send(
+            admin,
+            'POST',
+            `${NS}/rolebindings`,
+            binding('bob-writes', { kind: 'Role', name: 'rbac-writer' }, 'bob'),
+          )
+        ).status,
+        201,
+      );
+      assert.equal(
+        (await send(admin, 'POST', `${NS}/roles`, role('secret-reader', secretReader))).status,
+        201,
+      );
+    });
+
+    it('lets a user write a Role with rules they hold, and bind a role whose rules they hold', async () => {
+      assert.equal((await send(bob, 'POST', `${NS}/roles`, role('pods', podReader))).status, 201);
+      assert.equal(
+        (await send(bob, 'POST', `${NS}/rolebindings`, binding('carol-pods', { kind: 'Role', name: 'pods' })))
+          .status,
+        201,
+      );
+    });
+
+    it('refuses a Role with rules the user does not hold, naming them, and writes nothing', async () => {
+      const r = await send(bob, 'POST', `${NS}/roles`, role('secrets', [...podReader, ...secretReader]));
+      assert.equal(r.status, 403);
+      assert.equal(
+        r.body.message,
+        'roles.rbac.authorization.k8s.io "secrets" is forbidden: user "bob" (groups=["team" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}',
+      );
+      assert.equal((await send(admin, 'GET', `${NS}/roles/secrets`)).status, 404);
+    });
+
+    it('refuses a patch, an update or a server-side apply that adds such rules, and the role stays as it was', async () => {
+      const patched = await send(
+        bob,
+        'PATCH',
+        `${NS}/roles/pods`,
+        { rules: [...podReader, ...secretReader] },
+        'application/merge-patch+json',
+      );
+      assert.equal(patched.status, 403, JSON.stringify(patched.body));
+      const current = await send(admin, 'GET', `${NS}/roles/pods`);
+      assert.deepEqual(current.body.rules, podReader);
+      const put = await send(bob, 'PUT', `${NS}/roles/pods`, {
+        ...current.body,
+        rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }],
+      });
+      assert.equal(put.status, 403);
+      assert.match(put.body.message!, /\{APIGroups:\["\*"\], Resources:\["\*"\], Verbs:\["\*"\]\}/);
+      const applied = await send(
+        bob,
+        'PATCH',
+        `${NS}/roles/applied?fieldManager=bob`,
+        role('applied', secretReader),
+        'application/apply-patch+yaml',
+      );
+      assert.equal(applied.status, 403);
+      assert.equal((await send(admin, 'GET', `${NS}/roles/applied`)).status, 404);
+      assert.deepEqual((await send(admin, 'GET', `${NS}/roles/pods`)).body.rules, podReader);
+    });
+
+    it('refuses binding a role whose rules the user does not hold (cluster-admin too), and a missing role is 404', async () => {
+      const toSecrets = await send(
+        bob,
+        'POST',
+        `${NS}/rolebindings`,
+        binding('carol-secrets', { kind: 'Role', name: 'secret-reader' }),
+      );
+      assert.equal(toSecrets.status, 403);
+      assert.match(
+        toSecrets.body.message!,
+        /^rolebindings\.rbac\.authorization\.k8s\.io "carol-secrets" is forbidden: user "bob" .*not currently held:\n\{APIGroups:\[""\], Resources:\["secrets"\], Verbs:\["get"\]\}$/s,
+      );
+      const toAdmin = await send(
+        bob,
+        'POST',
+        `${NS}/rolebindings`,
+        binding('carol-admin', { kind: 'ClusterRole', name: 'cluster-admin' }),
+      );
+      assert.equal(toAdmin.status, 403);
+      assert.equal(
+        (
+          await send(
+            bob,
+            'POST',
+            `${NS}/rolebindings`,
+            binding('carol-none', { kind: 'Role', name: 'no-such-role' }),
+          )
+        ).status,
+        404,
+      );
+      // Adding a subject to an existing binding of a role bob does not hold is refused too.
+      assert.equal(
+        (
+          await send(
+            admin,
+            'POST',
+            `${NS}/rolebindings`,
+            binding('admins-secrets', { kind: 'Role', name: 'secret-reader' }),
+          )
+        ).status,
+        201,
+      );
+      const widened = await send(
+        bob,
+        'PATCH',
+        `${NS}/rolebindings/admins-secrets`,
+        { subjects: [{ kind: 'User', name: 'bob' }] },
+        'application/merge-patch+json',
+      );
+      assert.equal(widened.status, 403);
+    });
+
+    it('allows it with the escalate verb on roles, or the bind verb on that role', async () => {
+      const grants = role('grants', [
+        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles'], verbs: ['escalate'] },
+        {
+          apiGroups: ['rbac.authorization.k8s.io'],
+          resources: ['roles'],
+          verbs: ['bind'],
+          resourceNames: ['secret-reader'],
+        },
+      ]);
+      assert.equal((await send(admin, 'POST', `${NS}/roles`, grants)).status, 201);
+      assert.equal(
+        (
+          await send(
+            admin,
+            'POST',
+            `${NS}/rolebindings`,
+            binding('bob-grants', { kind: 'Role', name: 'grants' }, 'bob'),
+          )
+        ).status,
+        201,
+      );
+      assert.equal((await send(bob, 'POST', `${NS}/roles`, role('secrets', secretReader))).status, 201);
+      assert.equal(
+        (
+          await send(
+            bob,
+            'POST',
+            `${NS}/rolebindings`,
+            binding('carol-secrets', { kind: 'Role', name: 'secret-reader' }),
+          )
+        ).status,
+        201,
+      );
+      // bind is per role name: cluster-admin is still out of reach.
+      assert.equal(
+        (
+          await send(
+            bob,
+            'POST',
+            `${NS}/rolebindings`,
+            binding('carol-admin', { kind: 'ClusterRole', name: 'cluster-admin' }),
+          )
+        ).status,
+        403,
+      );
+    });
+  });
 });
