@@ -42,6 +42,8 @@ const PERCENTAGE = Number(process.env.BENCH_PERCENTAGE ?? 0);
 const CONCURRENCY = 100;
 /** BENCH_PROFILE=file.cpuprofile: write a CPU profile of the scheduling phase only. */
 const PROFILE = process.env.BENCH_PROFILE;
+/** BENCH_PROFILE_API=file.cpuprofile: the same of the API server's worker thread. */
+const PROFILE_API = process.env.BENCH_PROFILE_API;
 const API_THREAD = process.env.BENCH_API_THREAD !== '0';
 /** The scheduler's `parallelism` (concurrent bindings); default: the scheduler's own default. */
 const PARALLELISM = process.env.BENCH_PARALLELISM ? Number(process.env.BENCH_PARALLELISM) : undefined;
@@ -96,6 +98,8 @@ function rssMiB(): number {
 /** A running API server: its port, its thread's event loop utilization so far, and stop. */
 interface ApiHandle {
   port: number;
+  /** The worker thread the API server runs on (none when on the main thread). */
+  worker?: Worker;
   /** performance.eventLoopUtilization() of the thread the API server runs on. */
   elu: () => EventLoopUtilization;
   stop: () => Promise<void>;
@@ -139,6 +143,7 @@ async function startApiThread(): Promise<ApiHandle> {
   return {
     port,
     elu: () => worker.performance.eventLoopUtilization(),
+    worker,
     stop: async () => {
       const exited = new Promise((r) => worker.once('exit', r));
       worker.postMessage('stop');
@@ -150,7 +155,22 @@ async function startApiThread(): Promise<ApiHandle> {
 async function apiWorker(): Promise<void> {
   const api = await startApiServer();
   parentPort!.postMessage({ port: api.port });
-  parentPort!.once('message', () => void api.stop().then(() => process.exit(0)));
+  let session: Session | undefined;
+  parentPort!.on('message', (m: string) => {
+    if (m === 'profile-start') {
+      session = new Session();
+      session.connect();
+      void session.post('Profiler.enable').then(() => session!.post('Profiler.start'));
+    } else if (m === 'profile-stop') {
+      void session!.post('Profiler.stop').then(({ profile }) => {
+        writeFileSync(PROFILE_API!, JSON.stringify(profile));
+        session!.disconnect();
+        parentPort!.postMessage('profiled');
+      });
+    } else {
+      void api.stop().then(() => process.exit(0));
+    }
+  });
 }
 
 async function main(): Promise<void> {
@@ -209,6 +229,7 @@ async function main(): Promise<void> {
     await session.post('Profiler.enable');
     await session.post('Profiler.start');
   }
+  if (PROFILE_API && api.worker) api.worker.postMessage('profile-start');
   const cpuStart = process.cpuUsage();
   const eluStart = { main: performance.eventLoopUtilization(), api: api.elu() };
   const schedStart = performance.now();
@@ -227,6 +248,11 @@ async function main(): Promise<void> {
     const { profile } = await session.post('Profiler.stop');
     writeFileSync(PROFILE!, JSON.stringify(profile));
     session.disconnect();
+  }
+  if (PROFILE_API && api.worker) {
+    const written = new Promise((r) => api.worker!.once('message', r));
+    api.worker.postMessage('profile-stop');
+    await written;
   }
   const rssEnd = rssMiB();
   ac.abort();

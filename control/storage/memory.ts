@@ -37,8 +37,13 @@ export class MemoryStore implements Store {
   private revision = 1;
   private compacted = 1;
   private closed = false;
-  /** Every key ever written (and not yet compacted away), ascending. */
+  /**
+   * Every key ever written (and not yet compacted away), ascending — except the new keys
+   * in `newKeys`, which keys() merges in when a list or compaction needs the order (an
+   * insertion into the middle of a large sorted array on every create would copy it).
+   */
   private sortedKeys: string[] = [];
+  private newKeys: string[] = [];
   /** Per key, its versions in ascending revision order. */
   private readonly versions = new Map<string, Version[]>();
   /** All events in revision order, since the last compaction (for watch replay). */
@@ -78,8 +83,9 @@ export class MemoryStore implements Store {
     checkRevision(limit, 'limit', true);
     const end = prefixEnd(prefix);
     const items: KeyValue[] = [];
-    for (let i = lowerBound(this.sortedKeys, start); i < this.sortedKeys.length; i++) {
-      const key = this.sortedKeys[i]!;
+    const keys = this.keys();
+    for (let i = lowerBound(keys, start); i < keys.length; i++) {
+      const key = keys[i]!;
       if (key >= end) break;
       const kv = this.at(key, rev);
       if (!kv) continue;
@@ -156,7 +162,7 @@ export class MemoryStore implements Store {
     this.events = this.events.filter((e) => e.kv.modRevision >= revision);
     // Keep, per key, the version visible at `revision` (unless it is a tombstone) and all later ones.
     const kept: string[] = [];
-    for (const key of this.sortedKeys) {
+    for (const key of this.keys()) {
       const vs = this.versions.get(key)!;
       let visible = -1;
       for (let i = 0; i < vs.length && vs[i]!.revision <= revision; i++) visible = i;
@@ -185,7 +191,7 @@ export class MemoryStore implements Store {
     if (!vs) {
       vs = [];
       this.versions.set(key, vs);
-      this.sortedKeys.splice(lowerBound(this.sortedKeys, key), 0, key);
+      this.newKeys.push(key);
     }
     vs.push({ revision, createRevision, value, deleted: false });
     const kv: KeyValue = { key, value, createRevision, modRevision: revision };
@@ -196,6 +202,23 @@ export class MemoryStore implements Store {
   private record(event: WatchEvent): void {
     this.events.push(event);
     this.hub.publish([event]);
+  }
+
+  /** Every key in ascending order (merging the keys created since the last call). */
+  private keys(): readonly string[] {
+    if (this.newKeys.length === 0) return this.sortedKeys;
+    const added = this.newKeys.sort();
+    const old = this.sortedKeys;
+    const merged = new Array<string>(old.length + added.length);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < old.length && j < added.length) merged[k++] = old[i]! < added[j]! ? old[i++]! : added[j++]!;
+    while (i < old.length) merged[k++] = old[i++]!;
+    while (j < added.length) merged[k++] = added[j++]!;
+    this.sortedKeys = merged;
+    this.newKeys = [];
+    return merged;
   }
 
   /** The key as of revision `rev`, or undefined if absent or deleted then. */
