@@ -31,7 +31,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -372,6 +372,8 @@ async function main(): Promise<void> {
     });
     agent = await startAgent({
       server: control.url,
+      // The join token the control process wrote, as `k8ts agent --token-file` reads it.
+      token: readFileSync(join(dataDir, 'control', 'node-token'), 'utf8').trim(),
       nodeName: NODE,
       nodeIP: '127.0.0.1',
       nodePortAddress: '127.0.0.1',
@@ -380,7 +382,7 @@ async function main(): Promise<void> {
       runtime: 'docker',
       logger: winston.createLogger({ level: 'debug', transports: [stepRecorder()] }),
     });
-    const client = new RestClient({ server: control.url, userAgent: 'bench-podstartup' });
+    const client = RestClient.fromKubeconfig(control.kubeconfigPath, { userAgent: 'bench-podstartup' });
     await nodeReady(client, agent);
     const times = new Map<string, PodTimes>();
     const stopWatch = await watchPods(client, times);
