@@ -1282,6 +1282,11 @@ export class ApiServer {
    * refused by namespaceTerminating()).
    */
   private async checkNamespaceActive(namespace: string): Promise<boolean> {
+    // From the namespaces' watch cache, as the admission plugin reads its informer; a
+    // namespace the cache has not seen yet (just created) is looked up in the store.
+    const cache = await this.watchCache(findResource('', 'v1', 'namespaces')!);
+    const cached = cache.ready ? cache.get({ name: namespace }) : undefined;
+    if (cached) return !!cached.metadata?.deletionTimestamp;
     let ns: KubeObject;
     try {
       ns = await this.registry('', 'v1', 'namespaces').get(undefined, namespace);
