@@ -15,30 +15,14 @@ import type { CoreEvent, Lease, Node, Pod, ReplicaSet } from '../api/types.js';
 import { startEtcd, type EtcdMember } from './support/etcd.js';
 import { FakeKubelet, makeNode } from './support/fake-nodes.js';
 import { startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { until as waitUntil } from './support/wait.js';
 
 const FIXTURE = new URL('../../shared/fixtures/spring-deployment.yaml', import.meta.url);
 const SELECTOR = 'app=backend-app';
 
-/** Polls `check` until it returns a value other than undefined; fails with `what` after `ms`. */
-async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  ms = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      assert.fail(`timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls `check` (support/wait.ts) with this file's deadline (30_000 ms) and pace (50 ms). */
+const until = <T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms = 30_000) =>
+  waitUntil(what, check, ms, 50);
 
 async function pods(client: RestClient, selector = SELECTOR): Promise<Pod[]> {
   return (await client.list<Pod>(resources.pods, { namespace: 'default', labelSelector: selector })).items;

@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
 import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { until as waitUntil } from './support/wait.js';
 
 const NODE = `debug-e2e-${process.pid}`;
 
@@ -73,22 +74,9 @@ spec:
     - { port: 80, targetPort: 8080 }
 `;
 
-/** Polls `check` until it returns a value other than undefined; fails with `what` after `ms`. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      assert.fail(`timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** Polls `check` (support/wait.ts) with this file's deadline (60_000 ms) and pace (250 ms). */
+const until = <T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms = 60_000) =>
+  waitUntil(what, check, ms, 250);
 
 /** A port nothing listens on now (bound, then released). */
 async function freePort(): Promise<number> {

@@ -32,25 +32,18 @@ import type { ContainerStatus, Node, Pod } from '../api/types.js';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker } from './support/k8ts-agent.js';
 import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { untilTruthy } from './support/wait.js';
 
 const NODE = `dockerd-restart-${randomBytes(3).toString('hex')}`;
 const POD = 'survivor';
 const docker = new Docker();
 
-/** Polls `check` every 200 ms until it returns something truthy; fails after `timeoutMs`. */
-async function until<T>(
+/** Polls `check` (support/wait.ts) with this file's deadline (60_000 ms) and pace (200 ms). */
+const until = <T>(
   what: string,
-  check: () => Promise<T | undefined | false | null>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  ms = 60_000,
+) => untilTruthy(what, check, ms, 200);
 
 const systemd = () => existsSync('/run/systemd/system');
 

@@ -23,6 +23,7 @@ import type { ContainerStatus, Pod } from '../api/types.js';
 import { PodManager } from '../agent/kubelet/pods/manager.js';
 import { openRuntime, type Runtime } from '../cri/index.js';
 import { startTestApi, type TestApi } from './support/api.js';
+import { untilTruthy as until } from './support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
 const NODE = `kubelet-e2e-${RUN}`;
@@ -120,21 +121,6 @@ async function getPod(name: string): Promise<Pod | undefined> {
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
-  }
-}
-
-/** Polls `check` every 100 ms until it returns something truthy; fails after `timeoutMs`. */
-async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined | false | null>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker } from './support/k8ts-agent.js';
 import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { until as waitUntil } from './support/wait.js';
 
 const NODE = `proxy-e2e-${process.pid}`;
 const NODE_IP = '127.0.0.1';
@@ -78,22 +79,9 @@ interface PodView {
   restarts: number;
 }
 
-/** Polls `check` until it returns a value other than undefined; fails with `what` after `ms`. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      assert.fail(`timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Polls `check` (support/wait.ts) with this file's deadline (90_000 ms) and pace (100 ms). */
+const until = <T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms = 90_000) =>
+  waitUntil(what, check, ms, 100);
 
 /**
  * One HTTP GET on a fresh connection (from `localAddress` when given); resolves with the

@@ -33,6 +33,7 @@ import { openRuntime, type Runtime } from '../cri/index.js';
 import { startTestApi, type TestApi } from './support/api.js';
 import { removeNodeFromDocker } from './support/k8ts-agent.js';
 import { run } from './support/k8ts-server.js';
+import { untilTruthy as until } from './support/wait.js';
 
 const REGISTRY_BIN = '/usr/bin/docker-registry';
 const RUN = randomBytes(3).toString('hex');
@@ -57,21 +58,6 @@ async function freePort(): Promise<number> {
   const port = (s.address() as net.AddressInfo).port;
   await new Promise<void>((r) => s.close(() => r()));
   return port;
-}
-
-/** Polls `check` every 100 ms until it returns something truthy; fails after `timeoutMs`. */
-async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined | false | null>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function docker(...args: string[]): Promise<string> {

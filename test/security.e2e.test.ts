@@ -18,6 +18,7 @@ import {
   type CommandResult,
   type K8tsServer,
 } from './support/k8ts-server.js';
+import { untilTruthy } from './support/wait.js';
 
 const unique = `sec-${process.pid}-${Date.now().toString(36)}`;
 const node = `${unique}-n`;
@@ -30,21 +31,12 @@ function k8ts(...args: string[]): Promise<CommandResult> {
   return run(cli.cmd, [...cli.args, ...args], { timeoutMs: 60_000 });
 }
 
-/** Waits until `fn` resolves truthy (deadline `ms`), returning its value. */
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${String(last)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** Polls `check` (support/wait.ts) with this file's deadline (60_000 ms) and pace (250 ms). */
+const until = <T>(
+  what: string,
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  ms = 60_000,
+) => untilTruthy(what, check, ms, 250);
 
 describe('secure by default', { timeout: 400_000 }, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'k8ts-sec-'));

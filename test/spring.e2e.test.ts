@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
 import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { until as waitUntil } from './support/wait.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const EXAMPLES = `${REPO}examples/`;
@@ -31,22 +32,9 @@ interface PodView {
   containerID: string;
 }
 
-/** Polls `check` until it returns a value other than undefined; fails with `what` after `ms`. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      assert.fail(`timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+/** Polls `check` (support/wait.ts) with this file's deadline (60_000 ms) and pace (200 ms). */
+const until = <T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms = 60_000) =>
+  waitUntil(what, check, ms, 200);
 
 /** One HTTP GET with a fresh connection; resolves with the body, rejects on any error or non-200. */
 function get(url: string, timeoutMs = 3000): Promise<string> {

@@ -11,23 +11,14 @@ import { ApiError } from '../../control/apiserver/status.js';
 import { TunnelServer } from '../../control/apiserver/tunnel.js';
 import { captureLogger } from '../testing.js';
 import { TunnelClient, tunnelBackoffMs } from './tunnel.js';
+import { until as waitUntil } from '../../test/support/wait.js';
 
 const TOKEN = 'K10testtoken';
 const silent = winston.createLogger({ silent: true });
 
-async function until<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  ms = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** Polls `check` (support/wait.ts) with this file's deadline (10_000 ms) and pace (10 ms). */
+const until = <T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms = 10_000) =>
+  waitUntil(what, check, ms, 10);
 
 /** An API-server stand-in: the tunnel's upgrades on an HTTP server. */
 async function startHub(

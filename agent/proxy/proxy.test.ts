@@ -17,6 +17,7 @@ import type { EndpointSlice, Service } from '../../api/types.js';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 import type { BindFailure } from './service-port.js';
 import { Proxy } from './proxy.js';
+import { untilTruthy } from '../../test/support/wait.js';
 
 const NAMES = ['b0', 'b1', 'b2'];
 /** This host's first non-internal IPv4 address. */
@@ -24,21 +25,12 @@ const HOST_IP = Object.values(networkInterfaces())
   .flat()
   .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
 
-/** Polls `fn` until it returns a truthy value or `ms` pass; returns the value. */
-async function until<T>(what: string, fn: () => T | Promise<T>, ms = 5000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v as NonNullable<T>;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Polls `check` (support/wait.ts) with this file's deadline (5000 ms) and pace (20 ms). */
+const until = <T>(
+  what: string,
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  ms = 5000,
+) => untilTruthy(what, check, ms, 20);
 
 /**
  * Sends `payload` from a new UDP socket (its own source port: a new proxy session), and

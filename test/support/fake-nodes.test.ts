@@ -4,6 +4,7 @@ import { resources } from '../../api/client/resource.js';
 import type { Lease, Node, Pod } from '../../api/types.js';
 import { startTestApi, type TestApi } from './api.js';
 import { FakeKubelet, makeNode } from './fake-nodes.js';
+import { until as waitUntil } from './wait.js';
 
 let api: TestApi;
 let kubelet: FakeKubelet;
@@ -17,15 +18,9 @@ after(async () => {
   await api.stop();
 });
 
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Polls `check` (support/wait.ts) with this file's deadline (10_000 ms) and pace (20 ms). */
+const until = <T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms = 10_000) =>
+  waitUntil(what, check, ms, 20);
 
 test('nodes and their leases exist', async () => {
   const n2 = await api.client.get<Node>(resources.nodes, undefined, 'n2');
