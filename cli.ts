@@ -134,7 +134,7 @@ async function agentCommand(argv: string[]): Promise<number> {
   }
   const server = values.server;
   if (!server)
-    throw new UsageError('--server URL is required (the control process, e.g. http://10.0.0.1:6443)');
+    throw new UsageError('--server URL is required (the control process, e.g. https://10.0.0.1:6443)');
   if (!/^https?:\/\/[^/]/.test(server))
     throw new UsageError(`--server must be an http:// or https:// URL, got ${server}`);
   if (values.token !== undefined && values['token-file'] !== undefined) {

@@ -125,6 +125,9 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   mkdirSync(cfg.dataDir, { recursive: true, mode: 0o700 });
   const { nodeName } = cfg;
   const logger = cfg.logger ?? createLogger('info');
+  // Before anything else (the runtime, the warning below): an https server given as
+  // http:// is a mistake to report at once.
+  if (cfg.server.startsWith('http:')) await checkPlainHTTP(cfg.server);
   const clock = cfg.clock ?? realClock;
   const connecting =
     typeof cfg.runtime === 'string' ? connectRuntime(cfg.runtime, nodeName, logger, clock) : undefined;
@@ -142,7 +145,6 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     );
   let credential;
   try {
-    if (cfg.server.startsWith('http:')) await checkPlainHTTP(cfg.server);
     credential = cfg.server.startsWith('https:')
       ? await bootstrapNodeCredential({
           server: cfg.server,
@@ -172,6 +174,8 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   const running = new AbortController();
   const onStartAbort = () => running.abort(cfg.signal?.reason);
   cfg.signal?.addEventListener('abort', onStartAbort, { once: true });
+  // Aborted while starting (during the awaits above): the listener will never fire.
+  if (cfg.signal?.aborted) onStartAbort();
 
   // The status manager and the network refer to each other (the network's readiness is
   // part of Ready; its becoming ready is a reason to post at once); the callback runs

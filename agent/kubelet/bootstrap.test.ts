@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type AddressInfo, type Server } from 'node:net';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -43,6 +43,14 @@ describe('checkPlainHTTP', () => {
     await checkPlainHTTP(await listen(plain));
   });
 
+  it('passes a server that accepts but does not answer in time (a slow server, not a TLS one)', async () => {
+    const held: Socket[] = [];
+    const silent = createServer((socket) => void held.push(socket));
+    servers.push(silent);
+    await checkPlainHTTP(await listen(silent));
+    held.forEach((socket) => socket.destroy());
+  });
+
   it('passes a server that is not up yet (connection refused): the agent retries it', async () => {
     const gone = createServer();
     const url = await listen(gone);
@@ -71,8 +79,28 @@ describe('bootstrapNodeCredential without a join token', () => {
     writeFileSync(join(dataDir, 'tls', 'kubelet-client.key'), leaf.key!);
     await assert.rejects(
       attempt('n2'),
-      /the node credential in .* is system:node:n1's, not node n2's \(use that node's --node-name, or another --data-dir\); give --token/,
+      /the node credential in .* is system:node:n1's, not node n2's: run with --node-name n1, or give node n2 its own --data-dir$/,
     );
     assert.equal((await attempt('n1')).cert, leaf.cert);
+    // A join token does not make n2 overwrite n1's credential.
+    await assert.rejects(
+      bootstrapNodeCredential({
+        server: 'https://127.0.0.1:1',
+        nodeName: 'n2',
+        dataDir,
+        logger,
+        token: `K10${'0'.repeat(64)}::abcdef.0123456789abcdef`,
+      }),
+      /is system:node:n1's, not node n2's/,
+    );
+    assert.equal(readFileSync(join(dataDir, 'tls', 'kubelet-client.crt'), 'utf8'), leaf.cert);
+  });
+
+  it('says which files an incomplete credential lacks', async () => {
+    rmSync(join(dataDir, 'tls', 'kubelet-client.key'));
+    await assert.rejects(
+      attempt('n1'),
+      /the node credential in .* is incomplete \(missing kubelet-client\.key\); give --token/,
+    );
   });
 });

@@ -63,23 +63,33 @@ export function loadNodeCredential(
   return cred;
 }
 
-/** Why loadNodeCredential() found nothing usable in `dataDir` for `nodeName`, in words for the CLI. */
-function storedCredentialProblem(dataDir: string, nodeName: string, now = new Date()): string {
+/**
+ * Why loadNodeCredential() found nothing usable in `dataDir` for `nodeName`, in words
+ * for the CLI; `otherNode` when the credential there is another node's (joining would
+ * overwrite it).
+ */
+function storedCredentialProblem(dataDir: string, nodeName: string): { problem: string; otherNode?: string } {
   const dir = join(dataDir, 'tls');
-  if (!Object.values(FILES).every((f) => existsSync(join(dir, f))))
-    return `no node credential is stored in ${dir} yet`;
+  const missing = Object.values(FILES).filter((f) => !existsSync(join(dir, f)));
+  if (missing.length === Object.keys(FILES).length)
+    return { problem: `no node credential is stored in ${dir} yet` };
+  if (missing.length > 0)
+    return { problem: `the node credential in ${dir} is incomplete (missing ${missing.join(', ')})` };
   try {
     const cert = readFileSync(join(dir, FILES.cert), 'utf8');
     const holder = certificateSubject(cert).commonName;
+    if (!holder.startsWith(NODE_USER_PREFIX))
+      return { problem: `the credential in ${dir} is ${holder}'s, not a node's` };
     if (holder !== `${NODE_USER_PREFIX}${nodeName}`)
-      return `the node credential in ${dir} is ${holder}'s, not node ${nodeName}'s (use that node's --node-name, or another --data-dir)`;
-    const expiry = notAfter(cert);
-    if (expiry.getTime() <= now.getTime())
-      return `the node credential in ${dir} expired on ${expiry.toISOString()}`;
+      return {
+        problem: `the node credential in ${dir} is ${holder}'s, not node ${nodeName}'s`,
+        otherNode: holder.slice(NODE_USER_PREFIX.length),
+      };
+    // loadNodeCredential() refuses a matching, readable certificate only when it expired.
+    return { problem: `the node credential in ${dir} expired on ${notAfter(cert).toISOString()}` };
   } catch (err) {
-    return `the node credential in ${dir} cannot be read: ${(err as Error).message}`;
+    return { problem: `the node credential in ${dir} cannot be read: ${(err as Error).message}` };
   }
-  return `the node credential in ${dir} is unusable`;
 }
 
 function saveNodeCredential(dataDir: string, cred: NodeCredential): void {
@@ -142,28 +152,44 @@ export interface BootstrapOptions {
 /**
  * The node's credential: the stored one, or a new one obtained with the join token
  * (retrying while the server cannot be reached, until `signal` aborts).
- * @throws BootstrapError for a missing or malformed token, a server whose CA does not
- *   match the token's hash, or a token the server refuses (wrong, expired or revoked).
+ * A stored credential whose CA is not the one a given token pins (another cluster's) is
+ * replaced by joining again; one of another node (the data dir is that node's) is never.
+ * @throws BootstrapError for a missing or malformed token, a data dir holding another
+ *   node's credential, a server whose CA does not match the token's hash, or a token the
+ *   server refuses (wrong, expired or revoked).
  */
 export async function bootstrapNodeCredential(opts: BootstrapOptions): Promise<NodeCredential> {
+  let parsed;
+  try {
+    parsed = opts.token ? parseJoinToken(opts.token) : undefined;
+  } catch (err) {
+    if (err instanceof JoinTokenError) throw new BootstrapError(`invalid join token: ${err.message}`);
+    throw err;
+  }
   const stored = loadNodeCredential(opts.dataDir, opts.nodeName);
-  if (stored) {
+  if (stored && (!parsed || caHash(stored.ca) === parsed.caHash)) {
     opts.logger.info('using the stored node credential', {
       node: opts.nodeName,
       dir: join(opts.dataDir, 'tls'),
     });
     return stored;
   }
-  if (!opts.token)
+  // Another node's credential is never replaced: that node could not come back.
+  const problem = stored ? undefined : storedCredentialProblem(opts.dataDir, opts.nodeName);
+  if (problem?.otherNode !== undefined)
     throw new BootstrapError(
-      `${storedCredentialProblem(opts.dataDir, opts.nodeName)}; give --token or --token-file to join`,
+      `${problem.problem}: run with --node-name ${problem.otherNode}, or give node ${opts.nodeName} its own --data-dir`,
     );
-  let parsed;
-  try {
-    parsed = parseJoinToken(opts.token);
-  } catch (err) {
-    if (err instanceof JoinTokenError) throw new BootstrapError(`invalid join token: ${err.message}`);
-    throw err;
+  if (!parsed) throw new BootstrapError(`${problem!.problem}; give --token or --token-file to join`);
+  if (stored) {
+    // A credential of another cluster (its CA is not the one the token pins) is replaced.
+    opts.logger.warn(
+      "the stored node credential is another cluster's (its CA is not the join token's); joining again",
+      {
+        node: opts.nodeName,
+        dir: join(opts.dataDir, 'tls'),
+      },
+    );
   }
   const base = new URL(opts.server);
   let delay = 1000;
@@ -278,7 +304,10 @@ export async function checkPlainHTTP(server: string): Promise<void> {
       res.resume();
       resolve(undefined);
     });
-    req.on('timeout', () => req.destroy());
+    // A server that is slow, not one that is not HTTP: destroyed with its own code.
+    req.on('timeout', () =>
+      req.destroy(Object.assign(new Error('no answer within 5 s'), { code: 'ETIMEDOUT' })),
+    );
     req.on('error', (err: NodeJS.ErrnoException) => resolve(err));
   });
   if (!failure) return;

@@ -75,8 +75,8 @@ import {
   NODE_CREDENTIAL_PATH,
   PUBLIC_PATHS,
 } from './auth/policy.js';
-import { escalationMessage, uncoveredRules } from './auth/escalation.js';
-import { rbacAuthorizer, rulesFor, type PolicyRule, type RbacSource } from './auth/rbac.js';
+import { escalationMessage, FULL_AUTHORITY, onlyGCFieldsChanged, uncoveredRules } from './auth/escalation.js';
+import { rbacAuthorizer, rulesFor, rulesOf, type RbacSource } from './auth/rbac.js';
 import {
   selfSubjectAccessReview,
   selfSubjectReview,
@@ -483,16 +483,18 @@ export class ApiServer {
    * RBAC escalation prevention for writes of Roles, ClusterRoles and their bindings
    * (auth/escalation.ts). `source` is the object whose roleRef a binding write grants: the
    * body of a create or update, the stored object for a patch (roleRef cannot change).
-   * @returns a synchronous check of the object about to be written, which throws 403
-   *   Forbidden naming the rules the user does not hold; undefined when there is nothing
-   *   to check (no security, another kind, or the user may `escalate` / `bind`).
+   * @returns a synchronous check of the object about to be written (and the stored one,
+   *   for an update: a change of ownerReferences and finalizers only is not checked),
+   *   which throws 403 Forbidden naming the rules the user does not hold; undefined when
+   *   there is nothing to check (no security, another kind, or the user may `escalate` /
+   *   `bind`).
    * @throws ApiError 404 when a binding's role does not exist, as Kubernetes' rule resolver.
    */
   private async escalationCheck(
     rr: ResourceRequest,
     user: UserInfo,
     source: KubeObject | undefined,
-  ): Promise<((obj: KubeObject) => void) | undefined> {
+  ): Promise<((obj: KubeObject, old?: KubeObject) => void) | undefined> {
     const group = rr.resource.group;
     if (!this.cfg.security || rr.subresource !== undefined || group !== 'rbac.authorization.k8s.io')
       return undefined;
@@ -510,24 +512,27 @@ export class ApiServer {
           name,
         })
       ).decision === 'allow';
-    const refuse = (name: string, uncovered: PolicyRule[]) =>
+    const refused = (obj: KubeObject, why: string) =>
       new ApiError(
         403,
         'Forbidden',
-        `${kind}.${group} "${name}" is forbidden: ${escalationMessage(user, uncovered)}`,
+        `${kind}.${group} "${obj.metadata?.name ?? rr.name ?? ''}" is forbidden: ${why}`,
         {
-          name,
+          name: obj.metadata?.name ?? rr.name ?? '',
           group,
           kind,
         },
       );
-    const rulesOf = (o: KubeObject | undefined) => (Array.isArray(o?.rules) ? (o.rules as PolicyRule[]) : []);
     if (kind === 'roles' || kind === 'clusterroles') {
       if (await may('escalate', kind, rr.name ?? '')) return undefined;
       const owned = await rulesFor(this.rbacSource, user, namespace);
-      return (obj) => {
+      return (obj, old) => {
+        if (old && onlyGCFieldsChanged(obj, old)) return;
         const uncovered = uncoveredRules(owned, rulesOf(obj));
-        if (uncovered.length > 0) throw refuse(obj.metadata?.name ?? rr.name ?? '', uncovered);
+        if (uncovered.length > 0) throw refused(obj, escalationMessage(user, uncovered));
+        // An aggregationRule can gather any rules: it needs * on everything.
+        if (obj.aggregationRule !== undefined && uncoveredRules(owned, FULL_AUTHORITY).length > 0)
+          throw refused(obj, 'must have cluster-admin privileges to use the aggregationRule');
       };
     }
     const ref = (source?.roleRef ?? {}) as { kind?: string; name?: string };
@@ -549,8 +554,9 @@ export class ApiServer {
       });
     const uncovered = uncoveredRules(await rulesFor(this.rbacSource, user, namespace), rulesOf(role));
     if (uncovered.length === 0) return undefined;
-    return (obj) => {
-      throw refuse(obj.metadata?.name ?? rr.name ?? '', uncovered);
+    return (obj, old) => {
+      if (old && onlyGCFieldsChanged(obj, old)) return;
+      throw refused(obj, escalationMessage(user, uncovered));
     };
   }
 
@@ -935,7 +941,8 @@ export class ApiServer {
         let updated: KubeObject;
         try {
           if (isNodeSpecWrite) admitNodeUpdate(user, await registry.get(undefined, rr.name!), body);
-          (await this.escalationCheck(rr, user, body))?.(body);
+          const escalation = await this.escalationCheck(rr, user, body);
+          escalation?.(body, await registry.get(rr.namespace, rr.name!));
           updated = await registry.update(rr.namespace, rr.name!, body, opts);
         } catch (err) {
           // Leases, Endpoints and Events are created by a PUT to a missing name, as
@@ -945,7 +952,7 @@ export class ApiServer {
             CREATE_ON_UPDATE.has(rr.resource.resource) &&
             err instanceof ApiError &&
             err.code === 404 &&
-            err.details?.name === rr.name
+            isNotFoundOf(err, rr)
           ))
             throw err;
           const meta = (body.metadata ??= {});
@@ -1017,7 +1024,7 @@ export class ApiServer {
             (current) => {
               const patched = applyPatch({ contentType: type, original: current, patch: body, ...common });
               if (isNodeSpecWrite) admitNodeUpdate(user, current, patched);
-              escalation?.(patched);
+              escalation?.(patched, current);
               checkPatchedFieldTypes(rr.resource.model, patched, type, body);
               // Server-side apply rejects undeclared fields itself, whatever the directive.
               if (!isApply) this.checkPatchedFields(patched, type, body, res, q, rr.resource.model);
@@ -1037,7 +1044,7 @@ export class ApiServer {
             sub === undefined &&
             err instanceof ApiError &&
             err.code === 404 &&
-            err.details?.name === rr.name
+            isNotFoundOf(err, rr)
           ))
             throw err;
           const obj = createFromApply({ patch: body, ...common });
@@ -1423,4 +1430,10 @@ function writeDocument(res: ServerResponse, doc: DocumentResponse<string | Buffe
 /** Writes a metav1.Status with its code. */
 export function writeStatus(res: ServerResponse, status: Status): void {
   writeJson(res, status.code, status);
+}
+
+/** Whether `err` is the 404 of the very object `rr` names (not of another object it refers to). */
+function isNotFoundOf(err: ApiError, rr: ResourceRequest): boolean {
+  const d = err.details;
+  return d?.name === rr.name && d?.kind === rr.resource.resource && (d?.group ?? '') === rr.resource.group;
 }

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { breakdownRule, escalationMessage, formatRule, uncoveredRules } from './escalation.js';
+import {
+  breakdownRule,
+  compactRules,
+  escalationMessage,
+  formatRule,
+  onlyGCFieldsChanged,
+  uncoveredRules,
+} from './escalation.js';
 import type { PolicyRule } from './rbac.js';
 
 describe('RBAC escalation: Covers', () => {
@@ -40,10 +47,10 @@ describe('RBAC escalation: Covers', () => {
       [r(['*'], ['pods'])],
     ],
     [
-      'pods/* covers pods/log, not pods',
+      'pods/* is a literal, as in Kubernetes: it covers neither pods/log nor pods',
       [r(['get'], ['pods/*'])],
-      [r(['get'], ['pods/log', 'pods'])],
-      [r(['get'], ['pods'])],
+      [r(['get'], ['pods/log', 'pods', 'pods/*'])],
+      [r(['get'], ['pods/log']), r(['get'], ['pods'])],
     ],
     [
       '*/status covers every status',
@@ -92,6 +99,38 @@ describe('RBAC escalation: Covers', () => {
   for (const [name, owned, requested, uncovered] of cases) {
     it(name, () => assert.deepEqual(uncoveredRules(owned, requested), uncovered));
   }
+
+  it('merges the uncovered verbs of one resource, as CompactRules', () => {
+    assert.deepEqual(
+      compactRules([r(['delete'], ['pods']), r(['get'], ['secrets']), r(['watch'], ['pods'])]),
+      [r(['delete', 'watch'], ['pods']), r(['get'], ['secrets'])],
+    );
+    assert.equal(
+      escalationMessage(
+        { name: 'bob', groups: [] },
+        uncoveredRules(
+          [r(['get', 'list'], ['pods'])],
+          [r(['get', 'delete', 'list', 'watch'], ['pods', 'secrets'])],
+        ),
+      ),
+      'user "bob" (groups=[]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["pods"], Verbs:["delete" "watch"]}\n{APIGroups:[""], Resources:["secrets"], Verbs:["get" "delete" "list" "watch"]}',
+    );
+  });
+
+  it('treats a change of ownerReferences or finalizers only as no grant', () => {
+    const role = {
+      metadata: { name: 'x', resourceVersion: '5', labels: { a: 'b' } },
+      rules: [r(['get'], ['pods'])],
+    };
+    assert.ok(
+      onlyGCFieldsChanged(
+        { ...role, metadata: { ...role.metadata, finalizers: ['f'], resourceVersion: '6' } },
+        role,
+      ),
+    );
+    assert.ok(!onlyGCFieldsChanged({ ...role, metadata: { ...role.metadata, labels: { a: 'c' } } }, role));
+    assert.ok(!onlyGCFieldsChanged({ ...role, rules: [r(['get'], ['secrets'])] }, role));
+  });
 
   it("words the refusal as Kubernetes' ConfirmNoEscalation", () => {
     assert.equal(

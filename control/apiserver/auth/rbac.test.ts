@@ -39,10 +39,10 @@ describe('ruleAllows (RBAC rule matching)', () => {
       true,
     ],
     [
-      'pods/* covers subresources',
+      'pods/* is a literal, as in Kubernetes: it covers no subresource',
       { verbs: ['patch'], apiGroups: [''], resources: ['pods/*'] },
       res('patch', 'pods', { subresource: 'status' }),
-      true,
+      false,
     ],
     [
       '*/scale',

@@ -7,8 +7,9 @@
  *
  * Rule matching (rbac/v1 helpers: VerbMatches, APIGroupMatches, ResourceMatches,
  * ResourceNameMatches, NonResourceURLMatches): `*` matches any verb, group or resource;
- * a resource `pods/status` names a subresource, `*` + `/scale` any resource's scale,
- * `pods/` + `*` every subresource of pods; `resourceNames` restrict to those names (never
+ * a resource `pods/status` names a subresource and `*` + `/scale` any resource's scale
+ * (a `pods/` + `*` is a literal that matches nothing, as in Kubernetes); `resourceNames`
+ * restrict to those names (never
  * matching a request without a name, such as list or create); non-resource URLs match
  * exactly or by a trailing `*` prefix.
  */
@@ -44,7 +45,10 @@ export interface RbacSource {
 const has = (list: readonly string[] | undefined, v: string) =>
   !!list && (list.includes('*') || list.includes(v));
 
-/** Whether one rule allows the request. */
+/**
+ * Whether one rule allows the request. (The escalation check reuses it: a rule covers a
+ * broken-down rule exactly when it allows the request that rule describes.)
+ */
 export function ruleAllows(a: Attributes, rule: PolicyRule): boolean {
   if (!has(rule.verbs, a.verb)) return false;
   if (!a.resourceRequest) {
@@ -57,11 +61,9 @@ export function ruleAllows(a: Attributes, rule: PolicyRule): boolean {
   const resources = rule.resources ?? [];
   const resource = a.resource ?? '';
   const combined = a.subresource ? `${resource}/${a.subresource}` : resource;
-  const resourceOK = resources.some((r) => {
-    if (r === '*' || r === combined) return true;
-    if (!a.subresource) return false;
-    return r === `*/${a.subresource}` || r === `${resource}/*`;
-  });
+  const resourceOK = resources.some(
+    (r) => r === '*' || r === combined || (!!a.subresource && r === `*/${a.subresource}`),
+  );
   if (!resourceOK) return false;
   const names = rule.resourceNames ?? [];
   return names.length === 0 || (a.name !== undefined && a.name !== '' && names.includes(a.name));
@@ -83,7 +85,8 @@ export function subjectMatches(s: Subject, user: UserInfo, bindingNamespace: str
   }
 }
 
-function rulesOf(role: KubeObject | undefined): PolicyRule[] {
+/** The `rules` of a Role or ClusterRole (none when absent or malformed). */
+export function rulesOf(role: KubeObject | undefined): PolicyRule[] {
   return Array.isArray(role?.rules) ? (role.rules as PolicyRule[]) : [];
 }
 

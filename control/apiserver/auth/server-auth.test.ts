@@ -420,6 +420,87 @@ describe('ApiServer with security', () => {
       assert.equal(widened.status, 403);
     });
 
+    it('lets a change of finalizers alone through; a ClusterRole with an aggregationRule needs everything', async () => {
+      const finalized = {
+        ...binding('finalized', { kind: 'Role', name: 'secret-reader' }),
+        metadata: { name: 'finalized', finalizers: ['example.com/keep'] },
+      };
+      assert.equal((await send(admin, 'POST', `${NS}/rolebindings`, finalized)).status, 201);
+      const cleared = await send(
+        bob,
+        'PATCH',
+        `${NS}/rolebindings/finalized`,
+        [{ op: 'remove', path: '/metadata/finalizers' }],
+        'application/json-patch+json',
+      );
+      assert.equal(cleared.status, 200, JSON.stringify(cleared.body));
+      const clusterWriter = {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'clusterrole-writer' },
+        rules: [
+          { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['create'] },
+          ...podReader,
+        ],
+      };
+      assert.equal((await send(admin, 'POST', `${RBAC}/clusterroles`, clusterWriter)).status, 201);
+      const crb = {
+        ...binding('bob-clusterroles', { kind: 'ClusterRole', name: 'clusterrole-writer' }, 'bob'),
+        kind: 'ClusterRoleBinding',
+      };
+      assert.equal((await send(admin, 'POST', `${RBAC}/clusterrolebindings`, crb)).status, 201);
+      const clusterRole = (name: string, extra: object) => ({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name },
+        ...extra,
+      });
+      assert.equal(
+        (await send(bob, 'POST', `${RBAC}/clusterroles`, clusterRole('bob-pods', { rules: podReader })))
+          .status,
+        201,
+      );
+      const aggregated = await send(
+        bob,
+        'POST',
+        `${RBAC}/clusterroles`,
+        clusterRole('bob-aggregated', {
+          aggregationRule: { clusterRoleSelectors: [{ matchLabels: {} }] },
+          rules: [],
+        }),
+      );
+      assert.equal(aggregated.status, 403);
+      assert.match(
+        aggregated.body.message!,
+        /"bob-aggregated" is forbidden: must have cluster-admin privileges to use the aggregationRule$/,
+      );
+    });
+
+    it("a binding whose role is gone answers the role's 404 to a server-side apply, not AlreadyExists", async () => {
+      assert.equal((await send(admin, 'POST', `${NS}/roles`, role('short-lived', podReader))).status, 201);
+      assert.equal(
+        (
+          await send(
+            admin,
+            'POST',
+            `${NS}/rolebindings`,
+            binding('short-lived', { kind: 'Role', name: 'short-lived' }),
+          )
+        ).status,
+        201,
+      );
+      assert.equal((await send(admin, 'DELETE', `${NS}/roles/short-lived`)).status, 200);
+      const applied = await send(
+        bob,
+        'PATCH',
+        `${NS}/rolebindings/short-lived?fieldManager=bob`,
+        binding('short-lived', { kind: 'Role', name: 'pods' }),
+        'application/apply-patch+yaml',
+      );
+      assert.equal(applied.status, 404, JSON.stringify(applied.body));
+      assert.match(applied.body.message!, /roles\.rbac\.authorization\.k8s\.io "short-lived" not found/);
+    });
+
     it('allows it with the escalate verb on roles, or the bind verb on that role', async () => {
       const grants = role('grants', [
         { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles'], verbs: ['escalate'] },

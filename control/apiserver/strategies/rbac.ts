@@ -3,10 +3,8 @@
  * Kubernetes' pkg/apis/rbac/validation (ValidateRole, ValidateClusterRole,
  * ValidateRoleBinding, ValidateClusterRoleBinding) and their strategies. The authorizer
  * that reads these objects is control/apiserver/auth/rbac.ts.
- *
- * Not done (as in Kubernetes' escalation check): refusing a Role or binding that grants
- * more than the writer holds; only admins can write RBAC objects unless granted, so the
- * gap matters only for users given write access to RBAC objects.
+ * Escalation prevention (a Role or binding may grant only what its writer holds) is
+ * checked by the API server on writes: control/apiserver/auth/escalation.ts.
  */
 import type { FieldError, NameValidator } from '../../../api/meta/validation.js';
 import { childPath, indexPath, invalid, notSupported, required } from '../../../api/meta/validation.js';
