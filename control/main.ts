@@ -14,10 +14,14 @@ import { RestClient, type RestClientConfig } from '../api/client/rest.js';
 import type { KubeObject } from '../api/object.js';
 import { caHash } from '../api/tls/certs.js';
 import {
+  BOOTSTRAP_TOKEN_SECRET_PREFIX,
   bootstrapTokenSecret,
   formatJoinToken,
   generateBootstrapToken,
+  parseJoinToken,
+  secretStrings,
 } from './apiserver/auth/bootstrap-token.js';
+import { ApiError } from './apiserver/status.js';
 import { KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER } from './apiserver/auth/user.js';
 import { componentCredential, ensureControlPKI, servingSANs, type ControlPKI } from './pki.js';
 import { createLogger, type LogLevel } from '../api/log.js';
@@ -141,9 +145,18 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   writeFileSync(kubeconfigPath, kubeconfig(url, pki), { mode: 0o600 });
   chmodSync(kubeconfigPath, 0o600);
   try {
-    await ensureNodeToken(cfg.dataDir, pki?.ca.cert, (secret) =>
-      api.registry('', 'v1', 'secrets').create('kube-system', secret),
+    const secrets = api.registry('', 'v1', 'secrets');
+    const { replaced } = await ensureNodeToken(
+      cfg.dataDir,
+      pki?.ca.cert,
+      (secret) => secrets.create('kube-system', secret),
+      (name) =>
+        secrets.get('kube-system', name).catch((err: unknown) => {
+          if (err instanceof ApiError && err.code === 404) return undefined;
+          throw err;
+        }),
     );
+    if (replaced) logger.warn(`wrote a new node token to ${join(cfg.dataDir, 'node-token')}: ${replaced}`);
   } catch (err) {
     await api.stop();
     await store.close();
@@ -252,23 +265,36 @@ export function kubeconfig(url: string, pki?: Pick<ControlPKI, 'ca' | 'admin'>, 
 /**
  * Creates `DATA_DIR/node-token` (mode 0600) once: a join token `K10<CA hash>::<id>.<secret>`
  * whose bootstrap token is stored first (through `createSecret`) as the Secret
- * `kube-system/bootstrap-token-<id>`. An existing file that pins the current CA is kept as
- * it is (revoking its token with `k8ts token delete` is not undone by a restart); one that
- * does not (an old-format token, a new CA) is replaced. Without a CA
- * (`--insecure-http`) the token is a bare `<id>.<secret>` that nothing checks.
- * @returns the token.
+ * `kube-system/bootstrap-token-<id>`. An existing file is kept while its token can join:
+ * it pins the current CA and (when `getSecret` is given) its bootstrap token is still
+ * stored with that secret. Otherwise — an old-format token, a new CA, a token revoked
+ * with `k8ts token delete` — a new token replaces it (the revoked one stays revoked).
+ * Without a CA (`--insecure-http`) the token is a bare `<id>.<secret>` that nothing checks.
+ * @returns the token, and why the file's token was replaced (undefined when it was kept
+ *   or there was none).
  */
 export async function ensureNodeToken(
   dataDir: string,
   caCert: string | undefined,
   createSecret: (secret: KubeObject) => Promise<unknown>,
-): Promise<string> {
+  getSecret?: (name: string) => Promise<KubeObject | undefined>,
+): Promise<{ token: string; replaced?: string }> {
   const path = join(dataDir, 'node-token');
+  let replaced: string | undefined;
   if (existsSync(path)) {
     const existing = readFileSync(path, 'utf8').trim();
-    // Kept unless it no longer pins this CA: a token of a data dir from before TLS, or of a
-    // CA that was deleted and made anew, could never join anyone.
-    if (!caCert || existing.startsWith(formatJoinToken(caHash(caCert), ''))) return existing;
+    // A token of a data dir from before TLS, or of a CA that was deleted and made anew,
+    // could never join anyone; nor could a revoked one.
+    if (!caCert) return { token: existing };
+    if (!existing.startsWith(formatJoinToken(caHash(caCert), '')))
+      replaced = 'it does not pin the cluster CA';
+    else {
+      const { id, secret } = parseJoinToken(existing);
+      const stored = getSecret ? await getSecret(`${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id}`) : undefined;
+      if (!getSecret || (stored && secretStrings(stored)['token-secret'] === secret))
+        return { token: existing };
+      replaced = `its bootstrap token ${id} was revoked`;
+    }
   }
   const { id, secret, token } = generateBootstrapToken();
   if (caCert)
@@ -277,5 +303,5 @@ export async function ensureNodeToken(
     );
   const joinToken = caCert ? formatJoinToken(caHash(caCert), token) : token;
   writeFileSync(path, `${joinToken}\n`, { mode: 0o600 });
-  return joinToken;
+  return { token: joinToken, ...(replaced ? { replaced } : {}) };
 }
