@@ -299,6 +299,29 @@ describe('kubectl logs, exec, port-forward and top through the agent tunnel', { 
     assert.match(r.stdout, /on-a-tty\r+\n/);
   });
 
+  it('kubectl exec over plain SPDY (websockets off, as kubectl before 1.30 speaks): output, exit code, stdin, tty', async () => {
+    const env = { ...process.env, KUBECONFIG: k.kubeconfig, KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' };
+    const failed = await run(
+      'kubectl',
+      ['exec', 'ticker', '--', 'sh', '-c', 'echo out; echo err >&2; exit 3'],
+      {
+        env,
+      },
+    );
+    assert.equal(failed.code, 3, failed.stderr);
+    assert.equal(failed.stdout, 'out\n');
+    assert.match(failed.stderr, /^err$/m);
+    const input = Array.from({ length: 2000 }, (_, i) => `line ${i} over spdy`).join('\n') + '\n';
+    const cat = await run('kubectl', ['exec', '-i', 'ticker', '--', 'cat'], { env, stdin: input });
+    assert.equal(cat.code, 0, cat.stderr);
+    assert.equal(cat.stdout, input);
+    const tty = await run('script', ['-qec', 'kubectl exec -it ticker -- echo on-a-tty', '/dev/null'], {
+      env,
+    });
+    assert.equal(tty.code, 0, tty.stdout + tty.stderr);
+    assert.match(tty.stdout, /on-a-tty\r+\n/);
+  });
+
   it('kubectl attach streams the output of the running container', async () => {
     const before = (await kubectl('logs', 'ticker', '--tail=1')).stdout;
     const last = Number(/tick (\d+)/.exec(before)![1]);

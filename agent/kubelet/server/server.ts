@@ -6,14 +6,15 @@
  *   GET  /containerLogs/{namespace}/{pod}/{container}?follow&tailLines&sinceSeconds
  *        &sinceTime&timestamps&previous&limitBytes[&podUID]
  *   GET|POST /exec/{namespace}/{pod}/{container}?command=...&stdin&stdout&stderr&tty[&podUID]
- *        (websocket, v5/v4.channel.k8s.io)
+ *        (websocket v5/v4.channel.k8s.io, or SPDY/3.1 v4.channel.k8s.io)
  *   GET|POST /attach/{namespace}/{pod}/{container}?stdin&stdout&stderr&tty[&podUID]
  *   GET|POST /portForward/{namespace}/{pod}[?podUID]  (websocket SPDY/3.1+portforward.k8s.io,
  *        or a plain SPDY/3.1 upgrade; see portforward.ts)
- *
- * exec and attach are websocket-only: a client that falls back to SPDY for them gets 400.
  *   GET  /stats/summary   (api/stats.ts)
  *   GET  /healthz
+ *
+ * exec and attach: websockets (v5/v4.channel.k8s.io), or a plain SPDY/3.1 upgrade with
+ * v4.channel.k8s.io (remotecommand-spdy.ts), what kubectl before 1.30 speaks.
  *
  * Containers are found through the runtime by the kubelet's labels (pods/labels.ts): the
  * newest container of that name in that pod, or with `previous` the newest before it that
@@ -28,6 +29,7 @@ import type { Container, Runtime, StreamOptions } from '../../../cri/api.js';
 import { isCriError } from '../../../cri/errors.js';
 import { CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL } from '../pods/labels.js';
 import { PORT_FORWARD_TUNNEL_PROTOCOL, servePortForward, selectPortForwardProtocol } from './portforward.js';
+import { serveChannelsOverSpdy, SPDY_CHANNEL_PROTOCOL } from './remotecommand-spdy.js';
 import { selectChannelProtocol, serveChannels } from './remotecommand.js';
 import type { StatsProvider } from './stats.js';
 
@@ -157,16 +159,32 @@ export class KubeletServer {
           );
         // Checked after the container, so that a client falling back from websockets to
         // SPDY (kubectl does on any refused upgrade) sees the real reason first.
-        if (!isWebsocket || !selectChannelProtocol(offered))
+        const spdy = !isWebsocket && (req.headers.upgrade ?? '').toLowerCase() === 'spdy/3.1';
+        if (spdy) {
+          if (!streamProtocolVersions(req).includes(SPDY_CHANNEL_PROTOCOL))
+            throw new KubeletApiError(
+              400,
+              'BadRequest',
+              `exec and attach over SPDY need X-Stream-Protocol-Version ${SPDY_CHANNEL_PROTOCOL}`,
+            );
+        } else if (!isWebsocket || !selectChannelProtocol(offered))
           throw new KubeletApiError(
             400,
             'BadRequest',
-            'exec and attach are served over websockets with subprotocol v5.channel.k8s.io or v4.channel.k8s.io',
+            'exec and attach are served over websockets with subprotocol v5.channel.k8s.io or v4.channel.k8s.io, or an SPDY/3.1 upgrade',
           );
         const session =
           parts[0] === 'exec'
             ? await this.cfg.runtime.exec(c.id, command, opts)
             : await this.cfg.runtime.attach(c.id, opts);
+        if (spdy) {
+          socket.write(
+            `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${SPDY_CHANNEL_PROTOCOL}\r\n\r\n`,
+          );
+          if (head.length > 0) socket.unshift(head);
+          void serveChannelsOverSpdy(socket, opts, session, command);
+          return;
+        }
         this.wss.handleUpgrade(req, socket, head, (ws) => {
           const protocol = selectChannelProtocol([ws.protocol])!;
           void serveChannels(ws, protocol, session, command);
@@ -193,9 +211,7 @@ export class KubeletServer {
           );
           return;
         }
-        const versions = String(req.headers['x-stream-protocol-version'] ?? '')
-          .split(',')
-          .map((v) => v.trim());
+        const versions = streamProtocolVersions(req);
         if (
           (req.headers.upgrade ?? '').toLowerCase() !== 'spdy/3.1' ||
           !versions.includes('portforward.k8s.io')
@@ -382,4 +398,10 @@ function writeJson(res: ServerResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** The X-Stream-Protocol-Version values a client offers (one header or several, comma-separated). */
+function streamProtocolVersions(req: IncomingMessage): string[] {
+  const raw = req.headers['x-stream-protocol-version'];
+  return (Array.isArray(raw) ? raw.join(',') : (raw ?? '')).split(',').map((v) => v.trim());
 }

@@ -318,6 +318,11 @@ export class SpdySession extends EventEmitter<SpdySessionEvents> {
     this.send(() => controlFrame(FRAME_TYPES.WINDOW_UPDATE, 0, Buffer.concat([u32(0), u32(bytes)])));
   }
 
+  /** Resolves once every frame queued so far has been handed to the transport. */
+  flushed(): Promise<void> {
+    return this.outbound;
+  }
+
   /** Ends the session (idempotent). */
   close(reason = 'closed'): void {
     if (this.closed) return;
