@@ -14,7 +14,7 @@
  */
 import type { Duplex } from 'node:stream';
 import type { StreamOptions, StreamSession } from '../../../cri/api.js';
-import { errorStatus, exitStatus } from './remotecommand.js';
+import { finalStatus, parseTerminalSize } from './remotecommand.js';
 import { RST_STATUS, SpdySession } from './spdy.js';
 
 /** The one remotecommand protocol served over SPDY. */
@@ -100,15 +100,9 @@ export function serveChannelsOverSpdy(
       if (type === 'resize') {
         resizeText += data.toString();
         for (let end = resizeText.indexOf('}'); end >= 0; end = resizeText.indexOf('}')) {
-          const one = resizeText.slice(0, end + 1);
+          const size = parseTerminalSize(resizeText.slice(0, end + 1));
           resizeText = resizeText.slice(end + 1);
-          try {
-            const size = JSON.parse(one) as { Width?: unknown; Height?: unknown };
-            if (typeof size.Width === 'number' && typeof size.Height === 'number')
-              void session.resize({ width: size.Width, height: size.Height }).catch(() => undefined);
-          } catch {
-            // A malformed size is dropped, as the kubelet drops it.
-          }
+          if (size) void session.resize(size).catch(() => undefined);
         }
       }
       spdy.windowUpdate(id, data.length);
@@ -121,32 +115,17 @@ export function serveChannelsOverSpdy(
       clearTimeout(timer);
       const out = ids.get('stdout');
       const err = ids.get('stderr');
-      const ended = sources.map(
-        (s) =>
-          new Promise<void>((r) => {
-            s.once('end', r);
-            s.once('close', r);
-            s.once('error', () => r());
-          }),
-      );
+      const status = finalStatus(session, command);
       if (out !== undefined) session.stdout?.on('data', (d: Buffer) => spdy.data(out, d));
       if (err !== undefined) session.stderr?.on('data', (d: Buffer) => spdy.data(err, d));
-      void (async () => {
-        let status: Record<string, unknown>;
-        try {
-          const code = await session.exitCode;
-          await Promise.all(ended);
-          status = exitStatus(code, command);
-        } catch (e) {
-          status = errorStatus((e as Error).message);
-        }
+      void status.then((s) => {
         finished = true;
         if (out !== undefined) spdy.data(out, Buffer.alloc(0), true);
         if (err !== undefined) spdy.data(err, Buffer.alloc(0), true);
-        spdy.data(ids.get('error')!, Buffer.from(JSON.stringify(status)), true);
+        spdy.data(ids.get('error')!, Buffer.from(JSON.stringify(s)), true);
         // The frames above are queued in order; the connection ends after them.
         void spdy.flushed().then(() => spdy.close('command ended'));
-      })();
+      });
     };
   });
 }

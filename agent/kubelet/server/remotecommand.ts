@@ -53,18 +53,51 @@ export function decodeChannelMessage(data: Buffer, protocol: ChannelProtocol): C
   const payload = data.subarray(1);
   if (channel === STDIN_CHANNEL) return { kind: 'stdin', data: payload };
   if (channel === RESIZE_CHANNEL) {
-    try {
-      const size = JSON.parse(payload.toString()) as { Width?: unknown; Height?: unknown };
-      if (typeof size.Width === 'number' && typeof size.Height === 'number')
-        return { kind: 'resize', size: { width: size.Width, height: size.Height } };
-    } catch {
-      // ignored below
-    }
-    return { kind: 'ignored' };
+    const size = parseTerminalSize(payload.toString());
+    return size ? { kind: 'resize', size } : { kind: 'ignored' };
   }
   if (channel === CLOSE_CHANNEL && protocol === 'v5.channel.k8s.io' && payload.length >= 1)
     return { kind: 'close', channel: payload[0]! };
   return { kind: 'ignored' };
+}
+
+/** A terminal size message `{"Width":w,"Height":h}`; undefined when malformed (dropped, as the kubelet drops it). */
+export function parseTerminalSize(text: string): TerminalSize | undefined {
+  try {
+    const size = JSON.parse(text) as { Width?: unknown; Height?: unknown };
+    if (typeof size.Width === 'number' && typeof size.Height === 'number')
+      return { width: size.Width, height: size.Height };
+  } catch {
+    // malformed: undefined below
+  }
+  return undefined;
+}
+
+/**
+ * The Status a session ends with: exitStatus() of its exit code once the process has ended
+ * and its stdout and stderr are drained, or errorStatus() when the session failed. Call it
+ * before output is read, so that the end of the streams is not missed.
+ */
+export function finalStatus(session: StreamSession, command: string[]): Promise<Record<string, unknown>> {
+  const ended = [session.stdout, session.stderr]
+    .filter((s): s is NodeJS.ReadableStream => !!s)
+    .map(
+      (s) =>
+        new Promise<void>((r) => {
+          s.once('end', r);
+          s.once('close', r);
+          s.once('error', () => r());
+        }),
+    );
+  return (async () => {
+    try {
+      const code = await session.exitCode;
+      await Promise.all(ended);
+      return exitStatus(code, command);
+    } catch (err) {
+      return errorStatus((err as Error).message);
+    }
+  })();
 }
 
 /**
@@ -114,14 +147,7 @@ export function serveChannels(
         cb?.();
       });
     };
-    const ended = sources.map(
-      (s) =>
-        new Promise<void>((r) => {
-          s.once('end', r);
-          s.once('close', r);
-          s.once('error', () => r());
-        }),
-    );
+    const status = finalStatus(session, command);
     session.stdout?.on('data', (d: Buffer) => send(STDOUT_CHANNEL, d));
     session.stderr?.on('data', (d: Buffer) => send(STDERR_CHANNEL, d));
     ws.on('message', (data: Buffer, isBinary: boolean) => {
@@ -138,17 +164,9 @@ export function serveChannels(
       if (!finished) session.close();
       resolve();
     });
-    void (async () => {
-      let status: Record<string, unknown>;
-      try {
-        const code = await session.exitCode;
-        await Promise.all(ended);
-        status = exitStatus(code, command);
-      } catch (err) {
-        status = errorStatus((err as Error).message);
-      }
+    void status.then((s) => {
       finished = true;
-      send(ERROR_CHANNEL, JSON.stringify(status), () => ws.close(1000));
-    })();
+      send(ERROR_CHANNEL, JSON.stringify(s), () => ws.close(1000));
+    });
   });
 }

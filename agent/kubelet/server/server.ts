@@ -178,10 +178,7 @@ export class KubeletServer {
             ? await this.cfg.runtime.exec(c.id, command, opts)
             : await this.cfg.runtime.attach(c.id, opts);
         if (spdy) {
-          socket.write(
-            `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${SPDY_CHANNEL_PROTOCOL}\r\n\r\n`,
-          );
-          if (head.length > 0) socket.unshift(head);
+          acceptSpdyUpgrade(socket, head, SPDY_CHANNEL_PROTOCOL);
           void serveChannelsOverSpdy(socket, opts, session, command);
           return;
         }
@@ -221,10 +218,7 @@ export class KubeletServer {
             'BadRequest',
             'port-forward needs a websocket (SPDY/3.1+portforward.k8s.io) or an SPDY/3.1 upgrade with X-Stream-Protocol-Version portforward.k8s.io',
           );
-        socket.write(
-          'HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: portforward.k8s.io\r\n\r\n',
-        );
-        if (head.length > 0) socket.unshift(head);
+        acceptSpdyUpgrade(socket, head, 'portforward.k8s.io');
         servePortForward({ kind: 'socket', socket }, dial, this.cfg.logger);
         return;
       }
@@ -404,4 +398,12 @@ function writeJson(res: ServerResponse, code: number, body: unknown): void {
 function streamProtocolVersions(req: IncomingMessage): string[] {
   const raw = req.headers['x-stream-protocol-version'];
   return (Array.isArray(raw) ? raw.join(',') : (raw ?? '')).split(',').map((v) => v.trim());
+}
+
+/** Answers an SPDY/3.1 upgrade with 101 and `protocol`; what came with the request (`head`) is read first. */
+function acceptSpdyUpgrade(socket: Duplex, head: Buffer, protocol: string): void {
+  socket.write(
+    `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`,
+  );
+  if (head.length > 0) socket.unshift(head);
 }
