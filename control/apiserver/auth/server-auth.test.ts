@@ -274,6 +274,9 @@ describe('ApiServer with security', () => {
       });
       return { status: res.status, body: (await res.json()) as { message?: string; rules?: unknown[] } };
     };
+    /** The status code of a POST of `obj` to `default`'s roles or rolebindings as `f`. */
+    const created = async (f: ConfiguredFetch, collection: 'roles' | 'rolebindings', obj: object) =>
+      (await send(f, 'POST', `${NS}/${collection}`, obj)).status;
     const role = (name: string, rules: object[]) => ({
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
@@ -302,26 +305,20 @@ describe('ApiServer with security', () => {
         },
         ...podReader,
       ]);
-      assert.equal((await send(admin, 'POST', `${NS}/roles`, writer)).status, 201);
+      assert.equal(await created(admin, 'roles', writer), 201);
       assert.equal(
-        (
-          await send(
-            admin,
-            'POST',
-            `${NS}/rolebindings`,
-            binding('bob-writes', { kind: 'Role', name: 'rbac-writer' }, 'bob'),
-          )
-        ).status,
+        await created(
+          admin,
+          'rolebindings',
+          binding('bob-writes', { kind: 'Role', name: 'rbac-writer' }, 'bob'),
+        ),
         201,
       );
-      assert.equal(
-        (await send(admin, 'POST', `${NS}/roles`, role('secret-reader', secretReader))).status,
-        201,
-      );
+      assert.equal(await created(admin, 'roles', role('secret-reader', secretReader)), 201);
     });
 
     it('lets a user write a Role with rules they hold, and bind a role whose rules they hold', async () => {
-      assert.equal((await send(bob, 'POST', `${NS}/roles`, role('pods', podReader))).status, 201);
+      assert.equal(await created(bob, 'roles', role('pods', podReader)), 201);
       assert.equal(
         (await send(bob, 'POST', `${NS}/rolebindings`, binding('carol-pods', { kind: 'Role', name: 'pods' })))
           .status,
@@ -388,26 +385,16 @@ describe('ApiServer with security', () => {
       );
       assert.equal(toAdmin.status, 403);
       assert.equal(
-        (
-          await send(
-            bob,
-            'POST',
-            `${NS}/rolebindings`,
-            binding('carol-none', { kind: 'Role', name: 'no-such-role' }),
-          )
-        ).status,
+        await created(bob, 'rolebindings', binding('carol-none', { kind: 'Role', name: 'no-such-role' })),
         404,
       );
       // Adding a subject to an existing binding of a role bob does not hold is refused too.
       assert.equal(
-        (
-          await send(
-            admin,
-            'POST',
-            `${NS}/rolebindings`,
-            binding('admins-secrets', { kind: 'Role', name: 'secret-reader' }),
-          )
-        ).status,
+        await created(
+          admin,
+          'rolebindings',
+          binding('admins-secrets', { kind: 'Role', name: 'secret-reader' }),
+        ),
         201,
       );
       const widened = await send(
@@ -425,7 +412,7 @@ describe('ApiServer with security', () => {
         ...binding('finalized', { kind: 'Role', name: 'secret-reader' }),
         metadata: { name: 'finalized', finalizers: ['example.com/keep'] },
       };
-      assert.equal((await send(admin, 'POST', `${NS}/rolebindings`, finalized)).status, 201);
+      assert.equal(await created(admin, 'rolebindings', finalized), 201);
       const cleared = await send(
         bob,
         'PATCH',
@@ -477,16 +464,9 @@ describe('ApiServer with security', () => {
     });
 
     it("a binding whose role is gone answers the role's 404 to a server-side apply, not AlreadyExists", async () => {
-      assert.equal((await send(admin, 'POST', `${NS}/roles`, role('short-lived', podReader))).status, 201);
+      assert.equal(await created(admin, 'roles', role('short-lived', podReader)), 201);
       assert.equal(
-        (
-          await send(
-            admin,
-            'POST',
-            `${NS}/rolebindings`,
-            binding('short-lived', { kind: 'Role', name: 'short-lived' }),
-          )
-        ).status,
+        await created(admin, 'rolebindings', binding('short-lived', { kind: 'Role', name: 'short-lived' })),
         201,
       );
       assert.equal((await send(admin, 'DELETE', `${NS}/roles/short-lived`)).status, 200);
@@ -511,40 +491,23 @@ describe('ApiServer with security', () => {
           resourceNames: ['secret-reader'],
         },
       ]);
-      assert.equal((await send(admin, 'POST', `${NS}/roles`, grants)).status, 201);
+      assert.equal(await created(admin, 'roles', grants), 201);
       assert.equal(
-        (
-          await send(
-            admin,
-            'POST',
-            `${NS}/rolebindings`,
-            binding('bob-grants', { kind: 'Role', name: 'grants' }, 'bob'),
-          )
-        ).status,
+        await created(admin, 'rolebindings', binding('bob-grants', { kind: 'Role', name: 'grants' }, 'bob')),
         201,
       );
-      assert.equal((await send(bob, 'POST', `${NS}/roles`, role('secrets', secretReader))).status, 201);
+      assert.equal(await created(bob, 'roles', role('secrets', secretReader)), 201);
       assert.equal(
-        (
-          await send(
-            bob,
-            'POST',
-            `${NS}/rolebindings`,
-            binding('carol-secrets', { kind: 'Role', name: 'secret-reader' }),
-          )
-        ).status,
+        await created(bob, 'rolebindings', binding('carol-secrets', { kind: 'Role', name: 'secret-reader' })),
         201,
       );
       // bind is per role name: cluster-admin is still out of reach.
       assert.equal(
-        (
-          await send(
-            bob,
-            'POST',
-            `${NS}/rolebindings`,
-            binding('carol-admin', { kind: 'ClusterRole', name: 'cluster-admin' }),
-          )
-        ).status,
+        await created(
+          bob,
+          'rolebindings',
+          binding('carol-admin', { kind: 'ClusterRole', name: 'cluster-admin' }),
+        ),
         403,
       );
     });
