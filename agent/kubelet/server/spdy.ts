@@ -289,7 +289,11 @@ export class SpdySession extends EventEmitter<SpdySessionEvents> {
 
   /** Accepts a stream (SYN_REPLY without headers). */
   reply(id: number, headers: SpdyHeaders = {}): void {
+    // A closed session's deflater is closed too: a compression started now would fail with
+    // nobody waiting for it (an unhandled rejection ends the agent).
+    if (this.closed) return;
     const compressed = this.deflater.process(encodeHeaderBlock(headers));
+    compressed.catch(() => undefined);
     this.send(async () => controlFrame(FRAME_TYPES.SYN_REPLY, 0, Buffer.concat([u32(id), await compressed])));
   }
 
