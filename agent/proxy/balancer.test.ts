@@ -116,6 +116,22 @@ function readAll(s: net.Socket): Promise<string> {
   });
 }
 
+/** dialFirst as a promise, with the sockets it creates collected in `created`. */
+function dial(
+  candidates: Endpoint[],
+  timeoutMs: number,
+  created: net.Socket[] = [],
+): Promise<{ socket: net.Socket; endpoint: Endpoint }> {
+  return new Promise((resolve, reject) =>
+    dialFirst(
+      candidates,
+      timeoutMs,
+      (s) => created.push(s),
+      (err, socket, endpoint) => (err ? reject(err) : resolve({ socket: socket!, endpoint: endpoint! })),
+    ),
+  );
+}
+
 describe('dialFirst', () => {
   const servers: { close(): Promise<void> }[] = [];
   after(async () => {
@@ -126,28 +142,41 @@ describe('dialFirst', () => {
     const good = await namedServer('good');
     servers.push(good);
     const refused = await refusedEndpoint();
-    const { socket, endpoint } = await dialFirst([refused, refused, good.endpoint], 1000);
+    const { socket, endpoint } = await dial([refused, refused, good.endpoint], 1000);
     assert.deepEqual(endpoint, good.endpoint);
     assert.equal(await readAll(socket), 'good');
   });
 
   it('fails with every attempt named when no endpoint accepts', async () => {
     const refused = await refusedEndpoint();
-    await assert.rejects(dialFirst([refused], 1000), (err: unknown) => {
+    await assert.rejects(dial([refused], 1000), (err: unknown) => {
       assert.ok(err instanceof DialError);
       assert.equal(err.attempts.length, 1);
       assert.equal(err.attempts[0]!.error, 'ECONNREFUSED');
       return true;
     });
-    await assert.rejects(dialFirst([], 1000), DialError);
+    await assert.rejects(dial([], 1000), DialError);
   });
 
   it('an endpoint that does not answer in time is skipped (connect timeout)', async () => {
     const good = await namedServer('late-but-fine');
     servers.push(good);
     // 192.0.2.0/24 (TEST-NET-1) is not routed: the SYN goes unanswered or fails at once.
-    const { endpoint } = await dialFirst([{ ip: '192.0.2.1', port: 9 }, good.endpoint], 200);
+    const { endpoint } = await dial([{ ip: '192.0.2.1', port: 9 }, good.endpoint], 200);
     assert.deepEqual(endpoint, good.endpoint);
+  });
+
+  it('a dial destroyed by its owner (the proxy stopping) fails instead of hanging', async () => {
+    const created: net.Socket[] = [];
+    // Not routed, so the connect is still pending when it is destroyed.
+    const pending = dial([{ ip: '192.0.2.1', port: 9 }], 10_000, created);
+    assert.equal(created.length, 1);
+    created[0]!.destroy();
+    await assert.rejects(pending, (err: unknown) => {
+      assert.ok(err instanceof DialError);
+      assert.ok(['closed', 'ENETUNREACH', 'EHOSTUNREACH'].includes(err.attempts[0]!.error), err.message);
+      return true;
+    });
   });
 });
 
@@ -163,8 +192,8 @@ describe('splice', () => {
     const backendPort = (backend.address() as net.AddressInfo).port;
     let counted: Promise<{ bytesIn: number; bytesOut: number }> | undefined;
     const front = net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => {
-      counted = dialFirst([{ ip: '127.0.0.1', port: backendPort }], 1000).then(({ socket }) =>
-        splice(client, socket),
+      counted = dial([{ ip: '127.0.0.1', port: backendPort }], 1000).then(
+        ({ socket }) => new Promise((resolve) => splice(client, socket, resolve)),
       );
     });
     await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));

@@ -69,6 +69,11 @@ export class Balancer {
     this.affinity.clear();
   }
 
+  /** Whether ClientIP affinity is on (a timeout above 0). */
+  affinityEnabled(): boolean {
+    return this.affinityMs > 0;
+  }
+
   /** The current endpoints. */
   list(): readonly Endpoint[] {
     return this.endpoints;

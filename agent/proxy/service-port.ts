@@ -77,7 +77,7 @@ export class ServicePortProxy {
   private readonly cfg: ServicePortConfig;
   private readonly listeners = new Map<string, net.Server>();
   private readonly connections = new Set<net.Socket>();
-  private readonly abort = new AbortController();
+  private closing = false;
 
   constructor(cfg: ServicePortConfig) {
     this.cfg = cfg;
@@ -124,7 +124,7 @@ export class ServicePortProxy {
     const servers = [...this.listeners.values()];
     this.listeners.clear();
     if (dropConnections) {
-      this.abort.abort();
+      this.closing = true;
       for (const c of this.connections) c.destroy();
     }
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
@@ -153,34 +153,46 @@ export class ServicePortProxy {
   private accept(client: net.Socket): void {
     const { service, portName, metrics } = this.cfg;
     metrics.connections.inc({ service, port: portName });
-    this.connections.add(client);
+    this.track(client);
     client.on('error', () => client.destroy());
-    client.once('close', () => this.connections.delete(client));
-    const clientIP = client.remoteAddress ?? '';
-    dialFirst(this.balancer.candidates(clientIP), this.cfg.connectTimeoutMs, this.abort.signal).then(
-      ({ socket, endpoint }) => {
+    // The peer address costs a system call: asked only when affinity needs it.
+    const clientIP = this.balancer.affinityEnabled() ? (client.remoteAddress ?? '') : '';
+    dialFirst(
+      this.balancer.candidates(clientIP),
+      this.cfg.connectTimeoutMs,
+      (socket) => this.track(socket),
+      (err, socket, endpoint) => {
+        if (err || !socket || !endpoint) {
+          metrics.connectionErrors.inc({ service, port: portName });
+          this.cfg.logger.debug('proxy: no endpoint accepted a connection', {
+            service,
+            port: portName,
+            error: err?.message,
+          });
+          // As kube-proxy with no endpoints (REJECT): the client sees the connection end at once.
+          if (!client.destroyed) client.resetAndDestroy();
+          return;
+        }
         if (client.destroyed) {
           socket.destroy();
           return;
         }
         this.balancer.connected(clientIP, endpoint);
-        this.connections.add(socket);
-        socket.once('close', () => this.connections.delete(socket));
-        void splice(client, socket).then(({ bytesIn, bytesOut }) => {
+        splice(client, socket, ({ bytesIn, bytesOut }) => {
           metrics.bytes.inc({ service, direction: 'in' }, bytesIn);
           metrics.bytes.inc({ service, direction: 'out' }, bytesOut);
         });
       },
-      (err: Error) => {
-        metrics.connectionErrors.inc({ service, port: portName });
-        this.cfg.logger.debug('proxy: no endpoint accepted a connection', {
-          service,
-          port: portName,
-          error: err.message,
-        });
-        // As kube-proxy with no endpoints (REJECT): the client sees the connection end at once.
-        client.resetAndDestroy();
-      },
     );
+  }
+
+  /** Counts `socket` among the open connections until it closes (close(true) destroys them). */
+  private track(socket: net.Socket): void {
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
+    this.connections.add(socket);
+    socket.once('close', () => this.connections.delete(socket));
   }
 }
