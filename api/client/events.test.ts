@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 import { FakeClock } from '../clock.js';
 import type { CoreEvent, Pod } from '../types.js';
-import { EventRecorder, referenceOf } from './events.js';
+import { EventQueueFullError, EventRecorder, referenceOf } from './events.js';
 import { resources } from './resource.js';
 
 let api: TestApi;
@@ -83,4 +83,61 @@ test('a failed write is reported to onError and never thrown', async () => {
   recorder.event({ kind: 'Pod', namespace: 'no-such-namespace', name: 'p' }, 'Normal', 'X', 'y');
   await recorder.flush();
   assert.equal(errors.length, 1);
+});
+
+test('events beyond maxQueued are dropped and reported; the queued ones are written in order, one at a time', async () => {
+  const errors: unknown[] = [];
+  let inFlight = 0;
+  let most = 0;
+  // The real client, with its concurrent creates counted.
+  const client = Object.create(api.client) as typeof api.client;
+  client.create = (async (...args: Parameters<typeof api.client.create>) => {
+    most = Math.max(most, ++inFlight);
+    try {
+      return await api.client.create(...args);
+    } finally {
+      inFlight--;
+    }
+  }) as typeof api.client.create;
+  const recorder = new EventRecorder({
+    client,
+    component: 'burst',
+    maxQueued: 3,
+    onError: (e) => errors.push(e),
+  });
+  for (let i = 0; i < 5; i++) recorder.event(pod, 'Normal', 'Burst', `event ${i}`);
+  await recorder.flush();
+  assert.equal(errors.length, 2);
+  assert.ok(
+    errors.every((e) => e instanceof EventQueueFullError),
+    String(errors[0]),
+  );
+  assert.equal(most, 1);
+  const burst = (await events()).filter((e) => e.reason === 'Burst');
+  assert.deepEqual(burst.map((e) => e.message).sort(), ['event 0', 'event 1', 'event 2']);
+  // The queue empties as it is written: later events are taken again.
+  recorder.event(pod, 'Normal', 'Burst', 'event 5');
+  await recorder.flush();
+  assert.equal(errors.length, 2);
+  assert.equal((await events()).filter((e) => e.reason === 'Burst').length, 4);
+});
+
+test('an event keeps the time it was recorded at, however late it is written', async () => {
+  const clock = new FakeClock(Date.parse('2026-02-01T00:00:00Z'));
+  // Holds the write back until the clock has moved on.
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const client = Object.create(api.client) as typeof api.client;
+  client.create = (async (...args: Parameters<typeof api.client.create>) => {
+    await gate;
+    return api.client.create(...args);
+  }) as typeof api.client.create;
+  const recorder = new EventRecorder({ client, component: 'late', clock });
+  recorder.event(pod, 'Normal', 'Late', 'recorded at midnight');
+  await clock.advance(60_000);
+  release();
+  await recorder.flush();
+  const late = (await events()).find((e) => e.reason === 'Late')!;
+  assert.equal(late.firstTimestamp, '2026-02-01T00:00:00Z');
+  assert.equal(late.lastTimestamp, '2026-02-01T00:00:00Z');
 });

@@ -6,6 +6,13 @@
  * `lastTimestamp` of the existing Event instead of creating another one (the
  * EventCorrelator's deduplication).
  *
+ * As client-go's broadcaster, events wait in a queue and one writer sends them in order,
+ * one request at a time, so that a burst of events (a scheduler binding thousands of pods)
+ * lags behind the component's own requests instead of competing with them, and repeats of
+ * one event are applied in order. An event that finds `maxQueued` events waiting is
+ * dropped and reported to `onError` (client-go drops at 1000; the default here is larger,
+ * so that a burst is written late rather than lost).
+ *
  *   const recorder = new EventRecorder({ client, component: 'replicaset-controller' });
  *   recorder.event(rs, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`);
  */
@@ -30,12 +37,33 @@ export interface EventRecorderOptions {
   onError?: (err: unknown, event: CoreEvent) => void;
   /** How many distinct events to remember for deduplication; default 4096 (least recently used go first). */
   cacheSize?: number;
+  /** Events that may wait to be written (about 1 KiB each); more are dropped. Default 25 000. */
+  maxQueued?: number;
+}
+
+/** Given to `onError` for an event dropped because `maxQueued` events were already waiting. */
+export class EventQueueFullError extends Error {
+  constructor(limit: number) {
+    super(`event dropped: ${limit} events are already waiting to be written`);
+  }
 }
 
 /** What an event is about: an object with apiVersion/kind/metadata, or a ready ObjectReference. */
 export type EventTarget = KubeObject | ObjectReference;
 
 export type EventType = 'Normal' | 'Warning';
+
+/** An event waiting in the queue: what event() was told, and when. */
+interface Queued {
+  key: string;
+  ref: ObjectReference;
+  namespace: string;
+  type: EventType;
+  reason: string;
+  message: string;
+  /** RFC 3339 time of the event() call. */
+  at: string;
+}
 
 interface Seen {
   name: string;
@@ -53,9 +81,12 @@ export class EventRecorder {
   private readonly cacheSize: number;
   /** Dedup key → the Event written for it; a Map keeps insertion order for LRU eviction. */
   private readonly seen = new Map<string, Seen>();
-  /** Per dedup key, the tail of its write chain, so count updates apply in order. */
-  private readonly chains = new Map<string, Promise<void>>();
-  private readonly pending = new Set<Promise<void>>();
+  private readonly maxQueued: number;
+  /** Events not written yet, oldest first, from `head` on. */
+  private queue: (Queued | undefined)[] = [];
+  private head = 0;
+  /** The writer's run while the queue is being drained. */
+  private draining: Promise<void> | undefined;
   /** Keeps names unique when two events of one object are created in the same millisecond. */
   private seq = 0;
 
@@ -67,6 +98,7 @@ export class EventRecorder {
     this.clock = opts.clock ?? realClock;
     this.onError = opts.onError ?? (() => {});
     this.cacheSize = opts.cacheSize ?? 4096;
+    this.maxQueued = opts.maxQueued ?? 25_000;
   }
 
   /**
@@ -77,31 +109,51 @@ export class EventRecorder {
   event(target: EventTarget, type: EventType, reason: string, message: string): void {
     const ref = referenceOf(target);
     const namespace = ref.namespace || 'default';
+    if (this.queue.length - this.head >= this.maxQueued) {
+      this.onError(new EventQueueFullError(this.maxQueued), {
+        metadata: { namespace },
+        involvedObject: ref,
+        reason,
+        message,
+        type,
+      });
+      return;
+    }
     const key = [ref.kind, namespace, ref.name, ref.uid, ref.fieldPath, type, reason, message].join('\u0000');
-    const previous = this.chains.get(key) ?? Promise.resolve();
-    const next = previous.then(() => this.write(key, ref, namespace, type, reason, message));
-    this.chains.set(key, next);
-    this.pending.add(next);
-    void next.finally(() => {
-      this.pending.delete(next);
-      if (this.chains.get(key) === next) this.chains.delete(key);
-    });
+    const at = rfc3339(new Date(this.clock.now()));
+    this.queue.push({ key, ref, namespace, type, reason, message, at });
+    this.draining ??= this.drain();
   }
 
   /** Resolves when every event recorded so far has been written (or dropped). For tests and shutdown. */
   async flush(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    while (this.draining) await this.draining;
   }
 
-  private async write(
-    key: string,
-    ref: ObjectReference,
-    namespace: string,
-    type: EventType,
-    reason: string,
-    message: string,
-  ): Promise<void> {
-    const now = rfc3339(new Date(this.clock.now()));
+  /** Writes the queued events one at a time until none is left. */
+  private async drain(): Promise<void> {
+    // Started by event(): the first write waits until the caller's turn ends.
+    await Promise.resolve();
+    while (this.head < this.queue.length) {
+      const next = this.queue[this.head]!;
+      this.queue[this.head++] = undefined;
+      if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+      }
+      try {
+        await this.write(next);
+      } catch (err) {
+        this.onError(err, { metadata: { namespace: next.namespace }, involvedObject: next.ref });
+      }
+    }
+    this.queue = [];
+    this.head = 0;
+    this.draining = undefined;
+  }
+
+  /** Writes one event: a count update of the Event already written for its key, or a new Event. */
+  private async write({ key, ref, namespace, type, reason, message, at: now }: Queued): Promise<void> {
     const seen = this.seen.get(key);
     if (seen) {
       this.seen.delete(key);
