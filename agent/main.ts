@@ -20,7 +20,7 @@
 import { mkdirSync } from 'node:fs';
 import type winston from 'winston';
 import { realClock, type Clock } from '../api/clock.js';
-import { EventRecorder } from '../api/client/events.js';
+import { EventRecorder, SHUTDOWN_FLUSH_MS } from '../api/client/events.js';
 import { SharedInformer } from '../api/client/informer.js';
 import { resources } from '../api/client/resource.js';
 import { RestClient } from '../api/client/rest.js';
@@ -171,6 +171,14 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     clock,
     onError: (err, ev) => logger.debug('event dropped', { reason: ev.reason, error: String(err) }),
   });
+  // kube-proxy reports with its own source, and its events do not queue behind the kubelet's.
+  const proxyRecorder = new EventRecorder({
+    client,
+    component: 'kube-proxy',
+    host: nodeName,
+    clock,
+    onError: (err, ev) => logger.debug('event dropped', { reason: ev.reason, error: String(err) }),
+  });
   const running = new AbortController();
   const onStartAbort = () => running.abort(cfg.signal?.reason);
   cfg.signal?.addEventListener('abort', onStartAbort, { once: true });
@@ -232,7 +240,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     logger,
     clock,
     onBindError: (service, failure) =>
-      recorder.event(
+      proxyRecorder.event(
         service,
         'Warning',
         'FailedToBindPort',
@@ -263,7 +271,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     node = await status.register(running.signal);
   } catch (err) {
     cfg.signal?.removeEventListener('abort', onStartAbort);
-    await recorder.flush();
+    await recorder.flush(SHUTDOWN_FLUSH_MS);
     client.close();
     await closeRuntime();
     throw err;
@@ -332,7 +340,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
         await pods.stop();
         await Promise.all(loops);
         await nodes.stop();
-        await recorder.flush();
+        await Promise.all([recorder.flush(SHUTDOWN_FLUSH_MS), proxyRecorder.flush(SHUTDOWN_FLUSH_MS)]);
         client.close();
         await closeRuntime();
         logger.info('agent stopped', { node: nodeName });

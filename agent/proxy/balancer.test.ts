@@ -166,6 +166,18 @@ describe('dialFirst', () => {
     assert.deepEqual(endpoint, good.endpoint);
   });
 
+  it('an endpoint net.connect refuses outright (port out of range) is skipped like a refusal', async () => {
+    const good = await namedServer('after-bad-port');
+    servers.push(good);
+    const { endpoint } = await dial([{ ip: '127.0.0.1', port: 70_000 }, good.endpoint], 1000);
+    assert.deepEqual(endpoint, good.endpoint);
+    await assert.rejects(dial([{ ip: '127.0.0.1', port: 70_000 }], 1000), (err: unknown) => {
+      assert.ok(err instanceof DialError);
+      assert.equal(err.attempts[0]!.error, 'ERR_SOCKET_BAD_PORT');
+      return true;
+    });
+  });
+
   it('a dial destroyed by its owner (the proxy stopping) fails instead of hanging', async () => {
     const created: net.Socket[] = [];
     // Not routed, so the connect is still pending when it is destroyed.

@@ -53,12 +53,16 @@ export function dialFirst(
       done(new DialError(attempts ?? []));
       return;
     }
-    const socket = net.connect({
-      host: endpoint.ip,
-      port: endpoint.port,
-      allowHalfOpen: true,
-      noDelay: true,
-    });
+    let socket: net.Socket;
+    try {
+      socket = net.connect({ host: endpoint.ip, port: endpoint.port, allowHalfOpen: true, noDelay: true });
+    } catch (err) {
+      // Refused before any socket exists (a port out of range): the next endpoint, on a
+      // later tick so that a list of such endpoints cannot grow the stack.
+      (attempts ??= []).push({ endpoint, error: (err as NodeJS.ErrnoException).code ?? String(err) });
+      setImmediate(() => tryNext(i + 1));
+      return;
+    }
     onSocket(socket);
     let settled = false;
     const fail = (error: string): void => {

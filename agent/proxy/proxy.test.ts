@@ -369,6 +369,47 @@ describe('Proxy', () => {
     }
   });
 
+  /** A connection through a Service deleted while it was open; stop() must end it. */
+  let survivor: net.Socket | undefined;
+
+  it('a Service deleted with a connection open: the listener closes at once, the connection may finish', async () => {
+    const echo = net.createServer((c) => c.pipe(c));
+    await new Promise<void>((resolve) => echo.listen(0, HOST_IP, () => resolve()));
+    servers.push(echo);
+    const long = await api.client.create<Service>(resources.services, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'long', namespace: 'default' },
+      spec: { type: 'NodePort', selector: { app: 'long' }, ports: [{ name: 'echo', port: 80 }] },
+    });
+    await api.client.create(resources.endpointslices, {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'long-1', namespace: 'default', labels: { 'kubernetes.io/service-name': 'long' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [HOST_IP!], conditions: { ready: true } }],
+      ports: [{ name: 'echo', port: (echo.address() as net.AddressInfo).port, protocol: 'TCP' }],
+    });
+    await until(
+      'the echo Service to have its endpoint',
+      () => proxy.snapshot()['default/long']?.echo?.endpoints.length === 1,
+    );
+    const port = long.spec.ports![0]!.nodePort!;
+    const conn = net.connect({ host: '127.0.0.1', port });
+    survivor = conn;
+    conn.setEncoding('utf8');
+    let got = '';
+    conn.on('data', (d: string) => (got += d));
+    conn.on('error', () => {});
+    conn.write('before ');
+    await until('the echo before the delete', () => got === 'before ');
+    await api.client.delete(resources.services, 'default', 'long');
+    await until('the Service to be gone', () => proxy.snapshot()['default/long'] === undefined);
+    await assert.rejects(request('127.0.0.1', port), /ECONNREFUSED/);
+    conn.write('after');
+    await until('the echo after the delete', () => got === 'before after');
+  });
+
   it('stop() leaves no listener, address or interface behind', async () => {
     const s = await api.client.create<Service>(resources.services, {
       apiVersion: 'v1',
@@ -382,6 +423,9 @@ describe('Proxy', () => {
     );
     await proxy.stop();
     await assert.rejects(request('127.0.0.1', s.spec.ports![0]!.nodePort!), /ECONNREFUSED/);
+    // The connection of the deleted Service, left to finish, is ended too.
+    assert.ok(survivor, 'the previous test left its connection');
+    await until('the deleted Service connection to be closed', () => survivor!.closed);
     const addrs = execFileSync('ip', ['-o', 'addr', 'show']).toString();
     assert.doesNotMatch(addrs, new RegExp(`inet ${s.spec.clusterIP!.replaceAll('.', '\\.')}/`));
     assert.doesNotMatch(addrs, new RegExp(iface));

@@ -97,6 +97,8 @@ export class Proxy {
   private readonly slices: SharedInformer<EndpointSlice>;
   private readonly queue: RateLimitingQueue<string>;
   private readonly state = new Map<string, ServiceState>();
+  /** Ports whose Service port went away, kept while their connections finish, so that stop() ends those too. */
+  private readonly retired = new Set<ServicePortProxy | UdpServicePortProxy>();
   private readonly addresses: ClusterIPAddresses;
   private readonly metricsRegistry = new ProxyMetrics();
   private readonly unsupportedLogged = new Set<string>();
@@ -229,12 +231,21 @@ export class Proxy {
         for (const p of st.ports.values()) await p.close(true);
         this.metricsRegistry.forgetService(key);
       }
+      for (const p of this.retired) await p.close(true);
+      this.retired.clear();
       this.state.clear();
       await this.addresses.stop();
     })());
   }
 
   private busy = false;
+
+  /** Closes a port that went away; its open connections may finish (stop() ends them). */
+  private async retire(p: ServicePortProxy | UdpServicePortProxy): Promise<void> {
+    await p.close(false);
+    for (const r of this.retired) if (r.openConnections() === 0) this.retired.delete(r);
+    if (p.openConnections() > 0) this.retired.add(p);
+  }
 
   /** Brings what is served for one Service in line with its Service and EndpointSlices. */
   private async reconcile(key: string): Promise<void> {
@@ -250,7 +261,7 @@ export class Proxy {
       for (const [portKey, p] of st.ports) {
         if (!wanted.has(portKey)) {
           st.ports.delete(portKey);
-          await p.close(false);
+          await this.retire(p);
           this.metricsRegistry.connections.remove({ service: key, port: portKey });
           this.metricsRegistry.connectionErrors.remove({ service: key, port: portKey });
         }
@@ -280,7 +291,7 @@ export class Proxy {
         if (p && p instanceof UdpServicePortProxy !== udp) {
           // The port changed protocol: its listeners are of the other kind.
           st.ports.delete(portKey);
-          await p.close(false);
+          await this.retire(p);
           p = undefined;
         }
         if (!p) {

@@ -78,6 +78,8 @@ export class ServicePortProxy {
   private readonly listeners = new Map<string, net.Server>();
   private readonly connections = new Set<net.Socket>();
   private closing = false;
+  /** Closed: the Service port went away and its metric series with it. */
+  private closed = false;
 
   constructor(cfg: ServicePortConfig) {
     this.cfg = cfg;
@@ -123,11 +125,14 @@ export class ServicePortProxy {
   async close(dropConnections: boolean): Promise<void> {
     const servers = [...this.listeners.values()];
     this.listeners.clear();
-    if (dropConnections) {
-      this.closing = true;
-      for (const c of this.connections) c.destroy();
-    }
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    this.closed = true;
+    // server.close() releases the listening socket at once, but calls back only when the
+    // server's last connection has ended: only a close that ends them waits for that.
+    const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
+    if (!dropConnections) return;
+    this.closing = true;
+    for (const c of this.connections) c.destroy();
+    await Promise.all(closed);
   }
 
   private listen(address: ListenAddress): Promise<net.Server> {
@@ -179,6 +184,8 @@ export class ServicePortProxy {
         }
         this.balancer.connected(clientIP, endpoint);
         splice(client, socket, ({ bytesIn, bytesOut }) => {
+          // A connection that outlived its Service port must not bring its series back.
+          if (this.closed) return;
           metrics.bytes.inc({ service, direction: 'in' }, bytesIn);
           metrics.bytes.inc({ service, direction: 'out' }, bytesOut);
         });

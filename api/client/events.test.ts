@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 import { FakeClock } from '../clock.js';
 import type { CoreEvent, Pod } from '../types.js';
-import { EventQueueFullError, EventRecorder, referenceOf } from './events.js';
+import { EventFlushTimeoutError, EventQueueFullError, EventRecorder, referenceOf } from './events.js';
 import { resources } from './resource.js';
 
 let api: TestApi;
@@ -124,14 +124,8 @@ test('events beyond maxQueued are dropped and reported; the queued ones are writ
 
 test('an event keeps the time it was recorded at, however late it is written', async () => {
   const clock = new FakeClock(Date.parse('2026-02-01T00:00:00Z'));
-  // Holds the write back until the clock has moved on.
-  let release: () => void = () => {};
-  const gate = new Promise<void>((r) => (release = r));
-  const client = Object.create(api.client) as typeof api.client;
-  client.create = (async (...args: Parameters<typeof api.client.create>) => {
-    await gate;
-    return api.client.create(...args);
-  }) as typeof api.client.create;
+  // The write is held back until the clock has moved on.
+  const { client, release } = heldClient();
   const recorder = new EventRecorder({ client, component: 'late', clock });
   recorder.event(pod, 'Normal', 'Late', 'recorded at midnight');
   await clock.advance(60_000);
@@ -140,4 +134,62 @@ test('an event keeps the time it was recorded at, however late it is written', a
   const late = (await events()).find((e) => e.reason === 'Late')!;
   assert.equal(late.firstTimestamp, '2026-02-01T00:00:00Z');
   assert.equal(late.lastTimestamp, '2026-02-01T00:00:00Z');
+});
+
+/** The real client, with every create held until `release()`. */
+function heldClient(): { client: typeof api.client; release(): void } {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const client = Object.create(api.client) as typeof api.client;
+  client.create = (async (...args: Parameters<typeof api.client.create>) => {
+    await gate;
+    return api.client.create(...args);
+  }) as typeof api.client.create;
+  return { client, release };
+}
+
+test('flush(timeoutMs) gives up on a hung server: what is still queued is dropped and reported', async () => {
+  const errors: unknown[] = [];
+  const { client, release } = heldClient();
+  const recorder = new EventRecorder({ client, component: 'hung', onError: (e) => errors.push(e) });
+  for (let i = 0; i < 4; i++) recorder.event(pod, 'Normal', 'Hung', `event ${i}`);
+  const started = Date.now();
+  await recorder.flush(100);
+  assert.ok(Date.now() - started < 5000, 'flush waited for the hung write');
+  // The first write was sent and is left to finish; the three behind it are dropped.
+  assert.equal(errors.length, 3);
+  assert.ok(
+    errors.every((e) => e instanceof EventFlushTimeoutError),
+    String(errors[0]),
+  );
+  release();
+  await recorder.flush();
+  const hung = (await events()).filter((e) => e.reason === 'Hung');
+  assert.deepEqual(
+    hung.map((e) => e.message),
+    ['event 0'],
+  );
+  // The recorder still works afterwards.
+  recorder.event(pod, 'Normal', 'Hung', 'after');
+  await recorder.flush();
+  assert.equal((await events()).filter((e) => e.reason === 'Hung').length, 2);
+});
+
+test('an onError that throws neither stops the writer nor reaches the caller of event()', async () => {
+  const recorder = new EventRecorder({
+    client: api.client,
+    component: 'throwing',
+    maxQueued: 1,
+    onError: () => {
+      throw new Error('onError failed');
+    },
+  });
+  recorder.event({ kind: 'Pod', namespace: 'no-such-namespace', name: 'p' }, 'Normal', 'Throwing', 'refused');
+  // Dropped (the queue holds one): onError throws inside event(), which must not.
+  recorder.event(pod, 'Normal', 'Throwing', 'dropped');
+  await recorder.flush();
+  recorder.event(pod, 'Normal', 'Throwing', 'written');
+  await recorder.flush();
+  const written = (await events()).filter((e) => e.reason === 'Throwing').map((e) => e.message);
+  assert.deepEqual(written, ['written']);
 });

@@ -48,6 +48,16 @@ export class EventQueueFullError extends Error {
   }
 }
 
+/** Given to `onError` for an event still queued when `flush(timeoutMs)` gave up waiting. */
+export class EventFlushTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`event dropped: not written within the ${timeoutMs} ms given to flush`);
+  }
+}
+
+/** How long a component's shutdown waits for its queued events, ms (then drops the rest). */
+export const SHUTDOWN_FLUSH_MS = 5000;
+
 /** What an event is about: an object with apiVersion/kind/metadata, or a ready ObjectReference. */
 export type EventTarget = KubeObject | ObjectReference;
 
@@ -110,7 +120,7 @@ export class EventRecorder {
     const ref = referenceOf(target);
     const namespace = ref.namespace || 'default';
     if (this.queue.length - this.head >= this.maxQueued) {
-      this.onError(new EventQueueFullError(this.maxQueued), {
+      this.report(new EventQueueFullError(this.maxQueued), {
         metadata: { namespace },
         involvedObject: ref,
         reason,
@@ -125,31 +135,71 @@ export class EventRecorder {
     this.draining ??= this.drain();
   }
 
-  /** Resolves when every event recorded so far has been written (or dropped). For tests and shutdown. */
-  async flush(): Promise<void> {
-    while (this.draining) await this.draining;
+  /**
+   * Resolves when every event recorded so far (and while waiting) has been written or
+   * dropped. With `timeoutMs` (a shutdown: SHUTDOWN_FLUSH_MS), resolves after that many
+   * milliseconds at the latest: the events still queued then are dropped and reported to
+   * `onError` (EventFlushTimeoutError); a write already sent is left to finish. client-go's
+   * broadcaster does not wait for its queue at shutdown at all.
+   */
+  async flush(timeoutMs?: number): Promise<void> {
+    if (timeoutMs === undefined) {
+      while (this.draining) await this.draining;
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
+    try {
+      while (this.draining) if ((await Promise.race([this.draining, timedOut])) === true) break;
+    } finally {
+      clearTimeout(timer);
+    }
+    const dropped = this.queue.slice(this.head) as Queued[];
+    this.queue.length = 0;
+    this.head = 0;
+    for (const q of dropped) {
+      this.report(new EventFlushTimeoutError(timeoutMs), {
+        metadata: { namespace: q.namespace },
+        involvedObject: q.ref,
+        reason: q.reason,
+        message: q.message,
+        type: q.type,
+      });
+    }
   }
 
   /** Writes the queued events one at a time until none is left. */
   private async drain(): Promise<void> {
-    // Started by event(): the first write waits until the caller's turn ends.
-    await Promise.resolve();
-    while (this.head < this.queue.length) {
-      const next = this.queue[this.head]!;
-      this.queue[this.head++] = undefined;
-      if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
-        this.queue = this.queue.slice(this.head);
-        this.head = 0;
+    try {
+      // Started by event(): the first write waits until the caller's turn ends.
+      await Promise.resolve();
+      while (this.head < this.queue.length) {
+        const next = this.queue[this.head]!;
+        this.queue[this.head++] = undefined;
+        if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
+          this.queue = this.queue.slice(this.head);
+          this.head = 0;
+        }
+        try {
+          await this.write(next);
+        } catch (err) {
+          this.report(err, { metadata: { namespace: next.namespace }, involvedObject: next.ref });
+        }
       }
-      try {
-        await this.write(next);
-      } catch (err) {
-        this.onError(err, { metadata: { namespace: next.namespace }, involvedObject: next.ref });
-      }
+    } finally {
+      this.queue = [];
+      this.head = 0;
+      this.draining = undefined;
     }
-    this.queue = [];
-    this.head = 0;
-    this.draining = undefined;
+  }
+
+  /** Tells `onError`; an onError that throws must not stop the writer or reach event()'s caller. */
+  private report(err: unknown, event: CoreEvent): void {
+    try {
+      this.onError(err, event);
+    } catch {
+      // Nowhere left to report it.
+    }
   }
 
   /** Writes one event: a count update of the Event already written for its key, or a new Event. */
@@ -169,7 +219,7 @@ export class EventRecorder {
         // Expired or deleted meanwhile: start a new Event, as the correlator does on a failed patch.
         this.seen.delete(key);
         if (!isNotFound(err)) {
-          this.onError(err, { metadata: { name: seen.name, namespace }, involvedObject: ref });
+          this.report(err, { metadata: { name: seen.name, namespace }, involvedObject: ref });
           return;
         }
       }
@@ -198,7 +248,7 @@ export class EventRecorder {
       this.seen.set(key, { name: created.metadata.name!, namespace, count: 1 });
       while (this.seen.size > this.cacheSize) this.seen.delete(this.seen.keys().next().value!);
     } catch (err) {
-      this.onError(err, event);
+      this.report(err, event);
     }
   }
 }

@@ -8,7 +8,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Clock } from '../../api/clock.js';
 import { realClock } from '../../api/clock.js';
-import { EventRecorder } from '../../api/client/events.js';
+import { EventRecorder, SHUTDOWN_FLUSH_MS } from '../../api/client/events.js';
 import { InformerFactory } from '../../api/client/factory.js';
 import type { RestClient } from '../../api/client/rest.js';
 import type {
@@ -101,7 +101,7 @@ export class ControllerManager {
       );
     } finally {
       await informers.shutdown();
-      await Promise.all(recorders.map((r) => r.flush()));
+      await Promise.all(recorders.map((r) => r.flush(SHUTDOWN_FLUSH_MS)));
     }
   }
 }
