@@ -56,7 +56,7 @@ export class EventFlushTimeoutError extends Error {
 }
 
 /** How long a component's shutdown waits for its queued events, ms (then drops the rest). */
-export const SHUTDOWN_FLUSH_MS = 5000;
+export const SHUTDOWN_FLUSH_MS = 2000;
 
 /** What an event is about: an object with apiVersion/kind/metadata, or a ready ObjectReference. */
 export type EventTarget = KubeObject | ObjectReference;

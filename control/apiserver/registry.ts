@@ -126,7 +126,8 @@ export class Registry {
   private readonly store: Store;
   private readonly strategy: Strategy;
   private readonly validateName: (name: string, prefix: boolean) => string[];
-  private readonly now: () => Date;
+  /** The clock of this registry's timestamps (creationTimestamp, deletionTimestamp, conditions its subresources set). */
+  readonly now: () => Date;
   private readonly uid: () => string;
   private readonly hooks: RegistryHooks;
 

@@ -37,7 +37,7 @@ const binding = (target: Record<string, unknown>, extra: Partial<KubeObject> = {
 });
 
 describe('bindPod', () => {
-  it('sets spec.nodeName and nothing else, and writes once', async () => {
+  it('sets spec.nodeName and PodScheduled=True and nothing else, and writes once', async () => {
     const { store, pods } = podRegistry();
     const created = await pods.create('default', pod('web'));
     const revision = await store.currentRevision();
@@ -52,7 +52,39 @@ describe('bindPod', () => {
       { ...boundMeta, resourceVersion: undefined },
       { ...createdMeta, resourceVersion: undefined },
     );
-    assert.deepEqual(boundRest, createdRest);
+    const { status: boundStatus, ...boundOthers } = boundRest as { status?: { conditions?: unknown[] } };
+    const { status: createdStatus, ...createdOthers } = createdRest as {
+      status?: { conditions?: unknown[] };
+    };
+    assert.deepEqual(boundOthers, createdOthers);
+    assert.deepEqual(boundStatus, {
+      ...createdStatus,
+      conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: '2026-11-30T12:00:00Z' }],
+    });
+  });
+
+  it('replaces an Unschedulable PodScheduled condition with True, as the binding REST does', async () => {
+    const { pods } = podRegistry();
+    await pods.create('default', pod('web'));
+    await pods.updateInStorage('default', 'web', (p) => {
+      p.status = {
+        phase: 'Pending',
+        conditions: [
+          {
+            type: 'PodScheduled',
+            status: 'False',
+            reason: 'Unschedulable',
+            message: '0/1 nodes are available: 1 Insufficient cpu.',
+            lastTransitionTime: '2026-11-30T11:00:00Z',
+          },
+        ],
+      };
+    });
+    await bindPod(pods, 'default', 'web', binding({ name: 'node-1' }), false);
+    const bound = (await pods.get('default', 'web')) as { status?: { conditions?: unknown[] } };
+    assert.deepEqual(bound.status!.conditions, [
+      { type: 'PodScheduled', status: 'True', lastTransitionTime: '2026-11-30T12:00:00Z' },
+    ]);
   });
 
   it('with dryRun writes nothing', async () => {

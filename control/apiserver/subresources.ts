@@ -6,7 +6,7 @@
  */
 import { labelSelectorFromObject, type LabelSelectorObject } from '../../api/meta/labels.js';
 import { invalid as invalidField, isDNS1123Subdomain, toStatusCauses } from '../../api/meta/validation.js';
-import type { KubeObject } from '../../api/object.js';
+import { rfc3339, type KubeObject } from '../../api/object.js';
 import type { DeleteOptions, Registry } from './registry.js';
 import { badRequest, conflict, invalid } from './status.js';
 
@@ -135,9 +135,30 @@ export async function bindPod(
           toStatusCauses(problems.map((m) => invalidField('spec.nodeName', nodeName, m))),
         );
       spec.nodeName = target.name;
+      markScheduled(pod, rfc3339(pods.now()));
     },
     { dryRun },
   );
+}
+
+/**
+ * Sets a bound pod's `PodScheduled` condition to True, as Kubernetes' binding REST does
+ * (podutil.UpdatePodCondition): the condition is replaced (an Unschedulable reason and
+ * message go), and its lastTransitionTime is now unless it was True already.
+ */
+function markScheduled(pod: KubeObject, now: string): void {
+  type Condition = { type: string; status: string; lastTransitionTime?: string };
+  const status = (pod.status ??= {}) as { conditions?: Condition[] };
+  const conditions = (status.conditions ??= []);
+  const i = conditions.findIndex((c) => c.type === 'PodScheduled');
+  const old = i >= 0 ? conditions[i] : undefined;
+  const next: Condition = {
+    type: 'PodScheduled',
+    status: 'True',
+    lastTransitionTime: old?.status === 'True' && old.lastTransitionTime ? old.lastTransitionTime : now,
+  };
+  if (i >= 0) conditions[i] = next;
+  else conditions.push(next);
 }
 
 /**

@@ -32,12 +32,15 @@ export async function runQueue<T>(opts: RunQueueOptions<T>): Promise<void> {
   else signal.addEventListener('abort', stop, { once: true });
   try {
     await runWorkers(queue, opts.workers, opts.reconcile, {
-      onError: (err, key, requeues) =>
+      onError: (err, key, requeues) => {
+        // A sync cut short because the controller is stopping is not a failure.
+        if (signal.aborted) return;
         opts.logger.warn(`${opts.name}: reconcile failed; retrying`, {
           key: String(key),
           requeues,
           error: err instanceof Error ? err.message : String(err),
-        }),
+        });
+      },
     });
   } finally {
     signal.removeEventListener('abort', stop);

@@ -21,7 +21,7 @@
  *   event "Successfully assigned ns/name to node".
  * - Handlers only update the cache and the queue; all decisions happen in the loop.
  */
-import { EventRecorder } from '../../api/client/events.js';
+import { EventRecorder, SHUTDOWN_FLUSH_MS } from '../../api/client/events.js';
 import { InformerFactory } from '../../api/client/factory.js';
 import { deletedObject } from '../../api/client/informer.js';
 import type {
@@ -229,6 +229,9 @@ export class Scheduler {
       while (this.bindings.size > 0) await Promise.allSettled([...this.bindings]);
       for (const r of this.registrations) r.remove();
       if (this.ownInformers) await this.informers.shutdown();
+      // Scheduled events still queued get a short grace, then are dropped: stopping must
+      // not wait for a backlog of thousands (client-go's broadcaster drops them too).
+      await this.recorder.flush(SHUTDOWN_FLUSH_MS);
     }
   }
 

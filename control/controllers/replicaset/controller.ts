@@ -117,8 +117,12 @@ export class ReplicaSetController implements Controller {
     });
   }
 
+  /** The signal of run(): a sync stops creating pods once it aborts. */
+  private stopping: AbortSignal | undefined;
+
   /** Runs `concurrentReplicaSetSyncs` workers until `signal` aborts. */
   run(signal: AbortSignal): Promise<void> {
+    this.stopping = signal;
     return runQueue({
       name: this.name,
       queue: this.queue,
@@ -327,6 +331,8 @@ export class ReplicaSetController implements Controller {
         blockOwnerDeletion: true,
       };
       const { successes, error } = await slowStartBatch(toCreate, SLOW_START_INITIAL_BATCH_SIZE, async () => {
+        // Stopping (SIGTERM, a lost lease): no more creates; the batch ends here.
+        if (this.stopping?.aborted) throw new Error('the controller is stopping');
         try {
           await this.podControl.createPods(namespace, rs.spec.template, rs, controllerRef);
         } catch (err) {
