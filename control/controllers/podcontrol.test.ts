@@ -55,7 +55,7 @@ describe('getPodFromTemplate', () => {
 
   it('leaves out finalizers and ownerReferences when there are none', () => {
     const pod = getPodFromTemplate({ spec: { containers: [] } }, owner, undefined);
-    assert.deepEqual(pod.metadata, { generateName: 'web-', labels: {}, annotations: {} });
+    assert.deepEqual(pod.metadata, { generateName: 'web-' });
   });
 
   it('prefixes with the owner name and a dash', () => {

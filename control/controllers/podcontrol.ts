@@ -60,8 +60,11 @@ export function getPodFromTemplate(
     kind: 'Pod',
     metadata: {
       generateName: podsPrefix(owner.metadata?.name ?? ''),
-      labels: { ...meta.labels },
-      annotations: { ...meta.annotations },
+      // Empty maps are left out, as Go's omitempty leaves them out of Kubernetes' pods.
+      ...(meta.labels && Object.keys(meta.labels).length > 0 ? { labels: { ...meta.labels } } : {}),
+      ...(meta.annotations && Object.keys(meta.annotations).length > 0
+        ? { annotations: { ...meta.annotations } }
+        : {}),
       ...(meta.finalizers?.length ? { finalizers: [...meta.finalizers] } : {}),
       ...(controllerRef ? { ownerReferences: [{ ...controllerRef }] } : {}),
     },

@@ -397,6 +397,8 @@ export function calculateStatus(
     availableReplicas: available,
     unavailableReplicas: Math.max(0, total - available),
   };
+  // The counters are omitempty in Kubernetes' DeploymentStatus: a zero is left out.
+  for (const k of COUNTERS) if (status[k] === 0) delete status[k];
   if (d.status?.collisionCount !== undefined) status.collisionCount = d.status.collisionCount;
   status.conditions = (d.status?.conditions ?? []).map((c) => ({ ...c }));
   if (available >= desiredReplicas(d) - maxUnavailable(d)) {
@@ -424,6 +426,15 @@ export function calculateStatus(
   }
   return status;
 }
+
+/** DeploymentStatus counters that Kubernetes leaves out when they are 0. */
+const COUNTERS = [
+  'replicas',
+  'updatedReplicas',
+  'readyReplicas',
+  'availableReplicas',
+  'unavailableReplicas',
+] as const;
 
 /** Writes calculateStatus() when it differs from the current status (syncDeploymentStatus). */
 export async function syncDeploymentStatus(
