@@ -164,21 +164,17 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     ...(credential ? { ca: credential.ca, cert: credential.cert, key: credential.key } : {}),
     userAgent: `kubelet/${KUBELET_VERSION} (${nodeName})`,
   });
-  const recorder = new EventRecorder({
-    client,
-    component: 'kubelet',
-    host: nodeName,
-    clock,
-    onError: (err, ev) => logger.debug('event dropped', { reason: ev.reason, error: String(err) }),
-  });
+  const recorderFor = (component: string): EventRecorder =>
+    new EventRecorder({
+      client,
+      component,
+      host: nodeName,
+      clock,
+      onError: (err, ev) => logger.debug('event dropped', { reason: ev.reason, error: String(err) }),
+    });
+  const recorder = recorderFor('kubelet');
   // kube-proxy reports with its own source, and its events do not queue behind the kubelet's.
-  const proxyRecorder = new EventRecorder({
-    client,
-    component: 'kube-proxy',
-    host: nodeName,
-    clock,
-    onError: (err, ev) => logger.debug('event dropped', { reason: ev.reason, error: String(err) }),
-  });
+  const proxyRecorder = recorderFor('kube-proxy');
   const running = new AbortController();
   const onStartAbort = () => running.abort(cfg.signal?.reason);
   cfg.signal?.addEventListener('abort', onStartAbort, { once: true });

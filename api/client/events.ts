@@ -22,6 +22,7 @@ import type { KubeObject } from '../object.js';
 import { rfc3339 } from '../object.js';
 import type { CoreEvent, ObjectReference } from '../types.js';
 import { isNotFound } from './errors.js';
+import { Fifo } from '../workqueue/fifo.js';
 import { resources } from './resource.js';
 import type { RestClient } from './rest.js';
 
@@ -92,9 +93,8 @@ export class EventRecorder {
   /** Dedup key → the Event written for it; a Map keeps insertion order for LRU eviction. */
   private readonly seen = new Map<string, Seen>();
   private readonly maxQueued: number;
-  /** Events not written yet, oldest first, from `head` on. */
-  private queue: (Queued | undefined)[] = [];
-  private head = 0;
+  /** Events not written yet, oldest first. */
+  private readonly queue = new Fifo<Queued>();
   /** The writer's run while the queue is being drained. */
   private draining: Promise<void> | undefined;
   /** Keeps names unique when two events of one object are created in the same millisecond. */
@@ -119,19 +119,21 @@ export class EventRecorder {
   event(target: EventTarget, type: EventType, reason: string, message: string): void {
     const ref = referenceOf(target);
     const namespace = ref.namespace || 'default';
-    if (this.queue.length - this.head >= this.maxQueued) {
-      this.report(new EventQueueFullError(this.maxQueued), {
-        metadata: { namespace },
-        involvedObject: ref,
-        reason,
-        message,
-        type,
-      });
+    const key = [ref.kind, namespace, ref.name, ref.uid, ref.fieldPath, type, reason, message].join('\u0000');
+    const queued: Queued = {
+      key,
+      ref,
+      namespace,
+      type,
+      reason,
+      message,
+      at: rfc3339(new Date(this.clock.now())),
+    };
+    if (this.queue.length >= this.maxQueued) {
+      this.report(new EventQueueFullError(this.maxQueued), described(queued));
       return;
     }
-    const key = [ref.kind, namespace, ref.name, ref.uid, ref.fieldPath, type, reason, message].join('\u0000');
-    const at = rfc3339(new Date(this.clock.now()));
-    this.queue.push({ key, ref, namespace, type, reason, message, at });
+    this.queue.push(queued);
     this.draining ??= this.drain();
   }
 
@@ -154,18 +156,7 @@ export class EventRecorder {
     } finally {
       clearTimeout(timer);
     }
-    const dropped = this.queue.slice(this.head) as Queued[];
-    this.queue.length = 0;
-    this.head = 0;
-    for (const q of dropped) {
-      this.report(new EventFlushTimeoutError(timeoutMs), {
-        metadata: { namespace: q.namespace },
-        involvedObject: q.ref,
-        reason: q.reason,
-        message: q.message,
-        type: q.type,
-      });
-    }
+    for (const q of this.queue.takeAll()) this.report(new EventFlushTimeoutError(timeoutMs), described(q));
   }
 
   /** Writes the queued events one at a time until none is left. */
@@ -173,22 +164,14 @@ export class EventRecorder {
     try {
       // Started by event(): the first write waits until the caller's turn ends.
       await Promise.resolve();
-      while (this.head < this.queue.length) {
-        const next = this.queue[this.head]!;
-        this.queue[this.head++] = undefined;
-        if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
-          this.queue = this.queue.slice(this.head);
-          this.head = 0;
-        }
+      for (let next = this.queue.shift(); next; next = this.queue.shift()) {
         try {
           await this.write(next);
         } catch (err) {
-          this.report(err, { metadata: { namespace: next.namespace }, involvedObject: next.ref });
+          this.report(err, described(next));
         }
       }
     } finally {
-      this.queue = [];
-      this.head = 0;
       this.draining = undefined;
     }
   }
@@ -251,6 +234,17 @@ export class EventRecorder {
       this.report(err, event);
     }
   }
+}
+
+/** What onError is told of a queued event that was not written: its namespace, object, reason, message and type. */
+function described(q: Queued): CoreEvent {
+  return {
+    metadata: { namespace: q.namespace },
+    involvedObject: q.ref,
+    reason: q.reason,
+    message: q.message,
+    type: q.type,
+  };
 }
 
 /** The ObjectReference of `target` (apiVersion, kind, namespace, name, uid, resourceVersion). */

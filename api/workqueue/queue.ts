@@ -12,6 +12,7 @@
  * Items are compared by identity (`===`, as a `Set`), so keys are normally strings
  * (`namespace/name`).
  */
+import { Fifo } from './fifo.js';
 
 /** What a worker needs from a queue: get, done and the add that reconcile results feed. */
 export interface QueueInterface<T> {
@@ -30,9 +31,7 @@ export interface QueueInterface<T> {
  */
 export class WorkQueue<T = string> implements QueueInterface<T> {
   /** Keys waiting to be handed out, in order; each is also in `dirty`, none in `processing`. */
-  private queue: T[] = [];
-  /** Start of the live part of `queue` (popping from the front without shifting). */
-  private head = 0;
+  private readonly queue = new Fifo<T>();
   /** Keys that need processing: queued ones, and processing ones added again. */
   private readonly dirty = new Set<T>();
   /** Keys handed out by get() and not yet done(). */
@@ -56,7 +55,7 @@ export class WorkQueue<T = string> implements QueueInterface<T> {
 
   /** Number of keys waiting (not those being processed). Informational only. */
   len(): number {
-    return this.queue.length - this.head;
+    return this.queue.length;
   }
 
   /**
@@ -124,12 +123,7 @@ export class WorkQueue<T = string> implements QueueInterface<T> {
   }
 
   private take(): T {
-    const item = this.queue[this.head]!;
-    this.head++;
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
+    const item = this.queue.shift()!;
     this.dirty.delete(item);
     this.processing.add(item);
     return item;
