@@ -230,7 +230,16 @@ describe('Endpoints controller', () => {
         api.client.create(resources.pods, makePod(`burst-${i}`, { app: 'burst' })),
       ),
     );
-    await endpointsWhere('burst', `${n} addresses`, (e) => names(e.subsets, 'addresses').length === n);
+    const last = await endpointsWhere(
+      'burst',
+      `${n} addresses`,
+      (e) => names(e.subsets, 'addresses').length === n,
+    );
+    // The count below means something only if the watch saw the writes, up to the last one.
+    await until(
+      'the watch to see the last write',
+      async () => rvs.has(last.metadata.resourceVersion!) || undefined,
+    );
     stream.stop();
     await watching;
     // Each pod makes two pod events (create, then running and ready); every one of them
