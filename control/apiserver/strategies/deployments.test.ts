@@ -131,7 +131,14 @@ type Patch = (d: Json) => void;
 /** Each bad Deployment: how it differs from the fixture, and the errors it must give. */
 const BAD: [string, Patch, [string, string][]][] = [
   ['negative replicas', (d) => (d.spec.replicas = -1), [['spec.replicas', 'Invalid']]],
-  ['missing selector', (d) => delete d.spec.selector, [['spec.selector', 'Required']]],
+  [
+    'missing selector',
+    (d) => delete d.spec.selector,
+    [
+      ['spec.selector', 'Required'],
+      ['spec.template.metadata.labels', 'Invalid'],
+    ],
+  ],
   ['empty selector', (d) => (d.spec.selector = {}), [['spec.selector', 'Invalid']]],
   [
     'selector not matching template labels',
@@ -267,7 +274,11 @@ const BAD: [string, Patch, [string, string][]][] = [
   [
     'unknown resource name',
     (d) => (d.spec.template.spec.containers[0].resources = { limits: { gpu: '1' } }),
-    [['spec.template.spec.containers[0].resources.limits[gpu]', 'Invalid']],
+    // validateContainerResourceName: not a standard resource, nor one for containers.
+    [
+      ['spec.template.spec.containers[0].resources.limits[gpu]', 'Invalid'],
+      ['spec.template.spec.containers[0].resources.limits[gpu]', 'Invalid'],
+    ],
   ],
   [
     'restartPolicy Never in a template',
@@ -453,8 +464,10 @@ describe('deployments: update and status', () => {
         (d) => (d.status = { replicas: 1, readyReplicas: 2, availableReplicas: 3, unavailableReplicas: -1 }),
       ),
     );
+    // availableReplicas: greater than replicas, and greater than readyReplicas.
     assertErrors(errs, [
       ['status.readyReplicas', 'Invalid'],
+      ['status.availableReplicas', 'Invalid'],
       ['status.availableReplicas', 'Invalid'],
       ['status.unavailableReplicas', 'Invalid'],
     ]);

@@ -192,7 +192,11 @@ const BAD: [string, string, KubeObject, [string, string][]][] = [
     'node negative capacity',
     'v1/nodes',
     modified(node(), (n) => (n.status.capacity.cpu = '-1')),
-    [['status.capacity.cpu', 'Invalid']],
+    // allocatable defaults to capacity (SetDefaults_NodeStatus), and is validated too.
+    [
+      ['status.capacity.cpu', 'Invalid'],
+      ['status.allocatable.cpu', 'Invalid'],
+    ],
   ],
   ['configmap bad key', 'v1/configmaps', cm({ 'bad key': 'x' }), [['data[bad key]', 'Invalid']]],
   [
@@ -330,8 +334,12 @@ const BAD: [string, string, KubeObject, [string, string][]][] = [
     'new-style core event without reporting fields',
     'v1/events',
     coreEvent({ eventTime: '2026-11-30T10:00:00.000000Z', reason: '' }),
+    // legacyValidateEvent: Required, and then ValidateQualifiedName of the empty
+    // reportingController (the name part is empty and does not match the pattern).
     [
       ['reportingComponent', 'Required'],
+      ['reportingComponent', 'Invalid'],
+      ['reportingComponent', 'Invalid'],
       ['reportingInstance', 'Required'],
       ['action', 'Required'],
       ['reason', 'Required'],

@@ -322,7 +322,15 @@ const BAD: [string, (p: Json) => void, [string, string][]][] = [
     (p) => (p.spec.serviceAccountName = 'Not_Valid'),
     [['spec.serviceAccountName', 'Invalid']],
   ],
-  ['bad nodeSelector', (p) => (p.spec.nodeSelector = { 'k/': 'v' }), [['spec.nodeSelector', 'Invalid']]],
+  [
+    'bad nodeSelector',
+    (p) => (p.spec.nodeSelector = { 'k/': 'v' }),
+    // IsQualifiedName: the name part is empty, and so does not match the pattern either.
+    [
+      ['spec.nodeSelector', 'Invalid'],
+      ['spec.nodeSelector', 'Invalid'],
+    ],
+  ],
   ['bad hostname', (p) => (p.spec.hostname = 'a.b'), [['spec.hostname', 'Invalid']]],
   [
     'hostNetwork with a different hostPort',
@@ -361,7 +369,11 @@ const BAD: [string, (p: Json) => void, [string, string][]][] = [
   [
     'fractional extended resource',
     (p) => (p.spec.containers[0].resources = { limits: { 'example.com/gpu': '500m' } }),
-    [['spec.containers[0].resources.limits[example.com/gpu]', 'Invalid']],
+    // A pod's requests default to its limits (SetDefaults_Pod), so both are not integers.
+    [
+      ['spec.containers[0].resources.limits[example.com/gpu]', 'Invalid'],
+      ['spec.containers[0].resources.requests[example.com/gpu]', 'Invalid'],
+    ],
   ],
   [
     'secret volume without secretName, bad defaultMode, absolute item path',

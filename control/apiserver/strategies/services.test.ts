@@ -88,9 +88,14 @@ const BAD: [string, Json, [string, string][]][] = [
   [
     'port 0 and port 70000',
     { ports: [{ port: 0 }, { port: 70000, name: 'b' }] },
+    // targetPort defaults to port (SetDefaults_Service), so it is out of range too; with
+    // two ports, each needs a name.
     [
+      ['spec.ports[0].name', 'Required'],
       ['spec.ports[0].port', 'Invalid'],
+      ['spec.ports[0].targetPort', 'Invalid'],
       ['spec.ports[1].port', 'Invalid'],
+      ['spec.ports[1].targetPort', 'Invalid'],
     ],
   ],
   [

@@ -71,21 +71,32 @@ const TYPES: Record<string, FieldErrorType> = {
 };
 
 /**
- * Asserts that `errs` contains an error on each expected `field` with the expected type
- * (`Required`, `Invalid`, ...), and that every error names a field.
+ * Asserts that `errs` are exactly the expected errors, each a `field` with a type
+ * (`Required`, `Invalid`, ... or a FieldErrorType), in any order, none missing and none
+ * extra (a field and type expected twice must be there twice); and that every error names
+ * a field.
  */
 export function assertErrors(
   errs: readonly FieldError[],
   expected: readonly (readonly [string, string])[],
 ): void {
   for (const e of errs) assert.ok(e.field !== '', `error without a field: ${JSON.stringify(e)}`);
-  const got = errs.map((e) => `${e.field} ${e.type}`);
-  for (const [field, type] of expected) {
-    assert.ok(
-      got.includes(`${field} ${TYPES[type] ?? type}`),
-      `expected ${field} ${type}; got:\n  ${got.join('\n  ')}`,
-    );
+  const got = errs.map((e) => `${e.field} ${e.type}`).sort();
+  const want = expected.map(([field, type]) => `${field} ${TYPES[type] ?? type}`).sort();
+  const missing = [...want];
+  const extra: string[] = [];
+  for (const g of got) {
+    const i = missing.indexOf(g);
+    if (i >= 0) missing.splice(i, 1);
+    else extra.push(g);
   }
+  const list = (xs: readonly string[]) => xs.map((x) => `\n  ${x}`).join('') || ' none';
+  assert.ok(
+    missing.length === 0 && extra.length === 0,
+    `missing:${list(missing)}\nunexpected:${list(extra)}\nall errors:${list(
+      errs.map((e) => `${e.field} ${e.type}: ${e.message}`),
+    )}`,
+  );
 }
 
 /**
