@@ -294,6 +294,29 @@ export function runRuntimeConformance(
       });
     }
 
+    test('a container whose command does not exist: the start rejects; EXITED, ContainerCannotRun, finished when created', async ({
+      runtime: rt,
+    }) => {
+      const sandbox = sandboxConfig();
+      const sandboxId = await rt.runPodSandbox(sandbox);
+      const id = await rt.createContainer(
+        sandboxId,
+        containerConfig(sandbox, 'app', ['/nonexistent/command']),
+        sandbox,
+      );
+      await assert.rejects(rt.startContainer(id), (err: unknown) => isCriError(err));
+      const st = await rt.containerStatus(id);
+      assert.equal(st.state, 'CONTAINER_EXITED');
+      assert.equal(st.reason, 'ContainerCannotRun');
+      assert.notEqual(st.exitCode, 0);
+      assert.match(st.message, /\/nonexistent\/command/);
+      // As dockershim (and containerd's StartError): a start failure is a finish, so the
+      // kubelet's CrashLoopBackOff counts from it.
+      assert.ok(st.createdAt > 0n);
+      assert.equal(st.finishedAt, st.createdAt);
+      assert.equal(st.startedAt, st.createdAt);
+    });
+
     test('removeContainer is idempotent and the container is gone', async ({ runtime: rt }) => {
       const { containerId } = await runPod(rt, ['sleep', '3600']);
       await rt.removeContainer(containerId);

@@ -69,10 +69,12 @@ export interface ContainerStateView {
  * CRI state, times and exit reason from `docker inspect`'s State, as dockershim's
  * ContainerStatus: running → RUNNING; finished → EXITED with reason OOMKilled, Completed
  * (exit 0) or Error; never started but with an exit code (the process could not be run) →
- * EXITED with ContainerCannotRun and docker's error as the message; else CREATED.
- * startedAt is never after finishedAt.
+ * EXITED with ContainerCannotRun, docker's error as the message, and startedAt = finishedAt
+ * = `createdAt` (ns since the epoch; Docker records no times for a failed start, and the
+ * kubelet's CrashLoopBackOff counts from finishedAt); else CREATED. startedAt is never
+ * after finishedAt.
  */
-export function containerStateFromInspect(s: DockerState): ContainerStateView {
+export function containerStateFromInspect(s: DockerState, createdAt: bigint): ContainerStateView {
   const finishedAt = parseDockerTime(s.FinishedAt);
   // Docker records StartedAt once start() returns, which for a process that exits at once
   // can be after its FinishedAt; a container never finishes before it starts.
@@ -85,7 +87,15 @@ export function containerStateFromInspect(s: DockerState): ContainerStateView {
     const reason = s.OOMKilled ? 'OOMKilled' : exitCode === 0 ? 'Completed' : 'Error';
     return { ...view, state: 'CONTAINER_EXITED', reason };
   }
-  if (exitCode !== 0) return { ...view, state: 'CONTAINER_EXITED', reason: 'ContainerCannotRun' };
+  if (exitCode !== 0) {
+    return {
+      ...view,
+      state: 'CONTAINER_EXITED',
+      reason: 'ContainerCannotRun',
+      startedAt: createdAt,
+      finishedAt: createdAt,
+    };
+  }
   return { ...view, state: 'CONTAINER_CREATED', reason: '' };
 }
 

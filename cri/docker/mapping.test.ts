@@ -30,6 +30,8 @@ const T1 = '2026-11-30T12:00:00.123456789Z';
 const T1NS = BigInt(Date.parse('2026-11-30T12:00:00Z')) * 1_000_000n + 123_456_789n;
 const T2 = '2026-11-30T12:00:05.5Z';
 const T2NS = BigInt(Date.parse('2026-11-30T12:00:05Z')) * 1_000_000n + 500_000_000n;
+/** When the adapter created the container (its io.k8ts.created-at label), ns. */
+const CREATED_NS = BigInt(Date.parse('2026-11-30T11:59:59Z')) * 1_000_000n;
 
 describe('parseDockerTime', () => {
   const cases: [string | undefined, bigint][] = [
@@ -90,6 +92,8 @@ describe('docker state → CRI state', () => {
         state: 'CONTAINER_EXITED',
         reason: 'ContainerCannotRun',
         message: 'exec: "nope": executable file not found',
+        startedAt: CREATED_NS,
+        finishedAt: CREATED_NS,
       },
     ],
     [
@@ -100,7 +104,7 @@ describe('docker state → CRI state', () => {
   ];
   for (const [what, docker, want] of inspectCases) {
     it(`inspect ${what}`, () => {
-      const got = containerStateFromInspect(docker);
+      const got = containerStateFromInspect(docker, CREATED_NS);
       for (const [k, v] of Object.entries(want)) assert.equal(got[k as keyof ContainerStateView], v, k);
     });
   }

@@ -241,7 +241,7 @@ export class DockerRuntime implements Runtime {
 
   async startContainer(containerId: string): Promise<void> {
     const info = await this.inspectOwned(containerId, TYPE_CONTAINER);
-    const state = containerStateFromInspect(info.State).state;
+    const state = containerStateFromInspect(info.State, 0n).state;
     if (state !== 'CONTAINER_CREATED') {
       throw new CriError('FailedPrecondition', `container ${containerId} is ${state}, not created`);
     }
@@ -303,7 +303,7 @@ export class DockerRuntime implements Runtime {
       createdAt: view.createdAt,
       labels: view.labels,
       annotations: view.annotations,
-      ...containerStateFromInspect(info.State),
+      ...containerStateFromInspect(info.State, view.createdAt),
       logPath: info.LogPath ?? '',
     };
   }

@@ -11,7 +11,9 @@
  * Anything else (a server binary, `nc -l`, `httpd`, `while` loops, pipes, `$VAR`,
  * redirections other than `>&2`) is a program that runs until it is killed: a container
  * with no command at all runs until stopped, as a server image would. A program that
- * runs to its end exits with the status of its last command.
+ * runs to its end exits with the status of its last command. A command under
+ * `/nonexistent/` is a file the image does not have: the container cannot start
+ * (commandNotFound).
  *
  * Running a program costs nothing while it waits: no timers unless it sleeps.
  */
@@ -149,6 +151,16 @@ export function fakeProgram(argv: string[]): FakeStep[] {
     steps.push(...more);
   }
   return steps;
+}
+
+/**
+ * What the OCI runtime says when the container's command is not in the image (runc's
+ * words), or undefined when it is: commands under `/nonexistent/` are missing.
+ */
+export function commandNotFound(argv: readonly string[]): string | undefined {
+  const cmd = argv[0] ?? '';
+  if (!cmd.startsWith('/nonexistent/')) return undefined;
+  return `unable to start container process: exec: ${JSON.stringify(cmd)}: stat ${cmd}: no such file or directory`;
 }
 
 /** Where a running fake program writes. */

@@ -7,7 +7,9 @@
  * (conformance.ts); where it cannot be real it says so:
  * - Containers "run" the tiny shell programs of process.ts: `sh -c 'exit 3'` exits 3 at
  *   once, `sleep 3600` sleeps on the injected clock, a server image (no command) runs
- *   until stopped. Exec runs the same way, or through a test's exec handler.
+ *   until stopped. Exec runs the same way, or through a test's exec handler. A command
+ *   under `/nonexistent/` is missing from the image: startContainer rejects
+ *   InvalidArgument and the container is EXITED 127, ContainerCannotRun, as with docker.
  * - There is no network traffic: a sandbox gets the next free address of its pod
  *   network's subnet (ensurePodNetwork), or of `podCIDR` when it names none, and
  *   containers of one pod cannot talk over localhost (conformance capability
@@ -55,7 +57,7 @@ import type {
 import { CriError } from '../errors.js';
 import { familiarName, parseImageReference } from '../reference.js';
 import { FakeIpam } from './ipam.js';
-import { fakeProgram, runFakeProgram } from './process.js';
+import { commandNotFound, fakeProgram, runFakeProgram } from './process.js';
 
 /** Configuration of a FakeRuntime. */
 export interface FakeRuntimeOptions {
@@ -394,11 +396,22 @@ export class FakeRuntime implements Runtime {
         `sandbox ${c.podSandboxId} of container ${containerId} is not ready`,
       );
     }
+    const argv = [...(c.config.command ?? []), ...(c.config.args ?? [])];
+    const notFound = commandNotFound(argv);
+    if (notFound !== undefined) {
+      // As docker (exit code 127, its error kept) and dockershim (times = creation time).
+      c.state = 'CONTAINER_EXITED';
+      c.exitCode = 127;
+      c.reason = 'ContainerCannotRun';
+      c.message = notFound;
+      c.startedAt = c.createdAt;
+      c.finishedAt = c.createdAt;
+      throw new CriError('InvalidArgument', `start container ${containerId}: ${notFound}`);
+    }
     c.state = 'CONTAINER_RUNNING';
     c.startedAt = nsNow(this.state.clock);
     const kill = new AbortController();
     c.kill = kill;
-    const argv = [...(c.config.command ?? []), ...(c.config.args ?? [])];
     void runFakeProgram(
       fakeProgram(argv),
       (_stream, data) => {

@@ -321,6 +321,52 @@ describe('PodManager', () => {
     assert.ok(containersOf(h.runtime, uid).length <= 2, 'dead containers are pruned to the newest one');
   });
 
+  it('a container whose command does not exist: RunContainerError, then CrashLoopBackOff 10 s doubling', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'nocmd', {
+        containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['/nonexistent/app'] }],
+      }),
+    );
+    const uid = created.metadata.uid!;
+    const createdAt = new Set<number>();
+    const reasons = new Set<string>();
+    await until(
+      h.clock,
+      'five start attempts',
+      async () => {
+        for (const c of containersOf(h.runtime, uid)) createdAt.add(Number(c.createdAt / 1_000_000n));
+        const w = statusOf(await getPod(created))?.state?.waiting as { reason?: string } | undefined;
+        if (w?.reason) reasons.add(w.reason);
+        return createdAt.size >= 5;
+      },
+      1000,
+    );
+    const times = [...createdAt].sort((a, b) => a - b);
+    const delays = times.slice(1).map((t, i) => t - times[i]!);
+    const expected = [0, 10_000, 20_000, 40_000];
+    delays.forEach((d, i) => {
+      assert.ok(
+        d >= expected[i]! && d <= expected[i]! + 5_000,
+        `attempt ${i + 2}: ${d} ms after the one before, expected ${expected[i]} ms`,
+      );
+    });
+    assert.ok(reasons.has('RunContainerError'), [...reasons].join(', '));
+    assert.ok(reasons.has('CrashLoopBackOff'), [...reasons].join(', '));
+    const p = await until(h.clock, 'CrashLoopBackOff', async () => {
+      const pod = await getPod(created);
+      const w = statusOf(pod)?.state?.waiting as { reason?: string } | undefined;
+      return w?.reason === 'CrashLoopBackOff' ? pod : undefined;
+    });
+    const last = statusOf(p)!.lastState!.terminated as { exitCode: number; reason: string; message: string };
+    assert.equal(last.exitCode, 127);
+    assert.equal(last.reason, 'ContainerCannotRun');
+    assert.match(last.message, /\/nonexistent\/app/);
+    const createdEvents = h.events.filter((e) => e.reason === 'Created').length;
+    assert.ok(createdEvents <= 6, `${createdEvents} Created events for 5 attempts`);
+  });
+
   it('CrashLoopBackOff resets after 10 minutes of running', async () => {
     const h = await harness();
     const created = await api.client.create<Pod>(

@@ -1,0 +1,163 @@
+/**
+ * What a pod creator must not get from the kubelet, against real Docker (issue 25): the
+ * in-process API server, the docker adapter and a PodManager on a node name of this run
+ * only, with its own pod network (10.251.<random>.0/24). Pods are bound by setting
+ * spec.nodeName (no scheduler, no admission beyond the API server's defaults).
+ *
+ * - A container that cannot start backs off as a crashing one does (RunContainerError,
+ *   then CrashLoopBackOff), instead of a new Docker container and events every second.
+ *
+ * Everything this file makes in Docker carries the node label `io.k8ts.node=<node>` and
+ * is removed at the end, passed or failed; nothing else on the engine is touched.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import Docker from 'dockerode';
+import { isNotFound } from '../api/client/errors.js';
+import { resources } from '../api/client/resource.js';
+import { silentLogger } from '../api/log.js';
+import type { KubeObject } from '../api/object.js';
+import type { ContainerStatus, Pod } from '../api/types.js';
+import { PodManager } from '../agent/kubelet/pods/manager.js';
+import { openRuntime, type Runtime } from '../cri/index.js';
+import { startTestApi, type TestApi } from './support/api.js';
+import { untilTruthy as until } from './support/wait.js';
+
+const RUN = randomBytes(3).toString('hex');
+const NODE = `kubelet-sec-${RUN}`;
+const NETWORK = `k8ts-${NODE}`;
+const SUBNET = `10.251.${randomInt(0, 256)}.0/24`;
+const NODE_IP = '127.0.0.1';
+const docker = new Docker();
+
+interface Recorded {
+  reason: string;
+  message: string;
+  name: string;
+}
+
+let api: TestApi;
+let runtime: Runtime;
+let manager: PodManager;
+let dataDir: string;
+const events: Recorded[] = [];
+
+/** Removes every container of this run's node (app containers first) and its network. */
+async function sweep(): Promise<void> {
+  const items = await docker.listContainers({ all: true, filters: { label: [`io.k8ts.node=${NODE}`] } });
+  items.sort(
+    (a, b) =>
+      Number(a.Labels['io.k8ts.type'] === 'podsandbox') - Number(b.Labels['io.k8ts.type'] === 'podsandbox'),
+  );
+  for (const c of items) {
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .catch(() => undefined);
+  }
+  await docker
+    .getNetwork(NETWORK)
+    .remove()
+    .catch(() => undefined);
+}
+
+before(async () => {
+  execFileSync('bash', ['scripts/start-dockerd.sh'], { stdio: 'ignore' });
+  execFileSync('bash', ['scripts/build-images.sh', 'pause', 'busybox'], { stdio: 'ignore' });
+  api = await startTestApi();
+  dataDir = mkdtempSync(join(tmpdir(), 'k8ts-kubelet-sec-'));
+  await api.client.create(resources.nodes, {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: NODE },
+    status: { allocatable: { cpu: '2', memory: '4Gi', pods: '110' } },
+  } as KubeObject);
+  runtime = await openRuntime('docker', { nodeName: NODE });
+  await runtime.ensurePodNetwork({ name: NETWORK, subnet: SUBNET, labels: { 'io.k8ts.node': NODE } });
+  manager = new PodManager({
+    client: api.client,
+    runtime,
+    nodeName: NODE,
+    nodeIP: NODE_IP,
+    podNetwork: NETWORK,
+    recorder: {
+      event: (target, _type, reason, message) => events.push({ reason, message, name: String(target.name) }),
+    },
+    logger: silentLogger(),
+    dataDir,
+  });
+  await manager.start();
+});
+
+after(async () => {
+  await manager?.stop();
+  await sweep();
+  await runtime?.close();
+  await api?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+let seq = 0;
+async function createPod(
+  prefix: string,
+  spec: Partial<Pod['spec']> & { containers: Pod['spec']['containers'] },
+): Promise<Pod> {
+  return api.client.create<Pod>(resources.pods, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${prefix}-${++seq}`, namespace: 'default' },
+    spec: { nodeName: NODE, terminationGracePeriodSeconds: 1, ...spec },
+  });
+}
+
+async function getPod(name: string): Promise<Pod | undefined> {
+  try {
+    return await api.client.get<Pod>(resources.pods, 'default', name);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+const statusOf = (p: Pod | undefined, name = 'app'): ContainerStatus | undefined =>
+  p?.status?.containerStatuses?.find((c) => c.name === name);
+const waitingOf = (p: Pod | undefined, name = 'app') =>
+  statusOf(p, name)?.state?.waiting as { reason?: string; message?: string } | undefined;
+
+describe('kubelet security with real Docker', () => {
+  it('a command that does not exist: RunContainerError, then CrashLoopBackOff — no new container every second', async () => {
+    const created = await createPod('nocmd', {
+      containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['/nonexistent/app'] }],
+    });
+    const name = created.metadata.name!;
+    const reasons = new Set<string>();
+    const p = await until(
+      'CrashLoopBackOff',
+      async () => {
+        const pod = await getPod(name);
+        const reason = waitingOf(pod)?.reason;
+        if (reason) reasons.add(reason);
+        return reason === 'CrashLoopBackOff' ? pod : undefined;
+      },
+      30_000,
+    );
+    assert.ok(reasons.has('RunContainerError') || reasons.size === 1, [...reasons].join(', '));
+    assert.equal(
+      waitingOf(p)?.message,
+      `back-off 10s restarting failed container=app pod=${name}_default(${created.metadata.uid})`,
+    );
+    // The first start and the one immediate retry; the next waits 10 s.
+    assert.equal(statusOf(p)?.restartCount, 1);
+    const last = statusOf(p)?.lastState?.terminated as { exitCode: number; reason: string } | undefined;
+    assert.equal(last?.reason, 'ContainerCannotRun');
+    assert.equal(last?.exitCode, 127);
+    const made = events.filter((e) => e.name === name && e.reason === 'Created').length;
+    assert.ok(made <= 2, `${made} containers created before the back-off`);
+    assert.ok(events.some((e) => e.name === name && e.reason === 'BackOff'));
+  });
+});
