@@ -38,16 +38,22 @@ describe('checkPlainHTTP', () => {
   });
 
   it('passes a plain HTTP server, whatever its status code', async () => {
-    const plain = createHttpServer((_, res) => res.writeHead(401).end());
+    const asked: string[] = [];
+    const plain = createHttpServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      res.writeHead(401).end();
+    });
     servers.push(plain);
-    await checkPlainHTTP(await listen(plain));
+    assert.equal(await checkPlainHTTP(await listen(plain)), 'http');
+    assert.deepEqual(asked, ['GET /version']);
   });
 
   it('passes a server that accepts but does not answer in time (a slow server, not a TLS one)', async () => {
     const held: Socket[] = [];
     const silent = createServer((socket) => void held.push(socket));
     servers.push(silent);
-    await checkPlainHTTP(await listen(silent));
+    assert.equal(await checkPlainHTTP(await listen(silent), { timeoutMs: 100 }), 'no-answer');
+    assert.equal(held.length, 1, 'it connected');
     held.forEach((socket) => socket.destroy());
   });
 
@@ -55,7 +61,7 @@ describe('checkPlainHTTP', () => {
     const gone = createServer();
     const url = await listen(gone);
     await new Promise<void>((resolve) => gone.close(() => resolve()));
-    await checkPlainHTTP(url);
+    assert.equal(await checkPlainHTTP(url), 'unreachable');
   });
 });
 

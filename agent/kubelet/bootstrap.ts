@@ -288,33 +288,44 @@ function statusMessage(body: string): string {
   }
 }
 
+/** Why checkPlainHTTP let a server pass: it answered HTTP, or it is only slow or not up yet. */
+export type PlainHTTPCheck = 'http' | 'no-answer' | 'unreachable';
+
 /**
  * Fails fast when `server` is an `http://` URL whose port does not speak plain HTTP: a
  * `k8ts server` serves HTTPS unless started with `--insecure-http`, and an agent given
  * `http://` for it would otherwise retry "socket hang up" for ever. Sends one `GET
- * /version` (5 s deadline); a server that is not up yet (refused, timed out) passes, so
- * that the agent's own retries wait for it.
+ * /version` with a deadline of `timeoutMs` (default 5000 ms); a server that is not up yet
+ * passes, so that the agent's own retries wait for it.
+ * @returns 'http' when it answered HTTP (any status), 'no-answer' when nothing came back
+ *   by the deadline (a slow server), 'unreachable' when the connection failed (refused, no
+ *   route).
  * @throws BootstrapError when the port answers with something other than HTTP, or closes
  *   the connection without answering.
  */
-export async function checkPlainHTTP(server: string): Promise<void> {
+export async function checkPlainHTTP(
+  server: string,
+  opts: { timeoutMs?: number } = {},
+): Promise<PlainHTTPCheck> {
   const url = new URL('/version', server);
+  const timeoutMs = opts.timeoutMs ?? 5_000;
   const failure = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
-    const req = http.get(url, { timeout: 5_000, agent: false }, (res) => {
+    const req = http.get(url, { timeout: timeoutMs, agent: false }, (res) => {
       res.resume();
       resolve(undefined);
     });
     // A server that is slow, not one that is not HTTP: destroyed with its own code.
     req.on('timeout', () =>
-      req.destroy(Object.assign(new Error('no answer within 5 s'), { code: 'ETIMEDOUT' })),
+      req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
     );
     req.on('error', (err: NodeJS.ErrnoException) => resolve(err));
   });
-  if (!failure) return;
+  if (!failure) return 'http';
   const notHTTP = failure.code === 'ECONNRESET' || failure.code?.startsWith('HPE_') === true;
   if (notHTTP) {
     throw new BootstrapError(
       `${server} does not answer plain HTTP (${failure.message}); a k8ts server serves HTTPS unless started with --insecure-http: use --server ${server.replace(/^http:/, 'https:')}`,
     );
   }
+  return failure.code === 'ETIMEDOUT' ? 'no-answer' : 'unreachable';
 }

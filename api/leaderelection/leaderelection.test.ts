@@ -94,14 +94,26 @@ describe('LeaderElector config', () => {
     });
   }
 
-  it('accepts client-go defaults and short test durations', () => {
-    new LeaderElector(base());
-    new LeaderElector({
-      ...base(),
-      leaseDurationSeconds: 2,
-      renewDeadlineSeconds: 1.5,
-      retryPeriodSeconds: 0.2,
-    });
+  it('accepts client-go defaults and short test durations, and leads with them', async () => {
+    const cases: Array<[string, Partial<LeaderElectionConfig>, number, number]> = [
+      ['defaults', {}, 15, 2000],
+      ['short', { leaseDurationSeconds: 2, renewDeadlineSeconds: 1.5, retryPeriodSeconds: 0.2 }, 2, 200],
+    ];
+    for (const [what, patch, leaseSeconds, retryMs] of cases) {
+      const clock = new FakeClock();
+      const store = new MemoryLeaseStore();
+      const t0 = clock.now();
+      const a = candidate(store, clock, 'a', patch);
+      await clock.advance(0);
+      assert.equal(a.leading(), true, what);
+      assert.equal(store.peek(NS, NAME)!.spec!.leaseDurationSeconds, leaseSeconds, what);
+      await clock.advance(retryMs - 1);
+      assert.equal(store.peek(NS, NAME)!.spec!.renewTime, formatMicroTime(t0), `${what}: not renewed yet`);
+      await clock.advance(1);
+      assert.equal(store.peek(NS, NAME)!.spec!.renewTime, formatMicroTime(t0 + retryMs), `${what}: renewed`);
+      a.stop();
+      await a.done;
+    }
   });
 });
 

@@ -162,13 +162,25 @@ describe('WorkQueue', () => {
     });
 
     it('shutDownWithDrain() of an idle queue resolves at once; shutDown() ends a pending drain', async () => {
-      await new WorkQueue().shutDownWithDrain();
+      // Resolution is checked by flag, not awaited: a drain that never ends fails here
+      // instead of hanging the run.
+      const idle = new WorkQueue();
+      let idleDrained = false;
+      void idle.shutDownWithDrain().then(() => (idleDrained = true));
+      await flushPromises();
+      assert.equal(idleDrained, true, 'an idle queue has nothing to drain');
+      assert.equal(await idle.get(), undefined);
+
       const q = new WorkQueue();
       q.add('a');
-      await q.get();
-      const drain = q.shutDownWithDrain();
+      assert.equal(await q.get(), 'a');
+      let drained = false;
+      void q.shutDownWithDrain().then(() => (drained = true));
+      await flushPromises();
+      assert.equal(drained, false, '"a" is processing');
       q.shutDown();
-      await drain;
+      await flushPromises();
+      assert.equal(drained, true, 'shutDown() ends the drain, though "a" is not done');
     });
   });
 });

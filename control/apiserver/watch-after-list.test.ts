@@ -32,10 +32,15 @@ test('a first watch from a list resourceVersion older than later writes elsewher
   const stream = await api.client.watch(resources.secrets, { namespace: 'default', resourceVersion: rv });
   // A watch that silently starts after the list would wait forever: give up after 10 s.
   const giveUp = setTimeout(() => stream.stop(), 10_000);
+  // Each event's type and object name (an ERROR's message).
   const events: Array<{ type: string; name: string | undefined }> = [];
   try {
     for await (const ev of stream) {
-      events.push({ type: ev.type, name: ev.object.metadata?.name });
+      events.push(
+        ev.type === 'ERROR'
+          ? { type: ev.type, name: ev.object.message }
+          : { type: ev.type, name: ev.object.metadata?.name },
+      );
       break;
     }
   } finally {
