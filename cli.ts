@@ -24,7 +24,7 @@ Usage:
                    [--default-not-ready-toleration-seconds 300]
                    [--default-unreachable-toleration-seconds 300] [--cluster-cidr 10.42.0.0/16]
                    [--service-cluster-ip-range 10.43.0.0/16] [--service-node-port-range 30000-32767]
-                   [--tls-san NAME|IP ...] [--insecure-http]
+                   [--tls-san NAME|IP ...] [--insecure-http] [--flannel-backend vxlan|host-gw|none]
   k8ts agent       --server URL (--token T | --token-file F) [--node-name NAME] [--node-ip IP]
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
                    (the token is needed to join once; the node credential is kept in DIR/tls)
@@ -215,6 +215,7 @@ async function server(argv: string[]): Promise<number> {
       'node-startup-grace-period': { type: 'string', default: '60s' },
       'terminated-pod-gc-threshold': { type: 'string', default: '12500' },
       'cluster-cidr': { type: 'string', default: '10.42.0.0/16' },
+      'flannel-backend': { type: 'string', default: 'vxlan' },
       'service-cluster-ip-range': { type: 'string', default: '10.43.0.0/16' },
       'service-node-port-range': { type: 'string', default: '30000-32767' },
       'default-not-ready-toleration-seconds': { type: 'string', default: '300' },
@@ -292,6 +293,10 @@ async function server(argv: string[]): Promise<number> {
   } catch (err) {
     throw new UsageError(`--cluster-cidr ${clusterCidr}: ${(err as Error).message}`);
   }
+  const flannelBackend = values['flannel-backend']!;
+  const { BACKENDS } = await import('./api/netconf.js');
+  if (!(BACKENDS as readonly string[]).includes(flannelBackend))
+    throw new UsageError(`--flannel-backend must be one of ${BACKENDS.join(', ')}, got ${flannelBackend}`);
   const dataDir = values['data-dir'] ?? defaultDataDir();
   const { startControl } = await import('./control/main.js');
   const control = await startControl({
@@ -329,6 +334,7 @@ async function server(argv: string[]): Promise<number> {
     serviceClusterIPRange: values['service-cluster-ip-range']!,
     serviceNodePortRange: values['service-node-port-range']!,
     tlsSANs: values['tls-san'] ?? [],
+    flannelBackend: flannelBackend as (typeof BACKENDS)[number],
     insecureHTTP: values['insecure-http']!,
   });
   process.stdout.write(

@@ -5,7 +5,10 @@
  *
  * - the Node's status (kubelet/node-status.ts), every 10 s and at once on changes;
  * - the node Lease in kube-node-lease (kubelet/node-lease.ts), renewed every 10 s;
- * - the pod network (kubelet/network.ts), created once the Node has its spec.podCIDR;
+ * - the pod network (network/pod-network.ts), created once the Node has its spec.podCIDR
+ *   and the cluster network setting is known;
+ * - the pod network between hosts (network/cross-host.ts): the vxlan or host-gw backend the
+ *   control process chose, routes to every other node's pods;
  * - a Node informer on this one Node, which feeds the pod CIDR to the network and re-posts
  *   the status when the node lifecycle controller marked the Node Unknown;
  * - the pods bound to the node (kubelet/pods/: PodManager), whose sandboxes join the pod
@@ -29,7 +32,9 @@ import type { Node } from '../api/types.js';
 import type { Runtime, RuntimeKind } from '../cri/index.js';
 import { bootstrapNodeCredential, checkPlainHTTP } from './kubelet/bootstrap.js';
 import { hostMachine, type MachineProbe } from './kubelet/machine.js';
-import { PodNetworkManager } from './kubelet/network.js';
+import { CrossHostNetwork } from './network/cross-host.js';
+import type { HostCommand } from './network/host-command.js';
+import { PodNetworkManager } from './network/pod-network.js';
 import { NodeLeaseController } from './kubelet/node-lease.js';
 import { KUBELET_VERSION, NodeStatusManager } from './kubelet/node-status.js';
 import { PodManager } from './kubelet/pods/manager.js';
@@ -91,6 +96,14 @@ export interface AgentConfig {
    * per node name (clusterIPInterfaceFor), so that agents on one host keep apart.
    */
   clusterIPInterface?: string;
+  /**
+   * The programs that change the kernel's network state (`ip`, `bridge`, `iptables`);
+   * default the real ones. Tests of nodes that share the machine's namespace run with
+   * backend none, which changes nothing.
+   */
+  hostCommand?: HostCommand;
+  /** Milliseconds between full runs of the network between hosts; default 30 000. */
+  crossHostResyncMs?: number;
   /** Aborts startup (registration retries until the API server answers). */
   signal?: AbortSignal;
   /** First and longest reconnect delays of the tunnel, ms; default 1000 and 30 000. */
@@ -191,10 +204,26 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     logger,
     clock,
     ...(cfg.podNetworkResyncMs !== undefined ? { resyncMs: cfg.podNetworkResyncMs } : {}),
+    awaitMTU: true,
     onReady: () => {
       status.poke();
       pods.resyncAll();
     },
+  });
+  const crossHost = new CrossHostNetwork({
+    client,
+    nodeName,
+    nodeIP: cfg.nodeIP,
+    logger,
+    clock,
+    ...(cfg.hostCommand ? { host: cfg.hostCommand } : {}),
+    ...(cfg.crossHostResyncMs !== undefined ? { resyncMs: cfg.crossHostResyncMs } : {}),
+    onConfigured: (_conf, mtu) => {
+      podNetwork.setMTU(mtu);
+      status.poke();
+    },
+    onPeerRefused: (r) =>
+      recorder.event({ kind: 'Node', name: nodeName, uid: nodeName }, 'Warning', 'NoRouteToNode', r.reason),
   });
   const status = new NodeStatusManager({
     client,
@@ -202,7 +231,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     machine,
     nodeName,
     nodeIP: cfg.nodeIP,
-    podNetworkError: () => podNetwork.error,
+    podNetworkError: () => podNetwork.error ?? crossHost.error,
     logger,
     recorder,
     clock,
@@ -310,6 +339,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     status.run(running.signal),
     lease.run(running.signal),
     podNetwork.run(running.signal),
+    crossHost.run(running.signal),
     tunnel.run(running.signal),
   ];
   await pods.start();

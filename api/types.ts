@@ -324,3 +324,10 @@ export interface CoreEvent extends KubeObject {
   reportingComponent?: string;
   reportingInstance?: string;
 }
+
+/** core/v1 ConfigMap. */
+export interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+  immutable?: boolean;
+}

@@ -26,7 +26,17 @@ import { KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER } from './apiserver/auth/user.j
 import { componentCredential, ensureControlPKI, servingSANs, type ControlPKI } from './pki.js';
 import { createLogger, type LogLevel } from '../api/log.js';
 import { ApiServer } from './apiserver/server.js';
-import type { ControllersConfig } from './controllers/context.js';
+import type { Registry } from './apiserver/registry.js';
+import { DEFAULT_CONTROLLERS_CONFIG, type ControllersConfig } from './controllers/context.js';
+import {
+  DEFAULT_VNI,
+  DEFAULT_VXLAN_PORT,
+  formatNetConf,
+  NET_CONF_CONFIGMAP,
+  NET_CONF_KEY,
+  type Backend,
+  type NetConf,
+} from '../api/netconf.js';
 import { ControllerManager } from './controllers/manager.js';
 import { CONTROLLERS } from './controllers/registry.js';
 import { Scheduler } from './scheduler/scheduler.js';
@@ -67,6 +77,11 @@ export interface ControlConfig {
   serviceNodePortRange?: string;
   /** Extra names and addresses of the serving certificate (`--tls-san`). */
   tlsSANs?: string[];
+  /**
+   * The cross-host pod network (`--flannel-backend`, k3s's flag): written to
+   * `kube-system/kube-flannel-cfg` at every start, where the agents read it. Default vxlan.
+   */
+  flannelBackend?: Backend;
   /**
    * Serve plain HTTP without authentication or authorization (`--insecure-http`, for
    * development only). Default false: HTTPS, client certificates or tokens, Node + RBAC.
@@ -157,6 +172,12 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
         }),
     );
     if (replaced) logger.warn(`wrote a new node token to ${join(cfg.dataDir, 'node-token')}: ${replaced}`);
+    await publishNetConf(api.registry('', 'v1', 'configmaps'), {
+      network: cfg.controllers?.clusterCIDR ?? DEFAULT_CONTROLLERS_CONFIG.clusterCIDR,
+      backend: cfg.flannelBackend ?? 'vxlan',
+      vni: DEFAULT_VNI,
+      port: DEFAULT_VXLAN_PORT,
+    });
   } catch (err) {
     await api.stop();
     await store.close();
@@ -226,6 +247,37 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
       await store.close();
     },
   };
+}
+
+/**
+ * Writes the cluster network setting (`kube-system/kube-flannel-cfg`, api/netconf.ts) that
+ * the agents read: created when missing, replaced when this start's flags say otherwise
+ * (agents follow at their next resync), untouched when it already agrees.
+ * @throws ApiError from the registry (e.g. the store is unavailable).
+ */
+export async function publishNetConf(configmaps: Registry, conf: NetConf): Promise<void> {
+  const { namespace, name } = NET_CONF_CONFIGMAP;
+  const data = { [NET_CONF_KEY]: formatNetConf(conf) };
+  const existing = await configmaps.get(namespace, name).catch((err: unknown) => {
+    if (err instanceof ApiError && err.code === 404) return undefined;
+    throw err;
+  });
+  const body = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace, labels: { app: 'flannel', 'k8s-app': 'flannel' } },
+    data,
+  };
+  if (!existing) {
+    await configmaps.create(namespace, body);
+    return;
+  }
+  const current = (existing as { data?: Record<string, string> }).data?.[NET_CONF_KEY];
+  if (current === data[NET_CONF_KEY]) return;
+  await configmaps.update(namespace, name, {
+    ...body,
+    metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },
+  });
 }
 
 /**

@@ -288,6 +288,12 @@ export interface PodNetworkConfig {
   subnet: string;
   /** Labels to put on the network (the node name, so cleanup finds it). */
   labels: Record<string, string>;
+  /**
+   * The MTU of pod interfaces, bytes (the node's interface MTU, less the overlay's
+   * encapsulation); unset: the runtime's default. An existing network with another MTU is
+   * made again when no container uses it, and kept as it is otherwise.
+   */
+  mtu?: number;
 }
 
 /** Creates and removes pod networks. */

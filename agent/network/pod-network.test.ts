@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { FakeClock } from '../../api/clock.js';
 import { waitFor } from '../../api/client/testing.js';
 import { captureLogger, StubRuntime } from '../testing.js';
-import { PodNetworkManager, podNetworkName } from './network.js';
+import { PodNetworkManager, podNetworkName } from './pod-network.js';
 
 function setup() {
   const runtime = new StubRuntime();

@@ -33,6 +33,11 @@ export interface PodNetworkManagerConfig {
   resyncMs?: number;
   /** Called each time the network goes from not ready to ready. */
   onReady?: () => void;
+  /**
+   * Wait for setMTU() before making the network (the cross-host backend decides the pod
+   * MTU; cross-host.ts). Default false: the runtime's default MTU, at once.
+   */
+  awaitMTU?: boolean;
 }
 
 /** Creates and keeps the node's pod network (see the file comment). */
@@ -42,6 +47,8 @@ export class PodNetworkManager {
   private readonly cfg: PodNetworkManagerConfig;
   private readonly clock: Clock;
   private podCIDR: string | undefined;
+  private mtuKnown: boolean;
+  private mtu: number | undefined;
   private lastError: string | undefined;
   private isReady = false;
   private wake: (() => void) | undefined;
@@ -52,6 +59,15 @@ export class PodNetworkManager {
     this.cfg = cfg;
     this.clock = cfg.clock ?? realClock;
     this.name = podNetworkName(cfg.nodeName);
+    this.mtuKnown = !cfg.awaitMTU;
+  }
+
+  /** The MTU pod interfaces get (undefined: the runtime's default); a change is acted on at once. */
+  setMTU(mtu: number | undefined): void {
+    if (this.mtuKnown && mtu === this.mtu) return;
+    this.mtuKnown = true;
+    this.mtu = mtu;
+    this.wake?.();
   }
 
   /** The node's spec.podCIDR as last seen (from the agent's Node informer); a change is acted on at once. */
@@ -75,7 +91,9 @@ export class PodNetworkManager {
     if (this.isReady) return undefined;
     const why = !this.podCIDR
       ? "waiting for the node's spec.podCIDR"
-      : `pod network ${this.name} (${this.podCIDR}): ${this.lastError ?? 'not created yet'}`;
+      : !this.mtuKnown
+        ? 'waiting for the cluster network configuration'
+        : `pod network ${this.name} (${this.podCIDR}): ${this.lastError ?? 'not created yet'}`;
     return `container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:${why}`;
   }
 
@@ -102,7 +120,8 @@ export class PodNetworkManager {
     while (!signal.aborted) {
       let delay = this.cfg.resyncMs ?? 60_000;
       const cidr = this.podCIDR;
-      if (cidr === undefined) {
+      const mtu = this.mtu;
+      if (cidr === undefined || !this.mtuKnown) {
         delay = Infinity;
       } else {
         try {
@@ -110,6 +129,7 @@ export class PodNetworkManager {
             name: this.name,
             subnet: cidr,
             labels: { [NODE_LABEL]: this.cfg.nodeName },
+            ...(mtu !== undefined ? { mtu } : {}),
           });
           backoffMs = 1_000;
           this.lastError = undefined;
@@ -119,6 +139,7 @@ export class PodNetworkManager {
               node: this.cfg.nodeName,
               network: this.name,
               podCIDR: cidr,
+              ...(mtu !== undefined ? { mtu } : {}),
             });
             for (const w of [...this.readyWaiters]) w();
             this.cfg.onReady?.();
@@ -138,7 +159,7 @@ export class PodNetworkManager {
           });
         }
       }
-      if (cidr !== this.podCIDR) continue;
+      if (cidr !== this.podCIDR || mtu !== this.mtu) continue;
       await this.pause(delay, signal);
     }
   }

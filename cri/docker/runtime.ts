@@ -593,11 +593,16 @@ export class DockerRuntime implements Runtime {
   async ensurePodNetwork(config: PodNetworkConfig): Promise<void> {
     const what = `ensure network ${config.name} (${config.subnet})`;
     const existing = await this.inspectNetwork(config.name);
+    const mtuOption = 'com.docker.network.driver.mtu';
     if (existing) {
       const subnets = (existing.IPAM?.Config ?? []).map((c) => c.Subnet);
-      if (subnets.includes(config.subnet)) return;
+      const inUse = Object.keys(existing.Containers ?? {}).length > 0;
+      const mtuMatches = (existing.Options?.[mtuOption] ?? undefined) === (config.mtu ? String(config.mtu) : undefined);
+      // A network in use keeps its MTU: pods keep running, and new ones get the new MTU
+      // once the last old one has gone and the network is made again.
+      if (subnets.includes(config.subnet) && (mtuMatches || inUse)) return;
       const ours = Object.entries(config.labels).every(([k, v]) => existing.Labels?.[k] === v);
-      if (!ours || Object.keys(existing.Containers ?? {}).length > 0) {
+      if (!ours || (inUse && !subnets.includes(config.subnet))) {
         throw new CriError(
           'FailedPrecondition',
           `${what}: it exists with subnet ${subnets.join(', ') || 'none'} and ${ours ? 'containers use it' : "is not this node's"}`,
@@ -613,6 +618,7 @@ export class DockerRuntime implements Runtime {
           CheckDuplicate: true,
           IPAM: { Driver: 'default', Config: [{ Subnet: config.subnet }] },
           Labels: config.labels,
+          ...(config.mtu ? { Options: { [mtuOption]: String(config.mtu) } } : {}),
         }),
       );
     } catch (err) {

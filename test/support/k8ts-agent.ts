@@ -29,6 +29,10 @@ export interface K8tsAgentOptions {
   /** Extra flags (e.g. `['--log-level', 'debug']`). */
   args?: string[];
   readyTimeoutMs?: number;
+  /** A command prefix the agent runs under (a simulated host's `nsenter --net=...`). */
+  wrapper?: string[];
+  /** Extra environment (e.g. `DOCKER_HOST` of a simulated host's engine). */
+  env?: Record<string, string>;
 }
 
 export interface K8tsAgent {
@@ -46,9 +50,11 @@ export async function startK8tsAgent(opts: K8tsAgentOptions): Promise<K8tsAgent>
   const ownDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'k8ts-e2e-agent-'));
   const cli = cliCommand(opts.fromSource);
+  const wrapper = opts.wrapper ?? [];
   const child = spawn(
-    cli.cmd,
+    wrapper[0] ?? cli.cmd,
     [
+      ...(wrapper.length > 0 ? [...wrapper.slice(1), cli.cmd] : []),
       ...cli.args,
       'agent',
       '--server',
@@ -62,7 +68,7 @@ export async function startK8tsAgent(opts: K8tsAgentOptions): Promise<K8tsAgent>
       dataDir,
       ...(opts.args ?? []),
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], cwd: cli.cwd },
+    { stdio: ['ignore', 'pipe', 'pipe'], cwd: cli.cwd, env: { ...process.env, ...opts.env } },
   );
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);

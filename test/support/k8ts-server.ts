@@ -132,6 +132,10 @@ export async function startK8tsServer(opts: K8tsServerOptions = {}): Promise<K8t
       ...(opts.agent ? [] : ['--disable-agent']),
       '--data-dir',
       dataDir,
+      // Agents of a test share the machine's own network namespace unless they run on
+      // simulated hosts (simulated-hosts.ts), and tests change no kernel state there: the
+      // cross-host backends are for tests that ask for them.
+      ...((opts.args ?? []).includes('--flannel-backend') ? [] : ['--flannel-backend', 'none']),
       ...(opts.args ?? []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], cwd: cli.cwd },

@@ -6,7 +6,7 @@
  * object also carries `io.k8ts.node=<node>`, so several agents can share one Docker
  * engine and each touches only its own.
  */
-import { NODE_LABEL } from '../network.js';
+import { NODE_LABEL } from '../../network/pod-network.js';
 import type { Pod } from '../../../api/types.js';
 import type { KubeletContainer } from './types.js';
 

@@ -12,6 +12,7 @@
  * authorization in Kubernetes); other requests get no opinion, so RBAC decides (and
  * grants nodes nothing beyond discovery).
  */
+import { NET_CONF_CONFIGMAP } from '../../../api/netconf.js';
 import type { KubeObject } from '../../../api/object.js';
 import { ApiError } from '../status.js';
 import { ALLOW, NO_OPINION, type Attributes, type Authorizer, type Decision } from './authz.js';
@@ -126,6 +127,14 @@ export function nodeAuthorizer(src: NodeGraphSource): Authorizer {
         case '/configmaps': {
           if (a.verb !== 'get' || !a.namespace || !a.name || sub !== undefined)
             return deny(NO_RELATIONSHIP(node));
+          // Every node reads the cluster network setting (api/netconf.ts), as flannel's
+          // DaemonSet mounts kube-flannel-cfg on every node.
+          if (
+            resource === 'configmaps' &&
+            a.namespace === NET_CONF_CONFIGMAP.namespace &&
+            a.name === NET_CONF_CONFIGMAP.name
+          )
+            return ALLOW;
           for (const pod of await src.podsOnNode(node, a.namespace)) {
             const refs = podReferences(pod);
             if ((resource === 'secrets' ? refs.secrets : refs.configMaps).has(a.name)) return ALLOW;

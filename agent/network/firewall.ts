@@ -1,0 +1,112 @@
+/**
+ * What the pod network needs of the host's firewall, as flannel asks of it: forwarding of
+ * pod traffic between hosts, and masquerade of pod traffic that leaves the cluster CIDR —
+ * and of nothing else, so pods see each other's real addresses.
+ *
+ *   filter  K8TS-FORWARD      -s <cluster CIDR> -j ACCEPT; -d <cluster CIDR> -j ACCEPT
+ *   nat     K8TS-POSTROUTING  -s <cluster CIDR> -d <cluster CIDR> -j RETURN
+ *                             -s <pod CIDR> ! -d 224.0.0.0/4 -j MASQUERADE
+ *
+ * each jumped to from the first rule of FORWARD / POSTROUTING. Why iptables and not a
+ * table of our own in nftables: a packet passes only when every base chain of a hook
+ * accepts it, and Docker's FORWARD chain (policy DROP, in iptables-nft's `filter` table)
+ * drops a new connection from another host to a pod unless a rule in that same chain
+ * accepts it; and Docker's own masquerade rule (`-s <pod CIDR> ! -o <bridge>`) would
+ * rewrite pod-to-pod traffic to other hosts unless a RETURN comes before it in
+ * POSTROUTING. So the rules go where Docker's are, through the same `iptables` Docker
+ * uses, in chains of k8ts's own.
+ *
+ * Each chain is written whole in one `iptables-restore --noflush` transaction (atomic: no
+ * moment without the accept rules), and the jump is moved back to the top when something
+ * (Docker at its restart) inserted rules before it. Rules of other chains are never touched.
+ */
+import { mustRun, type HostCommand } from './host-command.js';
+
+export const FORWARD_CHAIN = 'K8TS-FORWARD';
+export const POSTROUTING_CHAIN = 'K8TS-POSTROUTING';
+
+/** What the rules are made of. */
+export interface FirewallConfig {
+  /** The cluster CIDR (net-conf's Network). */
+  clusterCIDR: string;
+  /** This node's pod CIDR. */
+  podCIDR: string;
+}
+
+/** The `iptables-restore --noflush` input that writes both chains whole. */
+export function firewallRules(cfg: FirewallConfig): string {
+  const comment = (c: string) => `-m comment --comment "${c}"`;
+  return [
+    '*filter',
+    `:${FORWARD_CHAIN} - [0:0]`,
+    `-A ${FORWARD_CHAIN} -s ${cfg.clusterCIDR} ${comment('k8ts: pod traffic between nodes')} -j ACCEPT`,
+    `-A ${FORWARD_CHAIN} -d ${cfg.clusterCIDR} ${comment('k8ts: pod traffic between nodes')} -j ACCEPT`,
+    'COMMIT',
+    '*nat',
+    `:${POSTROUTING_CHAIN} - [0:0]`,
+    `-A ${POSTROUTING_CHAIN} -s ${cfg.clusterCIDR} -d ${cfg.clusterCIDR} ${comment('k8ts: no masquerade between pods')} -j RETURN`,
+    `-A ${POSTROUTING_CHAIN} -s ${cfg.podCIDR} ! -d 224.0.0.0/4 ${comment('k8ts: masquerade pod traffic leaving the cluster')} -j MASQUERADE`,
+    'COMMIT',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Writes the chains and makes each jump the first rule of its built-in chain.
+ * @throws Error when iptables fails (not installed, no permission).
+ */
+export async function ensureFirewall(host: HostCommand, cfg: FirewallConfig): Promise<void> {
+  await mustRun(
+    host,
+    'write the pod network firewall rules',
+    'iptables-restore',
+    ['-w', '--noflush'],
+    firewallRules(cfg),
+  );
+  for (const [table, builtin, chain] of [
+    ['filter', 'FORWARD', FORWARD_CHAIN],
+    ['nat', 'POSTROUTING', POSTROUTING_CHAIN],
+  ] as const) {
+    const listed = await mustRun(host, `list ${table} ${builtin}`, 'iptables', [
+      '-w',
+      '-t',
+      table,
+      '-S',
+      builtin,
+    ]);
+    const rules = listed.split('\n').filter((l) => l.startsWith('-A '));
+    const jump = `-A ${builtin} -j ${chain}`;
+    if (rules[0] === jump && rules.filter((r) => r === jump).length === 1) continue;
+    // Insert first, then remove the others (from the end, so the positions stay right):
+    // there is a jump in place at every moment.
+    await mustRun(host, `jump to ${chain}`, 'iptables', ['-w', '-t', table, '-I', builtin, '1', '-j', chain]);
+    const now = (
+      await mustRun(host, `list ${table} ${builtin}`, 'iptables', ['-w', '-t', table, '-S', builtin])
+    )
+      .split('\n')
+      .filter((l) => l.startsWith('-A '));
+    for (let i = now.length - 1; i > 0; i--) {
+      if (now[i] !== jump) continue;
+      await mustRun(host, `remove a second jump to ${chain}`, 'iptables', [
+        '-w',
+        '-t',
+        table,
+        '-D',
+        builtin,
+        String(i + 1),
+      ]);
+    }
+  }
+}
+
+/** Removes both chains and their jumps (`k8ts agent --cleanup`, a switch to backend none); idempotent. */
+export async function removeFirewall(host: HostCommand): Promise<void> {
+  for (const [table, builtin, chain] of [
+    ['filter', 'FORWARD', FORWARD_CHAIN],
+    ['nat', 'POSTROUTING', POSTROUTING_CHAIN],
+  ] as const) {
+    while ((await host('iptables', ['-w', '-t', table, '-D', builtin, '-j', chain])).code === 0);
+    await host('iptables', ['-w', '-t', table, '-F', chain]);
+    await host('iptables', ['-w', '-t', table, '-X', chain]);
+  }
+}
