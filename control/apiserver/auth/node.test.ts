@@ -111,6 +111,21 @@ describe('nodeAuthorizer (Node authorizer)', () => {
       'allow',
     ],
     [
+      'the cluster network setting every node reads',
+      a('get', '', 'configmaps', { namespace: 'kube-system', name: 'kube-flannel-cfg' }),
+      'allow',
+    ],
+    [
+      'a secret named like the network setting',
+      a('get', '', 'secrets', { namespace: 'kube-system', name: 'kube-flannel-cfg' }),
+      'deny',
+    ],
+    [
+      'writing the network setting',
+      a('update', '', 'configmaps', { namespace: 'kube-system', name: 'kube-flannel-cfg' }),
+      'deny',
+    ],
+    [
       "another node's pod's secret",
       a('get', '', 'secrets', { namespace: 'default', name: 'their-secret' }),
       'deny',
