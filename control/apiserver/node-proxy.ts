@@ -9,7 +9,7 @@
  * name and its defaulting, the pod's node); the kubelet answers what only it can know
  * (no such container yet, not running).
  */
-import { request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { KubeObject } from '../../api/object.js';
@@ -244,7 +244,7 @@ function rawHeaders(res: IncomingMessage): string {
 /** Answers an upgrade request that cannot be served with its metav1.Status, on the raw socket. */
 export function writeRawStatus(socket: Duplex, err: ApiError): void {
   const body = JSON.stringify(err.toStatus());
-  const reason = err.reason.replace(/([a-z])([A-Z])/g, '$1 $2');
+  const reason = STATUS_CODES[err.code] ?? err.reason.replace(/([a-z])([A-Z])/g, '$1 $2');
   socket.end(
     `HTTP/1.1 ${err.code} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );

@@ -31,6 +31,7 @@ import { applyJsonPatch } from './patch/json-patch.js';
 import { applyMergePatch } from './patch/merge-patch.js';
 import { SmpError, strategicMergePatch } from './patch/strategic.js';
 import { ApiError, badRequest, invalid, unsupportedMediaType } from './status.js';
+import { checkValueNesting } from './request.js';
 
 export { recordUpdate, type RecordUpdateOptions } from './patch/record-update.js';
 export { LAST_APPLIED_ANNOTATION } from './patch/apply.js';
@@ -251,6 +252,7 @@ export function decodeApplyPatch(body: string): JsonObject {
     } catch (err) {
       throw badRequest(`error decoding YAML: ${(err as Error).message}`);
     }
+    checkValueNesting(value);
   }
   if (value === null || value === undefined) return {};
   if (!isObject(value)) {

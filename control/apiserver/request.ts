@@ -19,6 +19,14 @@ import {
 /** Kubernetes' limit on request bodies (apiserver's MaxRequestBodyBytes). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
+/**
+ * How deep arrays and objects may nest in a request body. Kubernetes' decoders inherit Go
+ * encoding/json's limit of 10 000 ("exceeded max depth"); V8 cannot go that far: its
+ * JSON.stringify and structuredClone, which every stored object goes through, overflow the
+ * stack near 2 000 levels of objects. 1 000 is far beyond any object of a served kind.
+ */
+export const MAX_JSON_NESTING_DEPTH = 1000;
+
 /** The request verbs of Kubernetes' RequestInfo (and RBAC). */
 export type RequestVerb =
   'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -63,7 +71,7 @@ export function resolveResource(
   } else {
     return undefined;
   }
-  rest = rest.map((p) => decodeURIComponent(p));
+  rest = rest.map(decodePathSegment);
   let namespace: string | undefined;
   // /namespaces/{ns}/{resource}/... — but /namespaces/{name} and /namespaces/{name}/status are the namespace itself.
   if (
@@ -93,6 +101,19 @@ export function resolveResource(
   return { resource, namespace, name, subresource: subresource as Subresource | undefined, verb };
 }
 
+/**
+ * One segment of a request path, percent-decoded.
+ * @throws ApiError 400 for a malformed escape (`%zz`, a cut-off `%4`, bytes that are not
+ *   UTF-8), as Go's URL parser refuses the request in kube-apiserver.
+ */
+export function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`invalid URL escape in the request path segment "${segment.slice(0, 256)}"`);
+  }
+}
+
 function verbOf(method: string, name: string | undefined, query: URLSearchParams): RequestVerb | undefined {
   const watch = query.get('watch') === 'true' || query.get('watch') === '1';
   switch (method) {
@@ -117,9 +138,13 @@ function verbOf(method: string, name: string | undefined, query: URLSearchParams
  * (Content-Type application/vnd.kubernetes.protobuf), which is binary: it comes back as
  * latin1, one char per byte, which decodeObject turns back into the bytes. Read through
  * 'data' events (an async iterator per request costs more than the rest of reading).
- * @throws ApiError 413 when it is larger (a declared size is refused unread; a body that
- *   grows past the limit ends the connection); the request's own error when it fails or
- *   closes before its end.
+ * A text body whose arrays and objects nest deeper than MAX_JSON_NESTING_DEPTH is refused
+ * here, before any parser sees it.
+ * @throws ApiError 413 when it is larger: a declared size is refused unread; a body that
+ *   grows past the limit (chunked) is refused at that point and the rest is read and
+ *   dropped, so that the client is still there to read the 413 (memory stays bounded by
+ *   the limit). 400 for a body nested too deeply. The request's own error when it fails
+ *   or closes before its end.
  */
 export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
   const declared = Number(req.headers['content-length'] ?? 0);
@@ -135,24 +160,28 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    const binary = mediaType(req.headers['content-type']) === PROTOBUF_MEDIA_TYPE;
     const finish = (err: Error | undefined): void => {
       if (done) return;
       done = true;
-      if (err) reject(err);
-      else {
-        const bytes = Buffer.concat(chunks);
-        resolve(
-          bytes.toString(mediaType(req.headers['content-type']) === PROTOBUF_MEDIA_TYPE ? 'latin1' : 'utf8'),
-        );
+      if (err) {
+        reject(err);
+        return;
       }
+      const bytes = Buffer.concat(chunks);
+      if (!binary && nestingExceeds(bytes, MAX_JSON_NESTING_DEPTH)) {
+        reject(nestedTooDeeply());
+        return;
+      }
+      resolve(bytes.toString(binary ? 'latin1' : 'utf8'));
     };
     req.on('data', (chunk: Buffer) => {
       if (done) return;
       size += chunk.length;
       if (size > limit) {
+        chunks.length = 0;
+        // The rest is read and dropped ('data' keeps flowing, and `done` ignores it).
         finish(requestEntityTooLarge(limit));
-        // As leaving a for-await loop over the request did: the stream (and its connection) ends.
-        req.destroy();
         return;
       }
       chunks.push(chunk);
@@ -165,6 +194,67 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
       if (!done) finish(prematureClose());
     });
   });
+}
+
+/** 400 for a body nested deeper than MAX_JSON_NESTING_DEPTH, in Go encoding/json's words. */
+function nestedTooDeeply(): ApiError {
+  return badRequest(
+    `the body of the request could not be decoded: exceeded max depth (${MAX_JSON_NESTING_DEPTH} levels of arrays and objects)`,
+  );
+}
+
+const QUOTE = 0x22; // "
+const APOSTROPHE = 0x27; // '
+const BACKSLASH = 0x5c;
+
+/**
+ * Whether the arrays and objects of a JSON or YAML text nest deeper than `limit`: counts
+ * `[` and `{` against `]` and `}` outside quoted strings (JSON's "…" with backslash
+ * escapes; YAML's '…' too). For YAML this sees flow collections only; block nesting is
+ * bounded by the body limit (each level is one more character of indentation on a line)
+ * and checked on the parsed value (checkValueNesting). Linear, allocates nothing.
+ */
+export function nestingExceeds(text: Uint8Array, limit: number): boolean {
+  let depth = 0;
+  let quote = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote !== 0) {
+      if (c === BACKSLASH && quote === QUOTE) i++;
+      else if (c === quote) quote = 0;
+      continue;
+    }
+    if (c === QUOTE || c === APOSTROPHE) quote = c;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/**
+ * Refuses a parsed body (YAML's block collections, which nestingExceeds does not see)
+ * nested deeper than MAX_JSON_NESTING_DEPTH.
+ * @throws ApiError 400, as readBody for a text nested too deeply.
+ */
+export function checkValueNesting(value: unknown): void {
+  if (valueNestingExceeds(value, MAX_JSON_NESTING_DEPTH)) throw nestedTooDeeply();
+}
+
+/**
+ * Whether a parsed value nests arrays and objects deeper than `limit` (an explicit stack,
+ * so that the check itself cannot overflow).
+ */
+function valueNestingExceeds(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(v))
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** The error of a request that closed before its end, as Node's stream utilities name it. */
@@ -209,6 +299,7 @@ export function decodeObject(raw: Buffer | string, contentType: string | undefin
     } catch (err) {
       throw badRequest(`the body of the request could not be decoded as YAML: ${(err as Error).message}`);
     }
+    checkValueNesting(value);
   } else {
     throw unsupportedMediaType(type, OBJECT_MEDIA_TYPES);
   }

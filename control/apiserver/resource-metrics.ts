@@ -16,6 +16,7 @@ import type { KubeObject } from '../../api/object.js';
 import type { StatsSummary, UsageSample } from '../../api/stats.js';
 import type { ListQuery, Registry } from './registry.js';
 import type { ResourceInfo } from './resources.js';
+import { decodePathSegment } from './request.js';
 import { ApiError, badRequest } from './status.js';
 import type { TunnelServer } from './tunnel.js';
 
@@ -86,7 +87,7 @@ export class ResourceMetricsApi {
       .slice(PREFIX.length + 1)
       .split('/')
       .filter(Boolean)
-      .map(decodeURIComponent);
+      .map(decodePathSegment);
     const verb = (name: string | undefined) => (name === undefined ? 'list' : 'get') as 'get' | 'list';
     if (rest[0] === 'nodes' && rest.length <= 2)
       return { verb: verb(rest[1]), resource: 'nodes', ...(rest[1] !== undefined ? { name: rest[1] } : {}) };
@@ -112,7 +113,7 @@ export class ResourceMetricsApi {
       .slice(PREFIX.length + 1)
       .split('/')
       .filter(Boolean)
-      .map(decodeURIComponent);
+      .map(decodePathSegment);
     const query = this.listQuery(url.searchParams);
     if (rest[0] === 'nodes' && rest.length <= 2) {
       writeJson(res, 200, await this.nodeMetrics(rest[1], query));

@@ -29,7 +29,7 @@ import {
   type ResourceInfo,
 } from './resources.js';
 import type { WriteOptions } from './registry.js';
-import { ApiError, badRequest, toApiError, type Status } from './status.js';
+import { ApiError, badRequest, requestHeaderFieldsTooLarge, toApiError, type Status } from './status.js';
 import type { Strategy } from './strategy.js';
 import { bindPod, evictPod, toScale, updateScale } from './subresources.js';
 import { negotiateTable, parseIncludeObject, tableWatchTransformer, toTable } from './table.js';
@@ -337,10 +337,12 @@ export class ApiServer {
             ca: sec.ca.cert,
             requestCert: true,
             rejectUnauthorized: false,
+            maxHeaderSize: MAX_HEADER_BYTES,
           },
           handler,
         )
-      : createServer(handler);
+      : createServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler);
+    server.on('clientError', answerClientError);
     server.on(
       'upgrade',
       (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handleUpgrade(req, socket, head),
@@ -590,10 +592,11 @@ export class ApiServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = process.hrtime.bigint();
-    const url = new URL(req.url ?? '/', 'http://apiserver');
+    let url = UNPARSED_URL;
     let verb = (req.method ?? 'GET').toLowerCase();
     let resource = '';
     try {
+      url = requestURL(req);
       // Who is asking comes first: an anonymous request learns nothing, not even a 404.
       const user = await this.userOf(req, url);
       const rr = ResourceMetricsApi.handles(url.pathname)
@@ -628,6 +631,8 @@ export class ApiServer {
       const apiErr = toApiError(err);
       if (apiErr.code >= 500)
         this.cfg.logger.error('request failed', { path: url.pathname, error: String(err) });
+      // A body refused half-way (413) is still arriving: the connection ends after the answer.
+      if (apiErr.code === 413 && !res.headersSent) res.setHeader('Connection', 'close');
       if (!res.headersSent) writeStatus(res, apiErr.toStatus());
       else res.end();
     } finally {
@@ -656,8 +661,14 @@ export class ApiServer {
    * Refusals are written on the socket as metav1.Status answers.
    */
   private async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://apiserver');
     socket.on('error', () => socket.destroy());
+    let url: URL;
+    try {
+      url = requestURL(req);
+    } catch (err) {
+      writeRawStatus(socket, toApiError(err));
+      return;
+    }
     if (TunnelServer.handles(url.pathname)) {
       await this.tunnels.handleUpgrade(req, socket, head, url);
       return;
@@ -1413,6 +1424,48 @@ async function deleteOptions(req: IncomingMessage, q: URLSearchParams): Promise<
   const bodyDryRun = Array.isArray(body.dryRun) && (body.dryRun as unknown[]).includes('All');
   if (q.getAll('dryRun').includes('All') || bodyDryRun) opts.dryRun = true;
   return opts;
+}
+
+/** Node's limit on a request line and its headers (bytes): `maxHeaderSize`, 16 KiB by default. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * Answers a request Node's HTTP parser refused before any handler saw it (the server's
+ * 'clientError'), with a metav1.Status where Node would write a bare status line, then
+ * closes the connection: a request line and headers over MAX_HEADER_BYTES (a long URL
+ * too) → 431, as Go's net/http answers in kube-apiserver; a request that took too long
+ * to arrive → 408; anything else that does not parse → 400.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const answer =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? requestHeaderFieldsTooLarge(MAX_HEADER_BYTES)
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ApiError(408, 'Timeout', 'the request did not arrive in time')
+        : badRequest(`the request could not be parsed as HTTP/1.1 (${err.code ?? err.message})`);
+  writeRawStatus(socket, answer);
+}
+
+/** The URL of a request whose target could not be parsed, for its log line. */
+const UNPARSED_URL = new URL('http://apiserver/');
+
+/**
+ * The request's target as a URL (origin-form `/api/...`, or absolute-form).
+ * @throws ApiError 400 when it does not parse (`GET http://[ HTTP/1.1`), as Go's net/http
+ *   refuses such a request line.
+ */
+function requestURL(req: IncomingMessage): URL {
+  try {
+    return new URL(req.url ?? '/', 'http://apiserver');
+  } catch {
+    throw badRequest(
+      `the request target could not be parsed as a URL: ${JSON.stringify((req.url ?? '').slice(0, 256))}`,
+    );
+  }
 }
 
 /** Writes a JSON body. */

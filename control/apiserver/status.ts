@@ -11,6 +11,8 @@ import { isStorageError } from '../storage/errors.js';
 
 /** The `reason` values of metav1.Status that this API server answers with. */
 export const StatusReason = {
+  /** metav1.StatusReasonUnknown: a code Kubernetes has no reason for (431). */
+  Unknown: '',
   BadRequest: 'BadRequest',
   Unauthorized: 'Unauthorized',
   Forbidden: 'Forbidden',
@@ -170,6 +172,18 @@ export function requestEntityTooLarge(limitBytes: number): ApiError {
     413,
     'RequestEntityTooLarge',
     `the request body exceeds the limit of ${limitBytes} bytes`,
+  );
+}
+
+/**
+ * 431 for a request line and headers over `limitBytes` (a long URL too): the code Go's
+ * net/http, and so kube-apiserver, answers; Kubernetes has no reason for it (Unknown, "").
+ */
+export function requestHeaderFieldsTooLarge(limitBytes: number): ApiError {
+  return new ApiError(
+    431,
+    StatusReason.Unknown,
+    `the request line and headers exceed the limit of ${limitBytes} bytes (a long URL or query, or large headers)`,
   );
 }
 
