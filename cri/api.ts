@@ -63,8 +63,37 @@ export interface PodSandboxConfig {
    * `bridge`; the fake adapter's `podCIDR`). An unknown name rejects NotFound.
    */
   network?: string;
-  /** Linux settings: cgroup parent, sysctls (CRI's LinuxPodSandboxConfig). */
-  linux?: { cgroupParent?: string; sysctls?: Record<string, string> };
+  /** Linux settings: cgroup parent, sysctls, namespaces (CRI's LinuxPodSandboxConfig). */
+  linux?: {
+    cgroupParent?: string;
+    sysctls?: Record<string, string>;
+    /** CRI's LinuxSandboxSecurityContext (the part k8ts uses). */
+    securityContext?: { namespaceOptions?: NamespaceOption };
+  };
+}
+
+/**
+ * CRI's NamespaceMode: POD — the pod's own, shared by its containers (the sandbox's);
+ * CONTAINER — the container's own (PID only); NODE — the host's (hostNetwork, hostPID,
+ * hostIPC).
+ */
+export type NamespaceMode = 'POD' | 'CONTAINER' | 'NODE';
+
+/**
+ * CRI's NamespaceOption: which network, PID and IPC namespaces a sandbox and its
+ * containers use. Unset fields mean POD for network and IPC and CONTAINER for PID (CRI's
+ * zero values are POD; the kubelet always sets PID).
+ */
+export interface NamespaceOption {
+  network?: NamespaceMode;
+  pid?: NamespaceMode;
+  ipc?: NamespaceMode;
+}
+
+/** CRI's Capability: Linux capability names without `CAP_` (`NET_ADMIN`), or `ALL`. */
+export interface Capability {
+  addCapabilities?: string[];
+  dropCapabilities?: string[];
 }
 
 /** CRI's PodSandbox (ListPodSandbox item). */
@@ -127,11 +156,17 @@ export interface ContainerConfig {
   tty?: boolean;
   linux?: {
     resources?: LinuxContainerResources;
+    /** CRI's LinuxContainerSecurityContext (the part k8ts uses). */
     securityContext?: {
       runAsUser?: number;
       runAsGroup?: number;
       readonlyRootfs?: boolean;
+      /** Every capability, every device, no seccomp/AppArmor confinement. */
       privileged?: boolean;
+      /** Capabilities added to and dropped from the runtime's default set. */
+      capabilities?: Capability;
+      /** The sandbox's namespaces as the container joins them (the same as the sandbox's). */
+      namespaceOptions?: NamespaceOption;
     };
   };
 }

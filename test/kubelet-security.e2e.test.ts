@@ -6,6 +6,9 @@
  *
  * - A container that cannot start backs off as a crashing one does (RunContainerError,
  *   then CrashLoopBackOff), instead of a new Docker container and events every second.
+ * - hostNetwork, hostPID, hostIPC, shareProcessNamespace, capabilities add/drop and
+ *   privileged do what they say (Pod Security admission is what limits who gets them);
+ *   none is dropped silently.
  *
  * Everything this file makes in Docker carries the node label `io.k8ts.node=<node>` and
  * is removed at the end, passed or failed; nothing else on the engine is touched.
@@ -13,7 +16,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -129,6 +132,37 @@ const statusOf = (p: Pod | undefined, name = 'app'): ContainerStatus | undefined
 const waitingOf = (p: Pod | undefined, name = 'app') =>
   statusOf(p, name)?.state?.waiting as { reason?: string; message?: string } | undefined;
 
+async function running(name: string): Promise<Pod> {
+  return until(
+    `${name} Running`,
+    async () => {
+      const p = await getPod(name);
+      return p?.status?.phase === 'Running' &&
+        (p.status.containerStatuses ?? []).every((c) => c.state?.running !== undefined)
+        ? p
+        : undefined;
+    },
+    60_000,
+  );
+}
+
+/** Runs `script` in the pod's container `name` (docker exec); its stdout. */
+async function execIn(p: Pod, name: string, script: string): Promise<string> {
+  const id = statusOf(p, name)?.containerID?.replace(/^docker:\/\//, '') ?? '';
+  const r = await runtime.execSync(id, ['sh', '-c', script], 10);
+  assert.equal(r.exitCode, 0, r.stderr.toString());
+  return r.stdout.toString();
+}
+
+/** The effective capability set in /proc/self/status output. */
+const capEff = (status: string): bigint => BigInt(`0x${/^CapEff:\s*([0-9a-f]+)$/m.exec(status)?.[1] ?? '0'}`);
+const CAP_CHOWN = 1n << 0n;
+const CAP_NET_ADMIN = 1n << 12n;
+const CAP_SYS_ADMIN = 1n << 21n;
+const NAMESPACES = 'for n in net pid ipc; do readlink /proc/self/ns/$n; done';
+const hostNamespaces = () =>
+  ['net', 'pid', 'ipc'].map((n) => readlinkSync(`/proc/self/ns/${n}`)).join('\n') + '\n';
+
 describe('kubelet security with real Docker', () => {
   it('a command that does not exist: RunContainerError, then CrashLoopBackOff — no new container every second', async () => {
     const created = await createPod('nocmd', {
@@ -159,5 +193,75 @@ describe('kubelet security with real Docker', () => {
     const made = events.filter((e) => e.name === name && e.reason === 'Created').length;
     assert.ok(made <= 2, `${made} containers created before the back-off`);
     assert.ok(events.some((e) => e.name === name && e.reason === 'BackOff'));
+  });
+
+  it("hostNetwork, hostPID, hostIPC: the host's namespaces, pod IP = node IP; capabilities and privileged", async () => {
+    const created = await createPod('hostns', {
+      hostNetwork: true,
+      hostPID: true,
+      hostIPC: true,
+      containers: [
+        {
+          name: 'app',
+          image: 'k8ts/busybox:1.0',
+          command: ['sleep', '3600'],
+          securityContext: { capabilities: { add: ['NET_ADMIN'], drop: ['CHOWN'] } },
+        },
+      ],
+    } as Partial<Pod['spec']> & { containers: Pod['spec']['containers'] });
+    const p = await running(created.metadata.name!);
+    assert.equal(p.status?.podIP, NODE_IP);
+    assert.deepEqual(p.status?.podIPs, [{ ip: NODE_IP }]);
+    assert.equal(await execIn(p, 'app', NAMESPACES), hostNamespaces());
+    const caps = capEff(await execIn(p, 'app', 'cat /proc/self/status'));
+    assert.equal(caps & CAP_NET_ADMIN, CAP_NET_ADMIN, 'NET_ADMIN added');
+    assert.equal(caps & CAP_CHOWN, 0n, 'CHOWN dropped');
+  });
+
+  it('privileged: the container gets every capability (docker --privileged)', async () => {
+    const created = await createPod('privileged', {
+      containers: [
+        {
+          name: 'app',
+          image: 'k8ts/busybox:1.0',
+          command: ['sleep', '3600'],
+          securityContext: { privileged: true },
+        },
+      ],
+    });
+    const id = await until(
+      'the container created',
+      async () => statusOf(await getPod(created.metadata.name!))?.containerID?.replace(/^docker:\/\//, ''),
+      30_000,
+    );
+    assert.equal((await docker.getContainer(id).inspect()).HostConfig.Privileged, true);
+    // Where the host's own bounding set lacks a capability (some CI sandboxes), runc cannot
+    // grant them all and docker refuses every privileged container ("unable to apply caps").
+    const hostBounding = BigInt(
+      `0x${/^CapBnd:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0'}`,
+    );
+    const allCaps = (1n << 41n) - 1n; // CAP_CHOWN .. CAP_CHECKPOINT_RESTORE (40)
+    if ((hostBounding & allCaps) === allCaps) {
+      const p = await running(created.metadata.name!);
+      const caps = capEff(await execIn(p, 'app', 'cat /proc/self/status'));
+      assert.equal(caps & CAP_SYS_ADMIN, CAP_SYS_ADMIN);
+    }
+  });
+
+  it('shareProcessNamespace: the containers of the pod see each other’s processes, not the host’s', async () => {
+    const created = await createPod('sharedpid', {
+      shareProcessNamespace: true,
+      containers: [
+        { name: 'app', image: 'k8ts/busybox:1.0', command: ['sleep', '3601'] },
+        { name: 'other', image: 'k8ts/busybox:1.0', command: ['sleep', '3602'] },
+      ],
+    } as Partial<Pod['spec']> & { containers: Pod['spec']['containers'] });
+    const p = await running(created.metadata.name!);
+    assert.match(await execIn(p, 'app', 'ps'), /sleep 3602/);
+    const [net, pid] = (await execIn(p, 'app', NAMESPACES)).split('\n');
+    const [hostNet, hostPid] = hostNamespaces().split('\n');
+    assert.notEqual(net, hostNet);
+    assert.notEqual(pid, hostPid);
+    assert.notEqual(p.status?.podIP, NODE_IP);
   });
 });

@@ -147,34 +147,43 @@ export function portBindings(mappings: readonly PortMapping[]): DockerPorts {
   return out;
 }
 
-/** The `docker create` body of a sandbox: the pause image on `network`. */
+/**
+ * The `docker create` body of a sandbox: the pause image on `network`, or, as dockershim's
+ * modifySandboxNamespaceOptions, in the host's namespaces the sandbox's namespaceOptions
+ * name NODE — network (NetworkMode `host`: no hostname of its own and no published ports,
+ * which docker refuses or ignores there), PID (PidMode `host`) and IPC (IpcMode `host`).
+ */
 export function sandboxCreateOptions(
   config: PodSandboxConfig,
   pauseImage: string,
   name: string,
   labels: Record<string, string>,
 ): Record<string, unknown> {
-  const ports = portBindings(config.portMappings);
+  const ns = config.linux?.securityContext?.namespaceOptions ?? {};
+  const hostNetwork = ns.network === 'NODE';
+  const ports = portBindings(hostNetwork ? [] : config.portMappings);
   const hostConfig: Record<string, unknown> = {
-    NetworkMode: config.network || 'bridge',
+    NetworkMode: hostNetwork ? 'host' : config.network || 'bridge',
     PortBindings: ports.PortBindings,
     // App containers join this IPC namespace (IpcMode container:<id>), which docker allows
     // only from a `shareable` one.
-    IpcMode: 'shareable',
+    IpcMode: ns.ipc === 'NODE' ? 'host' : 'shareable',
     RestartPolicy: { Name: 'no' },
   };
+  if (ns.pid === 'NODE') hostConfig.PidMode = 'host';
   if (config.linux?.cgroupParent) hostConfig.CgroupParent = config.linux.cgroupParent;
   if (config.linux?.sysctls && Object.keys(config.linux.sysctls).length > 0) {
     hostConfig.Sysctls = config.linux.sysctls;
   }
-  return {
+  const body: Record<string, unknown> = {
     name,
     Image: pauseImage,
-    Hostname: config.hostname,
     Labels: labels,
     ExposedPorts: ports.ExposedPorts,
     HostConfig: hostConfig,
   };
+  if (!hostNetwork) body.Hostname = config.hostname;
+  return body;
 }
 
 /** Docker's `User`: `uid`, or `uid:gid` when a group is set too; undefined for the image's user. */
@@ -185,9 +194,12 @@ export function dockerUser(sc: { runAsUser?: number; runAsGroup?: number } | und
 
 /**
  * The `docker create` body of an app container of sandbox `sandboxId`: it joins the
- * sandbox's network and IPC namespaces (so the pod's containers share localhost), command
- * → Entrypoint and args → Cmd (Kubernetes' command/args over the image's
- * ENTRYPOINT/CMD: a command alone drops the image's CMD), mounts → Binds.
+ * sandbox's network and IPC namespaces (so the pod's containers share localhost), or the
+ * host's where its namespaceOptions say NODE, and the sandbox's PID namespace for pid POD
+ * (shareProcessNamespace) or the host's for NODE (dockershim's
+ * modifyContainerNamespaceOptions); capabilities → CapAdd/CapDrop; command → Entrypoint
+ * and args → Cmd (Kubernetes' command/args over the image's ENTRYPOINT/CMD: a command
+ * alone drops the image's CMD); mounts → Binds.
  */
 export function containerCreateOptions(
   sandboxId: string,
@@ -197,15 +209,22 @@ export function containerCreateOptions(
   labels: Record<string, string>,
 ): Record<string, unknown> {
   const sc = config.linux?.securityContext;
+  const ns = sc?.namespaceOptions ?? {};
+  const sandboxNS = `container:${sandboxId}`;
   const hostConfig: Record<string, unknown> = {
-    NetworkMode: `container:${sandboxId}`,
-    IpcMode: `container:${sandboxId}`,
+    NetworkMode: ns.network === 'NODE' ? 'host' : sandboxNS,
+    IpcMode: ns.ipc === 'NODE' ? 'host' : sandboxNS,
     Binds: (config.mounts ?? []).map((m) => `${m.hostPath}:${m.containerPath}${m.readonly ? ':ro' : ''}`),
     ReadonlyRootfs: sc?.readonlyRootfs ?? false,
     Privileged: sc?.privileged ?? false,
     RestartPolicy: { Name: 'no' },
     ...resourcesToHostConfig(config.linux?.resources),
   };
+  if (ns.pid === 'NODE') hostConfig.PidMode = 'host';
+  else if (ns.pid === 'POD') hostConfig.PidMode = sandboxNS;
+  const caps = sc?.capabilities;
+  if (caps?.addCapabilities?.length) hostConfig.CapAdd = caps.addCapabilities;
+  if (caps?.dropCapabilities?.length) hostConfig.CapDrop = caps.dropCapabilities;
   if (sandboxConfig.linux?.cgroupParent) hostConfig.CgroupParent = sandboxConfig.linux.cgroupParent;
   const body: Record<string, unknown> = {
     name,

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Docker from 'dockerode';
@@ -229,6 +230,66 @@ describe('docker adapter', () => {
       assert.deepEqual(inspect.Config.Entrypoint, ['sh']);
       assert.deepEqual(inspect.Config.Cmd, ['-c', 'sleep 3600']);
       assert.match((await rt.containerStatus(id)).logPath, /\.log$/);
+    }));
+
+  it('host namespaces (namespaceOptions NODE) and capabilities add/drop reach docker and the process', () =>
+    withNode(async (rt) => {
+      const ns = (kind: string) => readlinkSync(`/proc/self/ns/${kind}`);
+      const capEff = (status: string) => BigInt(`0x${/^CapEff:\s*([0-9a-f]+)$/m.exec(status)?.[1] ?? '0'}`);
+      const NET_ADMIN = 1n << 12n;
+      const CHOWN = 1n << 0n;
+      const host = { network: 'NODE', pid: 'NODE', ipc: 'NODE' } as const;
+      const sb = sandboxConfig('hostns', { linux: { securityContext: { namespaceOptions: host } } });
+      const sandboxId = await rt.runPodSandbox(sb);
+      const id = await rt.createContainer(
+        sandboxId,
+        containerConfig(['sleep', '3600'], {
+          linux: {
+            securityContext: {
+              namespaceOptions: host,
+              capabilities: { addCapabilities: ['NET_ADMIN'], dropCapabilities: ['CHOWN'] },
+            },
+          },
+        }),
+        sb,
+      );
+      await rt.startContainer(id);
+      const r = await rt.execSync(
+        id,
+        ['sh', '-c', 'for n in net pid ipc; do readlink /proc/self/ns/$n; done; cat /proc/self/status'],
+        10,
+      );
+      const [net, pid, ipc] = r.stdout.toString().split('\n');
+      assert.deepEqual([net, pid, ipc], [ns('net'), ns('pid'), ns('ipc')], "the host's namespaces");
+      const caps = capEff(r.stdout.toString());
+      assert.equal(caps & NET_ADMIN, NET_ADMIN, 'NET_ADMIN added');
+      assert.equal(caps & CHOWN, 0n, 'CHOWN dropped');
+      const hc = (await docker.getContainer(id).inspect()).HostConfig;
+      assert.deepEqual([hc.NetworkMode, hc.PidMode, hc.IpcMode], ['host', 'host', 'host']);
+      assert.deepEqual([hc.CapAdd, hc.CapDrop], [['NET_ADMIN'], ['CHOWN']]);
+      assert.equal((await docker.getContainer(sandboxId).inspect()).HostConfig.NetworkMode, 'host');
+
+      // The pod's own namespaces otherwise; pid POD shares the sandbox's (shareProcessNamespace).
+      const own = sandboxConfig('podns');
+      const ownId = await rt.runPodSandbox(own);
+      const shared = await rt.createContainer(
+        ownId,
+        containerConfig(['sleep', '3600'], {
+          linux: { securityContext: { namespaceOptions: { network: 'POD', pid: 'POD', ipc: 'POD' } } },
+        }),
+        own,
+      );
+      await rt.startContainer(shared);
+      const out = await rt.execSync(
+        shared,
+        ['sh', '-c', 'readlink /proc/self/ns/net; readlink /proc/self/ns/pid; ps'],
+        10,
+      );
+      const [ownNet, ownPid] = out.stdout.toString().split('\n');
+      assert.notEqual(ownNet, ns('net'));
+      assert.notEqual(ownPid, ns('pid'));
+      assert.match(out.stdout.toString(), /pause/, "the sandbox's pause process is in its PID namespace");
+      assert.equal((await docker.getContainer(shared).inspect()).HostConfig.PidMode, `container:${ownId}`);
     }));
 
   it('a container over its memory limit is EXITED with reason OOMKilled', () =>

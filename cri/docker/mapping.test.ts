@@ -239,6 +239,54 @@ describe('create options', () => {
   });
 });
 
+describe('namespaces and capabilities → docker (dockershim’s modify*NamespaceOptions)', () => {
+  const host = { network: 'NODE', pid: 'NODE', ipc: 'NODE' } as const;
+  const hostSandbox: PodSandboxConfig = {
+    ...sandbox,
+    linux: { securityContext: { namespaceOptions: host } },
+  };
+
+  it('a sandbox in the node’s namespaces: NetworkMode/PidMode/IpcMode host, no hostname, no published ports', () => {
+    const body = sandboxCreateOptions(hostSandbox, 'p', 'n', {});
+    const hc = body.HostConfig as Record<string, unknown>;
+    assert.deepEqual([hc.NetworkMode, hc.PidMode, hc.IpcMode], ['host', 'host', 'host']);
+    assert.equal('Hostname' in body, false);
+    assert.deepEqual([body.ExposedPorts, hc.PortBindings], [{}, {}]);
+  });
+
+  const cases: [string, ContainerConfig['linux'], Record<string, unknown>][] = [
+    [
+      'no options: the sandbox’s network and IPC, a PID namespace of its own',
+      {},
+      { NetworkMode: 'container:sb1', IpcMode: 'container:sb1' },
+    ],
+    [
+      'pid POD (shareProcessNamespace): the sandbox’s',
+      { securityContext: { namespaceOptions: { network: 'POD', pid: 'POD', ipc: 'POD' } } },
+      { NetworkMode: 'container:sb1', IpcMode: 'container:sb1', PidMode: 'container:sb1' },
+    ],
+    [
+      'NODE: the host’s',
+      { securityContext: { namespaceOptions: host } },
+      { NetworkMode: 'host', IpcMode: 'host', PidMode: 'host' },
+    ],
+    [
+      'capabilities add/drop',
+      { securityContext: { capabilities: { addCapabilities: ['NET_ADMIN'], dropCapabilities: ['ALL'] } } },
+      { CapAdd: ['NET_ADMIN'], CapDrop: ['ALL'] },
+    ],
+    ['privileged', { securityContext: { privileged: true } }, { Privileged: true }],
+  ];
+  for (const [what, linux, want] of cases) {
+    it(`container: ${what}`, () => {
+      const hc = containerCreateOptions('sb1', { ...container, linux }, sandbox, 'n', {})
+        .HostConfig as Record<string, unknown>;
+      for (const [k, v] of Object.entries(want)) assert.deepEqual(hc[k], v, k);
+      for (const k of ['PidMode', 'CapAdd', 'CapDrop']) if (!(k in want)) assert.equal(k in hc, false, k);
+    });
+  }
+});
+
 describe('labels', () => {
   it('a sandbox is rebuilt from its labels exactly; internal keys win over CRI labels', () => {
     const labels = sandboxLabels('node-a', sandbox, 42n);

@@ -10,6 +10,7 @@ import type {
   KeyValue,
   LinuxContainerResources,
   Mount,
+  NamespaceOption,
   PodSandboxConfig,
   PortMapping,
 } from '../../../cri/api.js';
@@ -52,12 +53,26 @@ export function portMappings(pod: KubeletPod, nodeIP: string): PortMapping[] {
 }
 
 /**
+ * The namespaces of the pod's sandbox and containers (kuberuntime's namespacesForPod):
+ * network and IPC the host's for hostNetwork / hostIPC, else the pod's; PID the host's for
+ * hostPID, the pod's (the sandbox's) for shareProcessNamespace, else each container's own.
+ */
+export function namespacesForPod(pod: KubeletPod): Required<NamespaceOption> {
+  return {
+    network: pod.spec.hostNetwork ? 'NODE' : 'POD',
+    ipc: pod.spec.hostIPC ? 'NODE' : 'POD',
+    pid: pod.spec.hostPID ? 'NODE' : pod.spec.shareProcessNamespace ? 'POD' : 'CONTAINER',
+  };
+}
+
+/**
  * The pod's sandbox configuration (attempt `attempt`): metadata, hostname (spec.hostname
  * or the pod name, at most 63 characters), hostPort mappings, the kubelet's labels over
- * the pod's, the pod's annotations, and the node's pod network.
+ * the pod's, the pod's annotations, its namespaces (namespacesForPod), and the node's pod
+ * network — none for a hostNetwork pod, which has the node's.
  */
 export function podSandboxConfig(pod: KubeletPod, attempt: number, node: NodeContext): PodSandboxConfig {
-  return {
+  const cfg: PodSandboxConfig = {
     metadata: {
       name: pod.metadata.name ?? '',
       namespace: pod.metadata.namespace ?? '',
@@ -68,8 +83,10 @@ export function podSandboxConfig(pod: KubeletPod, attempt: number, node: NodeCon
     portMappings: portMappings(pod, node.nodeIP),
     labels: sandboxLabels(pod, node.nodeName),
     annotations: { ...pod.metadata.annotations },
-    network: node.network,
+    linux: { securityContext: { namespaceOptions: namespacesForPod(pod) } },
   };
+  if (!pod.spec.hostNetwork) cfg.network = node.network;
+  return cfg;
 }
 
 /**
@@ -106,7 +123,9 @@ export interface ContainerConfigInput {
 /**
  * A container's runtime configuration: image, command and args (with `$(VAR)` expanded
  * from `envs`), workingDir, env, mounts, labels and annotations (restart count, spec hash),
- * resources, and the security context (container's over the pod's runAsUser/runAsGroup).
+ * resources, and the security context (kubelet's determineEffectiveSecurityContext: the
+ * container's runAsUser/runAsGroup over the pod's, readOnlyRootFilesystem, privileged,
+ * capabilities add/drop as given, the pod's namespaces).
  */
 export function containerConfig(
   pod: KubeletPod,
@@ -124,6 +143,14 @@ export function containerConfig(
   if (runAsGroup !== undefined) security.runAsGroup = runAsGroup;
   if (sc.readOnlyRootFilesystem) security.readonlyRootfs = true;
   if (sc.privileged) security.privileged = true;
+  const add = sc.capabilities?.add ?? [];
+  const drop = sc.capabilities?.drop ?? [];
+  if (add.length > 0 || drop.length > 0) {
+    security.capabilities = {};
+    if (add.length > 0) security.capabilities.addCapabilities = [...add];
+    if (drop.length > 0) security.capabilities.dropCapabilities = [...drop];
+  }
+  security.namespaceOptions = namespacesForPod(pod);
   const cfg: ContainerConfig = {
     metadata: { name: container.name, attempt: input.restartCount },
     image: { image: container.image ?? '' },

@@ -254,7 +254,14 @@ describe('PodManager', () => {
       cpuQuota: 50_000,
       memoryLimitInBytes: 128 * 1024 * 1024,
     });
-    assert.deepEqual(c.config.linux?.securityContext, { runAsUser: 1000, readonlyRootfs: true });
+    assert.deepEqual(c.config.linux?.securityContext, {
+      runAsUser: 1000,
+      readonlyRootfs: true,
+      namespaceOptions: { network: 'POD', ipc: 'POD', pid: 'CONTAINER' },
+    });
+    assert.deepEqual(sandbox.config.linux?.securityContext, {
+      namespaceOptions: { network: 'POD', ipc: 'POD', pid: 'CONTAINER' },
+    });
     assert.equal(c.config.labels['io.kubernetes.container.name'], 'app');
     assert.equal(c.config.annotations['io.kubernetes.container.restartCount'], '0');
     assert.match(c.config.annotations['io.kubernetes.container.hash'] ?? '', /^[0-9a-f]+$/);

@@ -112,11 +112,18 @@ export interface Lifecycle {
   preStop?: LifecycleHandler;
 }
 
+/** core/v1 Capabilities: names as the kernel's without `CAP_` (`NET_ADMIN`), or `ALL`. */
+export interface Capabilities {
+  add?: string[];
+  drop?: string[];
+}
+
 export interface SecurityContext {
   runAsUser?: number;
   runAsGroup?: number;
   readOnlyRootFilesystem?: boolean;
   privileged?: boolean;
+  capabilities?: Capabilities;
 }
 
 /** A container as the kubelet reads it. */
@@ -140,7 +147,14 @@ export interface KubeletPodSpec extends PodSpec {
   initContainers?: KubeletContainer[];
   volumes?: Volume[];
   securityContext?: { runAsUser?: number; runAsGroup?: number };
+  /** The host's network namespace: the node's interfaces and ports; the pod IP is the node IP. */
   hostNetwork?: boolean;
+  /** The host's PID namespace: every process of the node is visible (and signalable as root). */
+  hostPID?: boolean;
+  /** The host's IPC namespace. */
+  hostIPC?: boolean;
+  /** One PID namespace for the pod's containers (the sandbox's), instead of one each. */
+  shareProcessNamespace?: boolean;
   serviceAccountName?: string;
   activeDeadlineSeconds?: number;
 }

@@ -299,8 +299,19 @@ export class PodWorker {
     return clock.now() + this.deps.resyncIntervalMs;
   }
 
-  private runtimeStatus(): Promise<PodRuntimeStatus> {
-    return getPodRuntimeStatus(this.deps.runtime, this.uid, this.deps.nodeName);
+  /**
+   * The runtime's view of the pod. A hostNetwork pod's IP is the node IP (the kubelet's
+   * generateAPIPodStatus; CRI reports none for a sandbox in the node's network).
+   */
+  private async runtimeStatus(): Promise<PodRuntimeStatus> {
+    const status = await getPodRuntimeStatus(this.deps.runtime, this.uid, this.deps.nodeName);
+    if (!this.pod.spec.hostNetwork) return status;
+    return {
+      ...status,
+      sandboxes: status.sandboxes.map((s) =>
+        s.state === 'SANDBOX_READY' ? { ...s, ip: this.deps.nodeIP } : s,
+      ),
+    };
   }
 
   /** SyncPod (see the file comment); `terminal` when the pod reached Succeeded or Failed. */
@@ -379,7 +390,9 @@ export class PodWorker {
           }
           throw err;
         }
-        podIP = (await runtime.podSandboxStatus(sandboxId)).network.ip;
+        podIP = pod.spec.hostNetwork
+          ? this.deps.nodeIP
+          : (await runtime.podSandboxStatus(sandboxId)).network.ip;
         logger.info('created pod sandbox', { ...this.log, sandboxId, attempt: actions.attempt, podIP });
       }
 
