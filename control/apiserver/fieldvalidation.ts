@@ -52,6 +52,7 @@ import { GO_FIELD_TYPES, GO_NAMED_COLLECTIONS } from './go-types.js';
 import { buildOpenAPIV2, modelDefinitionNames } from './openapi.js';
 import type { SchemaObject } from './openapi.js';
 import { ApiError, badRequest } from './status.js';
+import { setOwnValue } from '../../api/meta/maps.js';
 
 // ---------------------------------------------------------------------------------------
 // The directive
@@ -890,7 +891,8 @@ function decodeError(model: string, obj: unknown, path: DecodePath): DecodeError
     const key = edits[i + 1] as string | number;
     const value = edits[i + 2];
     if (value === DELETE) delete container[key];
-    else container[key] = value;
+    // A map key may be "__proto__": set it as an own property (api/meta/maps.ts).
+    else setOwnValue(container as Record<string, unknown>, String(key), value);
   }
   return undefined;
 }

@@ -34,6 +34,7 @@
 import type { KubeObject } from '../../api/object.js';
 import { MESSAGES, type FieldSpec, type ScalarType } from './protobuf-schema.js';
 import { badRequest } from './status.js';
+import { setOwnValue } from '../../api/meta/maps.js';
 
 /** The media type of Kubernetes' protobuf encoding. */
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
@@ -432,15 +433,8 @@ function toJson(m: Fields, type: string, path: string): Record<string, unknown> 
       const map = value as Map<string, unknown>;
       if (map.size > 0) {
         const obj: Record<string, unknown> = {};
-        for (const [k, v] of map) {
-          // defineProperty: a key such as "__proto__" (a valid ConfigMap key) stays a key.
-          Object.defineProperty(obj, k, {
-            value: jsonValue(v, fieldType, `${where}[${k}]`),
-            enumerable: true,
-            writable: true,
-            configurable: true,
-          });
-        }
+        // A key such as "__proto__" (a valid ConfigMap key) stays a key (api/meta/maps.ts).
+        for (const [k, v] of map) setOwnValue(obj, k, jsonValue(v, fieldType, `${where}[${k}]`));
         out[name] = obj;
       }
     } else if (isScalar(fieldType)) {

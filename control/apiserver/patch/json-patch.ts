@@ -5,6 +5,9 @@
  *   - more than 10000 operations → 413 RequestEntityTooLarge;
  *   - an operation that cannot be applied (a failed `test`, a missing path, an unknown
  *     `op`) → 422 Invalid, "the server rejected our request due to an error in our request".
+ *     A path through `__proto__` (or `constructor/prototype`) is one too: fast-json-patch
+ *     refuses it to keep Object.prototype safe, where evanphx/json-patch would write a map
+ *     key of that name (the other patch types do).
  */
 import jsonpatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';

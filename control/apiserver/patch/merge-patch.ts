@@ -3,6 +3,7 @@
  * `null` deletes a key, anything else (arrays included) replaces. Nulls inside values
  * that are added are dropped, as evanphx/json-patch (Kubernetes' library) does.
  */
+import { ownValue, setOwnValue } from '../../../api/meta/maps.js';
 import { badRequest } from '../status.js';
 import { deepCopy, isObject, type JsonObject } from './json.js';
 
@@ -28,7 +29,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   const out: JsonObject = isObject(target) ? deepCopy(target) : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
+    else setOwnValue(out, k, mergePatch(ownValue(out, k), v));
   }
   return out;
 }
@@ -38,7 +39,7 @@ function withoutNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(withoutNulls);
   if (isObject(v)) {
     const out: JsonObject = {};
-    for (const [k, cv] of Object.entries(v)) if (cv !== null) out[k] = withoutNulls(cv);
+    for (const [k, cv] of Object.entries(v)) if (cv !== null) setOwnValue(out, k, withoutNulls(cv));
     return out;
   }
   return v;

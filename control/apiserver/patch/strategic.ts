@@ -17,6 +17,7 @@
  * Errors are `SmpError`s carrying the HTTP code Kubernetes answers (400, or 422 for lists
  * of lists and retainKeys mismatches); messages are Kubernetes'.
  */
+import { ownValue, setOwnValue } from '../../../api/meta/maps.js';
 import { patchMetaOf } from '../patch-meta.js';
 import { deepCopy, isObject, jsonTypeName, type JsonObject } from './json.js';
 import { elementType, fieldType, typeOfModel, UNTYPED, type SchemaType } from './schema.js';
@@ -102,7 +103,7 @@ function kindOf(v: unknown): Kind {
 }
 
 function mergeMap(original: JsonObject, patch: JsonObject, schema: SchemaType): JsonObject {
-  if (DIRECTIVE in patch) {
+  if (Object.hasOwn(patch, DIRECTIVE)) {
     const directive = patch[DIRECTIVE];
     if (directive === 'replace') {
       delete patch[DIRECTIVE];
@@ -125,25 +126,33 @@ function mergeMap(original: JsonObject, patch: JsonObject, schema: SchemaType): 
       delete original[key];
       continue;
     }
-    const originalV = original[key];
-    if (!(key in original) || kindOf(originalV) !== kindOf(patchV)) {
+    const originalV = ownValue(original, key);
+    if (!Object.hasOwn(original, key) || kindOf(originalV) !== kindOf(patchV)) {
       if (isDeleteList) continue;
       const v = cleanPatchValue(patchV);
       if (v === undefined) delete original[key];
-      else original[key] = v;
+      else setOwnValue(original, key, v);
       continue;
     }
     switch (kindOf(patchV)) {
       case 'object':
-        original[key] = mergeMap(originalV as JsonObject, patchV as JsonObject, fieldType(schema, key));
+        setOwnValue(
+          original,
+          key,
+          mergeMap(originalV as JsonObject, patchV as JsonObject, fieldType(schema, key)),
+        );
         break;
       case 'array': {
         const meta = lookupSlice(schema, key);
-        original[key] = mergeSliceHandler(originalV as unknown[], patchV as unknown[], meta, isDeleteList);
+        setOwnValue(
+          original,
+          key,
+          mergeSliceHandler(originalV as unknown[], patchV as unknown[], meta, isDeleteList),
+        );
         break;
       }
       default:
-        original[key] = patchV;
+        setOwnValue(original, key, patchV);
     }
   }
   return original;
@@ -151,7 +160,7 @@ function mergeMap(original: JsonObject, patch: JsonObject, schema: SchemaType): 
 
 /** `$retainKeys: [...]`: keys of `original` not listed are dropped; the patch may name no others. */
 function applyRetainKeys(original: JsonObject, patch: JsonObject): void {
-  if (!(RETAIN_KEYS in patch)) return;
+  if (!Object.hasOwn(patch, RETAIN_KEYS)) return;
   const list = patch[RETAIN_KEYS];
   delete patch[RETAIN_KEYS];
   if (!Array.isArray(list)) throw new SmpError(ERR_BAD_PATCH_FORMAT_FOR_RETAIN_KEYS);
@@ -170,10 +179,10 @@ function applySetElementOrder(original: JsonObject, patch: JsonObject, schema: S
     delete patch[directiveKey];
     if (!Array.isArray(order)) throw new SmpError(badArgType('[]interface {}', order));
     const key = directiveTarget(directiveKey, SET_ELEMENT_ORDER, ERR_BAD_PATCH_FORMAT_FOR_SET_ELEMENT_ORDER);
-    const foundOriginal = key in original;
-    const foundPatch = key in patch;
-    const originalList = original[key];
-    const patchList = patch[key];
+    const foundOriginal = Object.hasOwn(original, key);
+    const foundPatch = Object.hasOwn(patch, key);
+    const originalList = ownValue(original, key);
+    const patchList = ownValue(patch, key);
     if (foundOriginal && !Array.isArray(originalList)) {
       throw new SmpError(badArgType('[]interface {}', originalList));
     }
@@ -198,7 +207,7 @@ function applySetElementOrder(original: JsonObject, patch: JsonObject, schema: S
       const [inOrder, serverOnly] = partition(merged, order, meta.mergeKey);
       merged = normalizeElementOrder(inOrder, serverOnly, order, serverOrder, meta.mergeKey, kind);
     }
-    original[key] = merged;
+    setOwnValue(original, key, merged);
     delete patch[key];
   }
 }
@@ -217,7 +226,7 @@ function serverOrderAfterMerge(original: unknown[], patch: unknown[], mergeKey: 
   const sameKey = (o: unknown, item: JsonObject): boolean => isObject(o) && o[mergeKey] === item[mergeKey];
   let replaced = false;
   for (const v of patch) {
-    if (!isObject(v) || !(DIRECTIVE in v)) continue;
+    if (!isObject(v) || !Object.hasOwn(v, DIRECTIVE)) continue;
     if (v[DIRECTIVE] === 'replace') replaced = true;
     if (v[DIRECTIVE] !== 'delete') continue;
     for (;;) {
@@ -230,7 +239,7 @@ function serverOrderAfterMerge(original: unknown[], patch: unknown[], mergeKey: 
   if (replaced) return view;
   const current = view.slice(0, len);
   for (const v of patch) {
-    if (!isObject(v) || DIRECTIVE in v || current.some((o) => sameKey(o, v))) continue;
+    if (!isObject(v) || Object.hasOwn(v, DIRECTIVE) || current.some((o) => sameKey(o, v))) continue;
     if (current.length < view.length) view[current.length] = v;
     current.push(v);
   }
@@ -269,8 +278,8 @@ function mergeKeyValueEqual(left: unknown, right: unknown, mergeKey: string): bo
   if (!mergeKey) return left === right;
   if (!isObject(left)) throw new SmpError(badArgType('map[string]interface {}', left));
   if (!isObject(right)) throw new SmpError(badArgType('map[string]interface {}', right));
-  if (!(mergeKey in left)) throw new SmpError(noMergeKey(left, mergeKey));
-  if (!(mergeKey in right)) throw new SmpError(noMergeKey(right, mergeKey));
+  if (!Object.hasOwn(left, mergeKey)) throw new SmpError(noMergeKey(left, mergeKey));
+  if (!Object.hasOwn(right, mergeKey)) throw new SmpError(noMergeKey(right, mergeKey));
   return left[mergeKey] === right[mergeKey];
 }
 
@@ -329,13 +338,13 @@ function applyListDirectives(
   let kept = original;
   for (const v of patch) {
     const item = v as JsonObject;
-    if (!(DIRECTIVE in item)) {
+    if (!Object.hasOwn(item, DIRECTIVE)) {
       rest.push(item);
       continue;
     }
     switch (item[DIRECTIVE]) {
       case 'delete':
-        if (!(mergeKey in item)) throw new SmpError(noMergeKey(item, mergeKey));
+        if (!Object.hasOwn(item, mergeKey)) throw new SmpError(noMergeKey(item, mergeKey));
         kept = kept.filter((o) => !(isObject(o) && o[mergeKey] === item[mergeKey]));
         break;
       case 'replace':
@@ -360,10 +369,10 @@ function mergeItemsByKey(
   const out = [...original];
   for (const v of patch) {
     const item = v as JsonObject;
-    if (!(mergeKey in item)) throw new SmpError(noMergeKey(item, mergeKey));
+    if (!Object.hasOwn(item, mergeKey)) throw new SmpError(noMergeKey(item, mergeKey));
     const idx = out.findIndex((o, i) => {
       if (!isObject(o)) throw new SmpError(`value for key ${i} is not a map`);
-      return mergeKey in o && o[mergeKey] === item[mergeKey];
+      return Object.hasOwn(o, mergeKey) && o[mergeKey] === item[mergeKey];
     });
     if (idx >= 0) out[idx] = mergeMap(out[idx] as JsonObject, item, elem);
     else out.push(cleanPatchValue(item));
@@ -404,7 +413,7 @@ function partition(list: unknown[], by: unknown[], mergeKey: string): [unknown[]
     let found: boolean;
     if (mergeKey) {
       if (!isObject(v)) throw new SmpError(badArgType('map[string]interface {}', v));
-      if (!(mergeKey in v)) throw new SmpError(noMergeKey(v, mergeKey));
+      if (!Object.hasOwn(v, mergeKey)) throw new SmpError(noMergeKey(v, mergeKey));
       found = by.some((b) => isObject(b) && b[mergeKey] === v[mergeKey]);
     } else {
       found = by.includes(v);
@@ -430,7 +439,7 @@ function sortByOrder(items: unknown[], order: unknown[], mergeKey: string, kind:
     for (const list of [items, order]) {
       for (const v of list) {
         if (!isObject(v)) throw new SmpError(badArgType('map[string]interface {}', v));
-        if (!(mergeKey in v)) throw new SmpError(noMergeKey(v, mergeKey));
+        if (!Object.hasOwn(v, mergeKey)) throw new SmpError(noMergeKey(v, mergeKey));
       }
     }
     [toSort, deleted] = splitDeletes(items);
@@ -485,7 +494,7 @@ function splitDeletes(list: unknown[]): [unknown[], unknown[]] {
 }
 
 function hasDirective(v: unknown): boolean {
-  return isObject(v) && DIRECTIVE in v;
+  return isObject(v) && Object.hasOwn(v, DIRECTIVE);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -513,12 +522,12 @@ function cleanPatchValue(v: unknown): unknown {
     return out;
   }
   if (isObject(v)) {
-    if (DIRECTIVE in v && v[DIRECTIVE] !== 'replace') return undefined;
+    if (Object.hasOwn(v, DIRECTIVE) && v[DIRECTIVE] !== 'replace') return undefined;
     const out: JsonObject = {};
     for (const [k, cv] of Object.entries(v)) {
       if (cv === null || isDirectiveKey(k)) continue;
       const c = cleanPatchValue(cv);
-      if (c !== undefined) out[k] = c;
+      if (c !== undefined) setOwnValue(out, k, c);
     }
     return out;
   }

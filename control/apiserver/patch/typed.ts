@@ -16,6 +16,7 @@ import { fieldElement, FieldSet, keyElement, pathString, valueElement } from './
 import { deepCopy, deepEqual, isObject, type JsonObject } from './json.js';
 import { declaresField, elementType, fieldType, typeOfModel, UNTYPED, type SchemaType } from './schema.js';
 import { isAtomicMapField, isAtomicStruct, listSemantics, type ListSemantics } from './ssa-schema.js';
+import { setOwnValue } from '../../../api/meta/maps.js';
 
 /** A place in an object: its type and how apply treats it. */
 export interface Place {
@@ -92,7 +93,7 @@ export function itemElement(place: Place, item: unknown): string {
     const keys: Record<string, unknown> = {};
     for (const k of sem.keys) {
       if (item[k] !== undefined && item[k] !== null) keys[k] = item[k];
-      else if (k in sem.defaults) keys[k] = sem.defaults[k];
+      else if (Object.hasOwn(sem.defaults, k)) keys[k] = sem.defaults[k];
       else
         throw new ItemKeyError(
           `associative list with keys has an element that omits key field ${JSON.stringify(k)} (and doesn't have default value)`,
@@ -315,9 +316,9 @@ function mergeAt(l: unknown, r: unknown, place: Place): unknown {
     const ro = r as JsonObject;
     const out: JsonObject = {};
     for (const [k, v] of Object.entries(lo)) {
-      out[k] = k in ro ? mergeAt(v, ro[k], childPlace(place, k)) : deepCopy(v);
+      setOwnValue(out, k, Object.hasOwn(ro, k) ? mergeAt(v, ro[k], childPlace(place, k)) : deepCopy(v));
     }
-    for (const [k, v] of Object.entries(ro)) if (!(k in lo)) out[k] = deepCopy(v);
+    for (const [k, v] of Object.entries(ro)) if (!Object.hasOwn(lo, k)) setOwnValue(out, k, deepCopy(v));
     return out;
   }
   return mergeItems(l as unknown[], r as unknown[], place);
@@ -381,7 +382,7 @@ function dropNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(dropNulls);
   if (isObject(v)) {
     const out: JsonObject = {};
-    for (const [k, cv] of Object.entries(v)) if (cv !== null) out[k] = dropNulls(cv);
+    for (const [k, cv] of Object.entries(v)) if (cv !== null) setOwnValue(out, k, dropNulls(cv));
     return out;
   }
   return v;
@@ -419,7 +420,7 @@ function pruneAt(v: unknown, place: Place, last: FieldSet, owned: FieldSet | und
       const pe = fieldElement(k);
       const l = last.child(pe);
       if (!l) {
-        out[k] = cv;
+        setOwnValue(out, k, cv);
         continue;
       }
       const o = owned?.child(pe);
@@ -430,7 +431,7 @@ function pruneAt(v: unknown, place: Place, last: FieldSet, owned: FieldSet | und
       }
       const nv = l.children.size > 0 ? pruneAt(cv, childPlace(place, k), l, o) : cv;
       if (nv === REMOVED) dropped = true;
-      else out[k] = nv;
+      else setOwnValue(out, k, nv);
     }
     return dropped && Object.keys(out).length === 0 ? REMOVED : out;
   }

@@ -53,7 +53,7 @@ function validateConfigMap(obj: KubeObject): FieldError[] {
   let total = 0;
   for (const [key, value] of Object.entries(data)) {
     errs.push(...problems(keyPath('data', key), key, isConfigMapKey(key)));
-    if (key in binary)
+    if (Object.hasOwn(binary, key))
       errs.push(invalid(keyPath('data', key), key, 'duplicate of key present in binaryData'));
     // A non-string value (`port: 8080` in YAML) is a decode error in Kubernetes.
     if (typeof value !== 'string')

@@ -27,6 +27,7 @@ import {
 import { Quantity, QuantityParseError } from '../../../api/meta/quantity.js';
 import type { KubeObject } from '../../../api/object.js';
 import type { Strategy } from '../strategy.js';
+import { setOwnValue } from '../../../api/meta/maps.js';
 
 /** A JSON object. */
 export type Obj = Record<string, unknown>;
@@ -58,7 +59,8 @@ export function num(v: unknown): number | undefined {
 /** A string map (labels, selectors, data), keeping only string values. */
 export function strMap(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, val] of Object.entries(asObj(v) ?? {})) if (typeof val === 'string') out[k] = val;
+  for (const [k, val] of Object.entries(asObj(v) ?? {}))
+    if (typeof val === 'string') setOwnValue(out, k, val);
   return out;
 }
 
@@ -357,7 +359,7 @@ export function defineStrategy(rules: KindRules): KindStrategy {
       rules.prepareForUpdate?.(obj, old);
     },
     prepareForStatusUpdate(obj, old) {
-      for (const k of Object.keys(obj)) if (!ENVELOPE.has(k) && !(k in old)) delete obj[k];
+      for (const k of Object.keys(obj)) if (!ENVELOPE.has(k) && !Object.hasOwn(old, k)) delete obj[k];
       for (const [k, v] of Object.entries(old)) if (!ENVELOPE.has(k)) obj[k] = clone(v);
       // Kubernetes defaults every decoded object, status writes included (e.g. a Node's
       // allocatable from its capacity); the registry calls `defaults` on the main path only.

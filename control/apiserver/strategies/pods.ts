@@ -80,7 +80,7 @@ function admitPod(obj: KubeObject, config: PodAdmissionConfig): void {
   if (spec.priority === undefined || spec.priority === null) {
     const cls = str(spec.priorityClassName);
     if (cls === '') spec.priority = 0;
-    else if (cls in SYSTEM_PRIORITIES) spec.priority = SYSTEM_PRIORITIES[cls];
+    else if (Object.hasOwn(SYSTEM_PRIORITIES, cls)) spec.priority = SYSTEM_PRIORITIES[cls];
   }
   if (
     spec.priority !== undefined &&

@@ -51,6 +51,7 @@ import {
   strMap,
   tryQuantity,
 } from './meta.js';
+import { setOwnValue } from '../../../api/meta/maps.js';
 
 // ---------------------------------------------------------------------------------------
 // Defaults
@@ -219,7 +220,8 @@ export function defaultPodSpec(spec: Obj, isPod: boolean): void {
       const limits = asObj(resources.limits);
       if (!limits || Object.keys(limits).length === 0) return;
       const requests = child(resources, 'requests');
-      for (const [k, v] of Object.entries(limits)) if (!(k in requests)) requests[k] = v;
+      for (const [k, v] of Object.entries(limits))
+        if (!Object.hasOwn(requests, k)) setOwnValue(requests, k, v);
     });
   }
   defaultPointer(spec, 'enableServiceLinks', true);
@@ -724,7 +726,7 @@ function validateResources(resources: unknown, field: string): FieldError[] {
     const p = keyPath(reqPath, name);
     errs.push(...resourceName(name, p), ...quantityValue(name, raw, p));
     const req = tryQuantity(raw);
-    const lim = name in limits ? tryQuantity(limits[name]) : undefined;
+    const lim = Object.hasOwn(limits, name) ? tryQuantity(limits[name]) : undefined;
     if (req === undefined) continue;
     if (lim !== undefined) {
       if (req.cmp(lim) !== 0 && !overcommitAllowed(name)) {
@@ -738,7 +740,7 @@ function validateResources(resources: unknown, field: string): FieldError[] {
           ),
         );
       }
-    } else if (!(name in limits) && !overcommitAllowed(name)) {
+    } else if (!Object.hasOwn(limits, name) && !overcommitAllowed(name)) {
       errs.push(required(limPath, 'Limit must be set for non overcommitable resources'));
     }
   }

@@ -8,6 +8,7 @@ import type { KubeObject } from '../../../api/object.js';
 import type { Obj } from './meta.js';
 import { asObj, defineStrategy, immutable, isObj, problems, str } from './meta.js';
 import { base64Length, base64Problem, MAX_DATA_SIZE, validateImmutableData } from './configmaps.js';
+import { setOwnValue } from '../../../api/meta/maps.js';
 
 /** Data keys each secret type requires (Kubernetes' SecretType* constants). */
 const REQUIRED_KEYS: Readonly<Record<string, readonly string[]>> = {
@@ -26,7 +27,8 @@ function defaultSecret(obj: KubeObject): void {
   const stringData = asObj(obj.stringData);
   if (stringData && Object.keys(stringData).length > 0) {
     const data: Obj = isObj(obj.data) ? obj.data : (obj.data = {});
-    for (const [k, v] of Object.entries(stringData)) data[k] = Buffer.from(str(v), 'utf8').toString('base64');
+    for (const [k, v] of Object.entries(stringData))
+      setOwnValue(data, k, Buffer.from(str(v), 'utf8').toString('base64'));
   }
   delete obj.stringData;
 }
@@ -57,12 +59,12 @@ function validateSecret(obj: KubeObject): FieldError[] {
       errs.push(required(keyPath('metadata.annotations', 'kubernetes.io/service-account.name')));
     }
   } else if (type === 'kubernetes.io/basic-auth') {
-    if (!('username' in data) && !('password' in data)) {
+    if (!Object.hasOwn(data, 'username') && !Object.hasOwn(data, 'password')) {
       errs.push(required(keyPath('data', 'username')), required(keyPath('data', 'password')));
     }
   }
   for (const key of REQUIRED_KEYS[type] ?? []) {
-    if (!(key in data) || (type === 'kubernetes.io/ssh-auth' && str(data[key]) === '')) {
+    if (!Object.hasOwn(data, key) || (type === 'kubernetes.io/ssh-auth' && str(data[key]) === '')) {
       errs.push(required(keyPath('data', key)));
     } else if (key.startsWith('.docker')) {
       try {

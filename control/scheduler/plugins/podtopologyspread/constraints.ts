@@ -14,6 +14,7 @@ import { labelSelectorFromObject } from '../../../../api/meta/labels.js';
 import type { LabelRequirement } from '../../../../api/meta/labels.js';
 import { controllerOf } from '../../../../api/podutil.js';
 import type { Pod } from '../../../../api/types.js';
+import { ownValue } from '../../../../api/meta/maps.js';
 
 export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
 export const LABEL_TOPOLOGY_ZONE = 'topology.kubernetes.io/zone';
@@ -42,7 +43,7 @@ export function podConstraints(pod: Pod, action: SpreadConstraint['whenUnsatisfi
       let selector = labelSelectorFromObject(c.labelSelector);
       const extra: LabelRequirement[] = [];
       for (const key of c.matchLabelKeys ?? []) {
-        const v = pod.metadata.labels?.[key];
+        const v = ownValue(pod.metadata.labels, key);
         if (v !== undefined) extra.push({ key, operator: 'in', values: [v] });
       }
       if (extra.length > 0) selector = selector.add(...extra);
@@ -84,7 +85,7 @@ export function hasAllTopologyKeys(
   constraints: readonly SpreadConstraint[],
 ): boolean {
   if (!labels) return constraints.length === 0;
-  for (const c of constraints) if (labels[c.topologyKey] === undefined) return false;
+  for (const c of constraints) if (!Object.hasOwn(labels, c.topologyKey)) return false;
   return true;
 }
 

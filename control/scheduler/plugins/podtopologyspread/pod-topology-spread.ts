@@ -37,6 +37,7 @@ import {
   podConstraints,
 } from './constraints.js';
 import type { SpreadConstraint } from './constraints.js';
+import { ownValue } from '../../../../api/meta/maps.js';
 
 const SUCCESS = Status.success;
 const SKIP = Status.skip;
@@ -66,7 +67,7 @@ export function filterState(
     const node = ni.node;
     if (!node || !nodeAffinityFits(pod, node) || !hasAllTopologyKeys(ni.labels, constraints)) continue;
     constraints.forEach((c, i) => {
-      const value = ni.labels![c.topologyKey]!;
+      const value = ownValue(ni.labels, c.topologyKey)!;
       const m = counts[i]!;
       m.set(value, (m.get(value) ?? 0) + countMatching(ni.pods.values(), c, pod.metadata.namespace));
     });
@@ -79,7 +80,7 @@ export function filterNode(pod: Pod, state: FilterState, node: NodeInfo): Status
   const labels = node.labels ?? {};
   for (let i = 0; i < state.constraints.length; i++) {
     const c = state.constraints[i]!;
-    const value = labels[c.topologyKey];
+    const value = ownValue(labels, c.topologyKey);
     if (value === undefined) return Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
     const counts = state.counts[i]!;
     let min = counts.size < c.minDomains ? 0 : Infinity;
@@ -139,7 +140,7 @@ export class PodTopologySpread
       }
       constraints.forEach((c, i) => {
         if (c.topologyKey === LABEL_HOSTNAME) return;
-        const value = ni.labels?.[c.topologyKey];
+        const value = ownValue(ni.labels, c.topologyKey);
         if (value === undefined || counts[i]!.has(value)) return;
         counts[i]!.set(value, 0);
         domains[i]!++;
@@ -155,7 +156,7 @@ export class PodTopologySpread
       if (own && !hasAllTopologyKeys(ni.labels, constraints)) continue;
       constraints.forEach((c, i) => {
         if (c.topologyKey === LABEL_HOSTNAME) return;
-        const value = ni.labels?.[c.topologyKey];
+        const value = ownValue(ni.labels, c.topologyKey);
         const m = counts[i]!;
         if (value === undefined || !m.has(value)) return;
         m.set(value, m.get(value)! + countMatching(ni.pods.values(), c, pod.metadata.namespace));
@@ -170,7 +171,7 @@ export class PodTopologySpread
     if (!s || s.ignored.has(node.name)) return 0;
     let score = 0;
     s.constraints.forEach((c, i) => {
-      const value = node.labels?.[c.topologyKey];
+      const value = ownValue(node.labels, c.topologyKey);
       if (value === undefined) return;
       const count =
         c.topologyKey === LABEL_HOSTNAME
