@@ -12,12 +12,28 @@
  *     watcher's receipt of its ADDED event, p50/p99 over all watcher × event pairs.
  *  5. RSS after the load.
  *
- * Prints a Markdown table. Not a test.
+ * Before the server starts, in this process: the request path's own costs — building the
+ * OpenAPI documents (cold, then from the cache), and field validation per Deployment
+ * (checkFieldTypes, pruneUnknownFields, duplicateFields) in µs per call, for
+ * examples/spring-deployment.yaml and for it as the store holds it after a few writes;
+ * target < 500 µs per call for the latter (the order of magnitude is the point: a few µs
+ * on a quiet machine).
+ *
+ * Prints Markdown tables. Not a test.
  */
 import type http from 'node:http';
 import https from 'node:https';
 import { loadKubeconfig } from '../api/client/kubeconfig.js';
 import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import {
+  checkFieldTypes,
+  duplicateFields,
+  loadFieldSchemas,
+  pruneUnknownFields,
+} from '../control/apiserver/fieldvalidation.js';
+import { typicalDeployment } from '../control/apiserver/fieldvalidation-testing.js';
+import { openAPIV2, warmOpenAPI } from '../control/apiserver/openapi.js';
 import { startK8tsServer } from '../test/support/k8ts-server.js';
 import { percentile, table } from './lib/stats.js';
 
@@ -162,7 +178,77 @@ async function watchDelivery(base: URL): Promise<{ lat: number[]; missing: numbe
   return { lat, missing: expected - received };
 }
 
+/** Mean µs per call of `fn`, after a warm-up of a quarter as many calls. */
+function perCallUs(fn: () => unknown, n = 20_000): number {
+  for (let i = 0; i < n / 4; i++) fn();
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) fn();
+  return ((performance.now() - t0) * 1000) / n;
+}
+
+/** Rows (case, µs or ms, target) of the request path's in-process costs. */
+async function requestPathCosts(): Promise<string[][]> {
+  const ms = async (fn: () => Promise<unknown>) => {
+    const t0 = performance.now();
+    await fn();
+    return performance.now() - t0;
+  };
+  const coldMs = await ms(() => warmOpenAPI());
+  const cachedMs = await ms(() => warmOpenAPI());
+  const v2Bytes = (await openAPIV2()).body.length;
+  const schemasMs = await ms(() => loadFieldSchemas());
+
+  const yaml = readFileSync(new URL('../examples/spring-deployment.yaml', import.meta.url), 'utf8');
+  const spring = parseYaml(yaml) as Record<string, unknown>;
+  const typical = typicalDeployment(spring);
+  const body = JSON.stringify(typical);
+  const parsed: unknown = JSON.parse(body);
+  const withDup = body.replace('{"name":"spring-deployment"', '{"name":"x","name":"spring-deployment"');
+  const withDupParsed: unknown = JSON.parse(withDup);
+  const us = (x: number) => `${x.toFixed(2)} µs`;
+  const target = (x: number) => (x < 500 ? '< 500 µs: ok' : '< 500 µs: OVER');
+  const typicalTypes = perCallUs(() => checkFieldTypes('V1Deployment', typical, 'Deployment', 'v1'));
+  const typicalPrune = perCallUs(() => pruneUnknownFields('V1Deployment', typical));
+  return [
+    ['case', 'cost', 'target'],
+    [
+      'OpenAPI v2 + v3 documents, cold build',
+      `${coldMs.toFixed(0)} ms (v2 ${(v2Bytes / 1024).toFixed(0)} KiB)`,
+      '',
+    ],
+    ['OpenAPI documents again (cached)', `${cachedMs.toFixed(2)} ms`, ''],
+    ['loadFieldSchemas (after OpenAPI)', `${schemasMs.toFixed(0)} ms`, ''],
+    [
+      'checkFieldTypes, spring-deployment.yaml',
+      us(perCallUs(() => checkFieldTypes('V1Deployment', spring, 'Deployment', 'v1'))),
+      '',
+    ],
+    ['checkFieldTypes, stored Deployment', us(typicalTypes), target(typicalTypes)],
+    [
+      'pruneUnknownFields, spring-deployment.yaml',
+      us(perCallUs(() => pruneUnknownFields('V1Deployment', spring))),
+      '',
+    ],
+    ['pruneUnknownFields, stored Deployment', us(typicalPrune), target(typicalPrune)],
+    [
+      `duplicateFields, ${body.length} B of JSON, none`,
+      us(perCallUs(() => duplicateFields(body, { model: 'V1Deployment', parsed }))),
+      '',
+    ],
+    [
+      `duplicateFields, ${withDup.length} B of JSON, one`,
+      us(perCallUs(() => duplicateFields(withDup, { model: 'V1Deployment', parsed: withDupParsed }))),
+      '',
+    ],
+    [`JSON.parse of the same ${body.length} B (for scale)`, us(perCallUs(() => JSON.parse(body))), ''],
+  ];
+}
+
 async function main(): Promise<void> {
+  const costs = await requestPathCosts();
+  console.log(`Request path, in process (node ${process.version})\n`);
+  console.log(table(costs));
+  console.log();
   const server = await startK8tsServer({ args: ['--log-level', 'warn'] });
   try {
     const base = new URL(server.url);

@@ -20,6 +20,7 @@ import {
   warningHeaders,
 } from './fieldvalidation.js';
 import type { FieldValidationVerb, StrictDecodeTarget } from './fieldvalidation.js';
+import { typicalDeployment as typicalDeploymentOf } from './fieldvalidation-testing.js';
 import { GO_FIELD_TYPES } from './go-types.js';
 import { buildOpenAPIV2, modelDefinitionNames } from './openapi.js';
 import { RESOURCES } from './resources.js';
@@ -46,79 +47,8 @@ function at(obj: unknown, ...path: (string | number)[]): Json {
 const container = (o: Json, i = 0) => at(o, 'spec', 'template', 'spec', 'containers', i);
 const podSpec = (o: Json) => at(o, 'spec', 'template', 'spec');
 
-/** A Deployment as the store holds it after a few writes: most of what a typical one carries. */
-function typicalDeployment(): Json {
-  const d = clone(SPRING);
-  Object.assign(at(d, 'metadata'), {
-    uid: '5a1d3c7e-0000-4000-8000-000000000001',
-    resourceVersion: '42',
-    generation: 3,
-    creationTimestamp: '2025-01-01T00:00:00Z',
-    labels: { app: 'backend-app', 'app.kubernetes.io/part-of': 'spring' },
-    annotations: {
-      'deployment.kubernetes.io/revision': '3',
-      'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify(SPRING),
-    },
-    managedFields: [
-      {
-        manager: 'kubectl-client-side-apply',
-        operation: 'Update',
-        apiVersion: 'apps/v1',
-        time: '2025-01-01T00:00:00Z',
-        fieldsType: 'FieldsV1',
-        fieldsV1: {
-          'f:metadata': {
-            'f:annotations': { '.': {}, 'f:kubectl.kubernetes.io/last-applied-configuration': {} },
-          },
-          'f:spec': { 'f:replicas': {}, 'f:template': { 'f:spec': { 'k:{"name":"spring-container"}': {} } } },
-        },
-      },
-    ],
-  });
-  Object.assign(at(d, 'spec'), {
-    strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } },
-    revisionHistoryLimit: 10,
-    progressDeadlineSeconds: 600,
-  });
-  Object.assign(podSpec(d), {
-    restartPolicy: 'Always',
-    terminationGracePeriodSeconds: 30,
-    dnsPolicy: 'ClusterFirst',
-    nodeSelector: { 'kubernetes.io/os': 'linux' },
-    tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'backend', effect: 'NoSchedule' }],
-    volumes: [
-      { name: 'cache', emptyDir: { sizeLimit: '1Gi' } },
-      { name: 'config', configMap: { name: 'spring-config', items: [{ key: 'a', path: 'a.yaml' }] } },
-    ],
-  });
-  Object.assign(container(d), {
-    env: [
-      { name: 'JAVA_OPTS', value: '-Xmx512m' },
-      { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
-    ],
-    resources: { limits: { cpu: '500m', memory: '512Mi' }, requests: { cpu: 0.25, memory: '256Mi' } },
-    livenessProbe: { httpGet: { path: '/actuator/health', port: 8080, scheme: 'HTTP' }, periodSeconds: 10 },
-    readinessProbe: { tcpSocket: { port: 'http' }, initialDelaySeconds: 5 },
-    volumeMounts: [{ name: 'cache', mountPath: '/cache' }],
-    terminationMessagePath: '/dev/termination-log',
-  });
-  d.status = {
-    observedGeneration: 3,
-    replicas: 5,
-    readyReplicas: 5,
-    conditions: [
-      {
-        type: 'Available',
-        status: 'True',
-        lastUpdateTime: '2025-01-01T00:00:00Z',
-        lastTransitionTime: '2025-01-01T00:00:00Z',
-        reason: 'MinimumReplicasAvailable',
-        message: 'Deployment has minimum availability.',
-      },
-    ],
-  };
-  return d;
-}
+/** SPRING as the store holds it after a few writes (fieldvalidation-testing.ts). */
+const typicalDeployment = (): Json => typicalDeploymentOf(SPRING);
 
 before(async () => {
   const t0 = performance.now();
@@ -336,38 +266,6 @@ describe('pruneUnknownFields', () => {
 
   it('refuses a model it has no schema for', () => {
     assert.throws(() => pruneUnknownFields('V1NoSuchThing', {}), /no schema for model V1NoSuchThing/);
-  });
-
-  it('costs a few microseconds per Deployment', () => {
-    /** Mean µs per call, after a warm-up. */
-    const perCall = (fn: () => unknown, n = 20_000): number => {
-      for (let i = 0; i < n / 4; i++) fn();
-      const t0 = performance.now();
-      for (let i = 0; i < n; i++) fn();
-      return ((performance.now() - t0) * 1000) / n;
-    };
-    const spring = clone(SPRING);
-    const typical = typicalDeployment();
-    const springUs = perCall(() => pruneUnknownFields('V1Deployment', spring));
-    const typicalUs = perCall(() => pruneUnknownFields('V1Deployment', typical));
-    console.log(
-      `# pruneUnknownFields: spring-deployment.yaml ${springUs.toFixed(2)} µs, ` +
-        `typical stored Deployment ${typicalUs.toFixed(2)} µs`,
-    );
-
-    const body = JSON.stringify(typicalDeployment());
-    const parsed: unknown = JSON.parse(body);
-    const withDup = body.replace('{"name":"spring-deployment"', '{"name":"x","name":"spring-deployment"');
-    const withDupParsed: unknown = JSON.parse(withDup);
-    const noneUs = perCall(() => duplicateFields(body, { model: 'V1Deployment', parsed }));
-    const oneUs = perCall(() => duplicateFields(withDup, { model: 'V1Deployment', parsed: withDupParsed }));
-    const parseUs = perCall(() => JSON.parse(body));
-    console.log(
-      `# duplicateFields(${body.length} B of JSON): none ${noneUs.toFixed(1)} µs, ` +
-        `one ${oneUs.toFixed(1)} µs (JSON.parse alone: ${parseUs.toFixed(1)} µs)`,
-    );
-    // A generous bound, so that a slow CI machine does not fail; the point is the order of magnitude.
-    assert.ok(typicalUs < 500, `${typicalUs} µs`);
   });
 });
 
@@ -987,26 +885,6 @@ describe('Go field types', () => {
       assert.ok(def !== undefined, `${key}: no such model`);
       assert.ok(doc.definitions[def]?.properties?.[key.slice(dot + 1)], `${key}: no such field`);
     }
-  });
-
-  it('costs a few microseconds per Deployment', () => {
-    const perCall = (fn: () => unknown, n = 20_000): number => {
-      for (let i = 0; i < n / 4; i++) fn();
-      const t0 = performance.now();
-      for (let i = 0; i < n; i++) fn();
-      return ((performance.now() - t0) * 1000) / n;
-    };
-    const spring = clone(SPRING);
-    const typical = typicalDeployment();
-    const springUs = perCall(() => checkFieldTypes('V1Deployment', spring, 'Deployment', 'v1'));
-    const typicalUs = perCall(() => checkFieldTypes('V1Deployment', typical, 'Deployment', 'v1'));
-    const pruneUs = perCall(() => pruneUnknownFields('V1Deployment', typical));
-    const parseUs = perCall(() => JSON.parse(JSON.stringify(typical)));
-    console.log(
-      `# checkFieldTypes: spring-deployment.yaml ${springUs.toFixed(2)} µs, typical stored Deployment ` +
-        `${typicalUs.toFixed(2)} µs (pruneUnknownFields ${pruneUs.toFixed(2)} µs, JSON round trip ${parseUs.toFixed(1)} µs)`,
-    );
-    assert.ok(typicalUs < 500, `${typicalUs} µs`);
   });
 });
 
