@@ -6,6 +6,10 @@
  *
  * - A container that cannot start backs off as a crashing one does (RunContainerError,
  *   then CrashLoopBackOff), instead of a new Docker container and events every second.
+ * - A subPath or subPathExpr that a pod's own symlink points out of its volume (an init
+ *   container plants `escape -> <host dir>` in an emptyDir) fails the container with
+ *   CreateContainerConfigError: Docker is never handed a path it would follow onto the
+ *   host, and nothing is created there; subPaths inside the volume work.
  * - hostNetwork, hostPID, hostIPC, shareProcessNamespace, capabilities add/drop and
  *   privileged do what they say (Pod Security admission is what limits who gets them);
  *   none is dropped silently.
@@ -16,7 +20,15 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -27,6 +39,7 @@ import { silentLogger } from '../api/log.js';
 import type { KubeObject } from '../api/object.js';
 import type { ContainerStatus, Pod } from '../api/types.js';
 import { PodManager } from '../agent/kubelet/pods/manager.js';
+import { hostMounter } from '../agent/kubelet/pods/mount.js';
 import { openRuntime, type Runtime } from '../cri/index.js';
 import { startTestApi, type TestApi } from './support/api.js';
 import { untilTruthy as until } from './support/wait.js';
@@ -48,6 +61,9 @@ let api: TestApi;
 let runtime: Runtime;
 let manager: PodManager;
 let dataDir: string;
+/** A directory of the host's that no pod may reach: `ca.key` holds SECRET. */
+let hostDir: string;
+const SECRET = `host-secret-${RUN}`;
 const events: Recorded[] = [];
 
 /** Removes every container of this run's node (app containers first) and its network. */
@@ -74,6 +90,8 @@ before(async () => {
   execFileSync('bash', ['scripts/build-images.sh', 'pause', 'busybox'], { stdio: 'ignore' });
   api = await startTestApi();
   dataDir = mkdtempSync(join(tmpdir(), 'k8ts-kubelet-sec-'));
+  hostDir = mkdtempSync(join(tmpdir(), 'k8ts-host-dir-'));
+  writeFileSync(join(hostDir, 'ca.key'), SECRET);
   await api.client.create(resources.nodes, {
     apiVersion: 'v1',
     kind: 'Node',
@@ -102,7 +120,13 @@ after(async () => {
   await sweep();
   await runtime?.close();
   await api?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) {
+    // subPath bind mounts the kubelet left (its pods were not deleted): never remove through them.
+    for (const m of (await hostMounter.mountPoints()).filter((p) => p.startsWith(`${dataDir}/`)).reverse())
+      await hostMounter.unmount(m);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  if (hostDir) rmSync(hostDir, { recursive: true, force: true });
 });
 
 let seq = 0;
@@ -263,5 +287,168 @@ describe('kubelet security with real Docker', () => {
     assert.notEqual(net, hostNet);
     assert.notEqual(pid, hostPid);
     assert.notEqual(p.status?.podIP, NODE_IP);
+  });
+
+  /** A pod whose init container plants `/data/escape -> <hostDir>` and whose app mounts `data` with `mount`. */
+  const escapingPod = (mount: Record<string, string>, env: { name: string; value: string }[] = []) => ({
+    initContainers: [
+      {
+        name: 'plant',
+        image: 'k8ts/busybox:1.0',
+        command: ['sh', '-c', `ln -s ${hostDir} /data/escape`],
+        volumeMounts: [{ name: 'data', mountPath: '/data' }],
+      },
+    ],
+    containers: [
+      {
+        name: 'app',
+        image: 'k8ts/busybox:1.0',
+        command: ['sh', '-c', 'cat /mnt/ca.key; ls /mnt; sleep 3600'],
+        env,
+        volumeMounts: [{ name: 'data', mountPath: '/mnt', ...mount }],
+      },
+    ],
+    volumes: [{ name: 'data', emptyDir: {} }],
+  });
+
+  const escapes: [string, Record<string, string>, { name: string; value: string }[], string][] = [
+    ['subPath: a link to a host directory', { subPath: 'escape' }, [], 'failed to prepare subPath'],
+    [
+      'subPath through a link: a directory made on the host',
+      { subPath: 'escape/made-by-pod' },
+      [],
+      'failed to create subPath directory',
+    ],
+    [
+      'subPathExpr: a link to a host directory',
+      { subPathExpr: '$(WHERE)' },
+      [{ name: 'WHERE', value: 'escape' }],
+      'failed to prepare subPath',
+    ],
+  ];
+  for (const [what, mount, env, message] of escapes) {
+    it(`${what} → CreateContainerConfigError, no container, nothing on the host`, async () => {
+      const created = await createPod(
+        'escape',
+        escapingPod(mount, env) as unknown as Partial<Pod['spec']> & {
+          containers: Pod['spec']['containers'];
+        },
+      );
+      const name = created.metadata.name!;
+      const p = await until(
+        'the app running or refused',
+        async () => {
+          const pod = await getPod(name);
+          return statusOf(pod)?.state?.running || waitingOf(pod)?.reason === 'CreateContainerConfigError'
+            ? pod
+            : undefined;
+        },
+        60_000,
+      );
+      const apps = await docker.listContainers({
+        all: true,
+        filters: {
+          label: [`io.kubernetes.pod.uid=${created.metadata.uid}`, 'io.kubernetes.container.name=app'],
+        },
+      });
+      for (const c of apps) {
+        const logs = (await docker.getContainer(c.Id).logs({ stdout: true, stderr: true })).toString();
+        assert.doesNotMatch(logs, new RegExp(SECRET), "the host's file was read from the pod");
+      }
+      assert.equal(waitingOf(p)?.reason, 'CreateContainerConfigError', JSON.stringify(statusOf(p)?.state));
+      assert.equal(waitingOf(p)?.message, `${message} for volumeMount "data" of container "app"`);
+      assert.deepEqual(apps, [], 'no app container was created');
+      assert.deepEqual(readdirSync(hostDir), ['ca.key'], 'nothing was made on the host');
+      assert.ok(
+        events.some(
+          (e) =>
+            e.name === name &&
+            e.reason === 'Failed' &&
+            e.message === `Error: ${message} for volumeMount "data" of container "app"`,
+        ),
+      );
+    });
+  }
+
+  it('subPath and subPathExpr inside the volume work: a directory, a file, an in-volume link, $(POD_NAME)', async () => {
+    const created = await createPod('subpath', {
+      initContainers: [
+        {
+          name: 'fill',
+          image: 'k8ts/busybox:1.0',
+          command: [
+            'sh',
+            '-c',
+            'mkdir /data/real && echo inside > /data/real/file && echo one > /data/one && ln -s real /data/alias',
+          ],
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+        },
+      ],
+      containers: [
+        {
+          name: 'app',
+          image: 'k8ts/busybox:1.0',
+          command: ['sleep', '3600'],
+          env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+          volumeMounts: [
+            { name: 'data', mountPath: '/a', subPath: 'real' },
+            { name: 'data', mountPath: '/b/one', subPath: 'one' },
+            { name: 'data', mountPath: '/c', subPath: 'alias' },
+            { name: 'data', mountPath: '/d', subPathExpr: 'pods/$(POD_NAME)' },
+            { name: 'data', mountPath: '/all' },
+          ],
+        },
+      ],
+      volumes: [{ name: 'data', emptyDir: {} }],
+    } as unknown as Partial<Pod['spec']> & { containers: Pod['spec']['containers'] });
+    const p = await running(created.metadata.name!);
+    assert.equal(await execIn(p, 'app', 'cat /a/file /b/one /c/file'), 'inside\none\ninside\n');
+    assert.equal(await execIn(p, 'app', 'touch /d/made && ls /all/pods/*'), 'made\n');
+    assert.equal(await execIn(p, 'app', 'ls /all/pods'), `${created.metadata.name}\n`);
+  });
+
+  it('deleting a pod unmounts its subPaths before removing its directory: a hostPath’s files stay', async () => {
+    const keep = mkdtempSync(join(tmpdir(), 'k8ts-host-keep-'));
+    try {
+      writeFileSync(join(keep, 'keep.txt'), 'kept');
+      const created = await createPod('teardown', {
+        containers: [
+          {
+            name: 'app',
+            image: 'k8ts/busybox:1.0',
+            command: ['sleep', '3600'],
+            volumeMounts: [
+              { name: 'host', mountPath: '/h', subPath: '.' },
+              { name: 'host', mountPath: '/made', subPath: 'made' },
+              { name: 'scratch', mountPath: '/s', subPath: 'deep/er' },
+            ],
+          },
+        ],
+        volumes: [
+          { name: 'host', hostPath: { path: keep, type: 'Directory' } },
+          { name: 'scratch', emptyDir: {} },
+        ],
+      } as unknown as Partial<Pod['spec']> & { containers: Pod['spec']['containers'] });
+      const p = await running(created.metadata.name!);
+      assert.equal(await execIn(p, 'app', 'cat /h/keep.txt'), 'kept');
+      const uid = created.metadata.uid!;
+      const podDir = join(dataDir, 'pods', uid);
+      assert.ok((await hostMounter.mountPoints()).some((m) => m.startsWith(`${podDir}/volume-subpaths/`)));
+      await api.client.delete(resources.pods, 'default', created.metadata.name!);
+      await until(
+        'the pod gone',
+        async () => ((await getPod(created.metadata.name!)) ? undefined : true),
+        60_000,
+      );
+      await until('its directory removed', async () => (existsSync(podDir) ? undefined : true), 30_000);
+      assert.deepEqual(
+        (await hostMounter.mountPoints()).filter((m) => m.startsWith(podDir)),
+        [],
+      );
+      assert.deepEqual(readdirSync(keep).sort(), ['keep.txt', 'made']);
+      assert.equal(readFileSync(join(keep, 'keep.txt'), 'utf8'), 'kept');
+    } finally {
+      rmSync(keep, { recursive: true, force: true });
+    }
   });
 });

@@ -43,6 +43,7 @@ import { ImageManager } from './images.js';
 import { NODE_LABEL, POD_TERMINATION_GRACE_PERIOD_ANNOTATION, POD_UID_LABEL, podRefOf } from './labels.js';
 import { isAppContainer } from './runtime-status.js';
 import type { Probe } from './types.js';
+import { hostMounter, type Mounter } from './mount.js';
 import { tearDownVolumes } from './volumes.js';
 import { PodWorker, type PodNetwork, type PodWorkerDeps, type PodWorkerState } from './worker.js';
 
@@ -69,6 +70,8 @@ export interface PodManagerConfig {
   crashLoopBackoffInitialMs?: number;
   /** CrashLoopBackOff's longest delay, ms (default 300 000). */
   crashLoopBackoffMaxMs?: number;
+  /** The kernel's mounts (subPath binds, Secret tmpfs); default hostMounter (util-linux, needs root). */
+  mounter?: Mounter;
   /** Replaces the real probers (tests of probe-driven behaviour). */
   runProbe?: (probe: Probe, target: ProbeTarget) => Promise<ProbeOutcome>;
 }
@@ -134,6 +137,7 @@ export class PodManager {
         maxMs: cfg.crashLoopBackoffMaxMs ?? 300_000,
       }),
       prober: this.prober,
+      mounter: cfg.mounter ?? hostMounter,
       runtimeName: () => this.runtimeName(),
       nodeAllocatable: async () => {
         const node = await cfg.client.get<Node>(resources.nodes, undefined, cfg.nodeName);
@@ -307,7 +311,7 @@ export class PodManager {
         await runtime.stopPodSandbox(s.id);
         await runtime.removePodSandbox(s.id);
       }
-      tearDownVolumes(this.cfg.dataDir, uid);
+      await tearDownVolumes(this.cfg.dataDir, uid, this.deps.mounter);
     } catch (err) {
       if (!isCriError(err, 'Unavailable')) {
         this.logger.warn('removing an orphaned pod failed; will retry', {

@@ -48,7 +48,10 @@ export interface VolumeMount {
   name: string;
   mountPath: string;
   readOnly?: boolean;
+  /** A path inside the volume to mount instead of its root. */
   subPath?: string;
+  /** subPath with `$(VAR)` expanded from the container's environment (exclusive with subPath). */
+  subPathExpr?: string;
 }
 
 export interface KeyToPath {

@@ -10,13 +10,18 @@
  *   so a new container sees the current data. Mounted read-only.
  * - hostPath: the host's path itself, checked or created per `type` (DirectoryOrCreate,
  *   Directory, FileOrCreate, File; '' checks nothing).
- * The pod's directory is removed when the pod is cleaned up (tearDown).
+ * - subPath / subPathExpr: resolved inside the volume without following links out of it
+ *   and bind-mounted under `<dataDir>/pods/<uid>/volume-subpaths/` (subpath.ts).
+ * The pod's directory is removed when the pod is cleaned up (tearDown), its mounts first.
  */
-import { chmodSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import type { RestClient } from '../../../api/client/rest.js';
-import type { Mount } from '../../../cri/api.js';
-import { readKeyData } from './env.js';
+import type { KeyValue, Mount } from '../../../cri/api.js';
+import { expandVars, readKeyData } from './env.js';
+import { ContainerStartError } from './errors.js';
+import { mountPointsUnder, type Mounter } from './mount.js';
+import { cleanSubPaths, prepareSafeSubpath, safeMakeDir, validatePathNoBacksteps } from './subpath.js';
 import type { KeyToPath, KubeletContainer, KubeletPod, Volume } from './types.js';
 
 /** A volume that could not be set up; the kubelet's FailedMount event says `message`. */
@@ -161,27 +166,114 @@ export async function setUpVolumes(
 }
 
 /**
- * The runtime mounts of `container` (its volumeMounts over `volumes`); a subPath of a
- * writable volume is created when missing.
- * @throws MountError for a mount of an unknown volume or a subPath leaving the volume.
+ * A subPathExpr with `$(VAR)` expanded from the container's environment (the kubelet's
+ * ExpandContainerVolumeMounts: every variable named must have a non-empty value).
+ * @throws ContainerStartError CreateContainerConfigError `missing value for A, B`.
  */
-export function containerMounts(container: KubeletContainer, volumes: PodVolumes): Mount[] {
-  return (container.volumeMounts ?? []).map((m) => {
+export function expandSubPathExpr(expr: string, envs: readonly KeyValue[]): string {
+  const env = new Map(envs.map((e) => [e.key, e.value]));
+  const missing = new Set<string>();
+  const out = expandVars(expr, (name) => {
+    const v = env.get(name);
+    if (!v) missing.add(name);
+    return v ?? '';
+  });
+  if (missing.size > 0)
+    throw new ContainerStartError(
+      'CreateContainerConfigError',
+      `missing value for ${[...missing].sort().join(', ')}`,
+    );
+  return out;
+}
+
+/** What containerMounts needs besides the container and its pod's volumes. */
+export interface ContainerMountsInput {
+  /** `<dataDir>/pods/<uid>` (subPaths are bound under its `volume-subpaths`). */
+  podDir: string;
+  /** The container's environment, for subPathExpr. */
+  envs: readonly KeyValue[];
+  mounter: Mounter;
+}
+
+/**
+ * The runtime mounts of `container` (its volumeMounts over `volumes`), as the kubelet's
+ * makeMounts: a subPath (or subPathExpr, expanded) must be relative without `..`; when
+ * missing it is created inside the volume (safeMakeDir, with the volume's mode); it is
+ * then opened without following links out of the volume and bind-mounted under the pod's
+ * `volume-subpaths` (prepareSafeSubpath, subpath.ts), and that bind is what the runtime
+ * mounts. As the kubelet, the messages say which mount failed but nothing of the host's
+ * paths; the cause carries the details for the log.
+ * @throws MountError for a mount of an unknown volume; ContainerStartError
+ *   CreateContainerConfigError for a subPath that is invalid, leaves the volume or cannot
+ *   be prepared.
+ */
+export async function containerMounts(
+  container: KubeletContainer,
+  volumes: PodVolumes,
+  input: ContainerMountsInput,
+): Promise<Mount[]> {
+  const out: Mount[] = [];
+  for (const [index, m] of (container.volumeMounts ?? []).entries()) {
     const v = volumes.get(m.name);
     if (!v) throw new MountError(m.name, `container ${container.name} mounts unknown volume ${m.name}`);
     let hostPath = v.hostPath;
-    if (m.subPath) {
-      const rel = normalize(m.subPath);
-      if (rel.startsWith('..') || rel.startsWith('/'))
-        throw new MountError(m.name, `invalid subPath ${JSON.stringify(m.subPath)}`);
-      hostPath = join(hostPath, rel);
-      if (!v.readOnly && !existsSync(hostPath)) mkdirSync(hostPath, { recursive: true, mode: 0o777 });
+    const subPath = m.subPathExpr ? expandSubPathExpr(m.subPathExpr, input.envs) : (m.subPath ?? '');
+    if (subPath !== '') {
+      const configError = (message: string, cause: unknown) =>
+        new ContainerStartError('CreateContainerConfigError', message, { cause });
+      try {
+        validatePathNoBacksteps(subPath);
+      } catch (err) {
+        throw configError((err as Error).message, err);
+      }
+      const volumePath = hostPath;
+      const path = join(volumePath, subPath);
+      if (!existsSync(path)) {
+        try {
+          safeMakeDir(path, volumePath, statSync(volumePath).mode & 0o777);
+        } catch (err) {
+          throw configError(
+            `failed to create subPath directory for volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(container.name)}`,
+            err,
+          );
+        }
+      }
+      try {
+        hostPath = await prepareSafeSubpath(
+          {
+            volumeMountIndex: index,
+            path,
+            volumeName: m.name,
+            volumePath,
+            podDir: input.podDir,
+            containerName: container.name,
+          },
+          input.mounter,
+        );
+      } catch (err) {
+        throw configError(
+          `failed to prepare subPath for volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(container.name)}`,
+          err,
+        );
+      }
     }
-    return { containerPath: m.mountPath, hostPath, readonly: Boolean(m.readOnly) || v.readOnly };
-  });
+    out.push({ containerPath: m.mountPath, hostPath, readonly: Boolean(m.readOnly) || v.readOnly });
+  }
+  return out;
 }
 
-/** Removes the pod's directory (its emptyDirs and written files). Idempotent. */
-export function tearDownVolumes(dataDir: string, uid: string): void {
-  rmSync(podDir(dataDir, uid), { recursive: true, force: true });
+/**
+ * Removes the pod's directory (its emptyDirs, written files, subPath binds), unmounting
+ * everything under it first: it never deletes through a mount. Idempotent.
+ * @throws MountFailure or Error when something under it stays mounted (nothing is removed then).
+ */
+export async function tearDownVolumes(dataDir: string, uid: string, mounter: Mounter): Promise<void> {
+  const dir = podDir(dataDir, uid);
+  if (!existsSync(dir)) return;
+  await cleanSubPaths(dir, mounter);
+  const real = realpathSync(dir);
+  for (const m of await mountPointsUnder(mounter, real)) await mounter.unmount(m);
+  const left = await mountPointsUnder(mounter, real);
+  if (left.length > 0) throw new Error(`cannot remove ${dir}: still mounted: ${left.join(', ')}`);
+  rmSync(dir, { recursive: true, force: true });
 }

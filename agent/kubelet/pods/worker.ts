@@ -62,7 +62,15 @@ import {
 } from './runtime-status.js';
 import { generateAPIPodStatus, statusChanged, type StartFailure } from './status.js';
 import { kubeletPod, podDesc, specContainer, type KubeletContainer, type KubeletPod } from './types.js';
-import { containerMounts, MountError, setUpVolumes, tearDownVolumes, type PodVolumes } from './volumes.js';
+import type { Mounter } from './mount.js';
+import {
+  containerMounts,
+  MountError,
+  podDir,
+  setUpVolumes,
+  tearDownVolumes,
+  type PodVolumes,
+} from './volumes.js';
 
 /** The worker's states (see the file comment). */
 export type PodWorkerState = 'syncing' | 'terminating' | 'terminated';
@@ -91,6 +99,8 @@ export interface PodWorkerDeps {
   /** CrashLoopBackOff per container. */
   crashBackoff: Backoff;
   prober: ProbeManager;
+  /** Bind mounts of subPaths, tmpfs of Secret volumes, and their unmounting. */
+  mounter: Mounter;
   /** The runtime's name (containerID prefix, `docker`); rejects while it is down. */
   runtimeName(): Promise<string>;
   /** Node allocatable, for resourceFieldRef of unset limits. */
@@ -443,6 +453,8 @@ export class PodWorker {
               container: name,
               reason: err.reason,
               error: err.message,
+              // What the pod is not told (a subPath's host paths, ...).
+              ...(err.cause instanceof Error ? { cause: err.cause.message } : {}),
             });
             if (err.reason === 'ErrImagePull') soon(clock.now() + AFTER_PULL_FAILURE_MS);
             else if (err.reason === 'ImagePullBackOff') {
@@ -539,7 +551,11 @@ export class PodWorker {
       cfg = containerConfig(pod, container, {
         restartCount,
         envs,
-        mounts: containerMounts(container, volumes),
+        mounts: await containerMounts(container, volumes, {
+          podDir: podDir(this.deps.dataDir, this.uid),
+          envs,
+          mounter: this.deps.mounter,
+        }),
         nodeName: this.deps.nodeName,
       });
     } catch (err) {
@@ -708,7 +724,7 @@ export class PodWorker {
     const status = await this.runtimeStatus();
     for (const c of status.containers) await runtime.removeContainer(c.id);
     for (const s of status.sandboxes) await runtime.removePodSandbox(s.id);
-    tearDownVolumes(this.deps.dataDir, this.uid);
+    await tearDownVolumes(this.deps.dataDir, this.uid, this.deps.mounter);
     this.deps.crashBackoff.resetPrefix(`${this.uid}_`);
     this.deps.images.backoff.resetPrefix(`${this.uid}_`);
   }
