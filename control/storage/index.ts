@@ -3,7 +3,8 @@
  * contract: `sqlite` (the embedded default, a file in the data dir), `etcd` (a cluster,
  * for several control processes) or `memory` (tests).
  */
-import { join } from 'node:path';
+import { chmodSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Store } from './store.js';
 
 export type {
@@ -20,7 +21,7 @@ export { StorageError, isStorageError } from './errors.js';
 
 export type StoreConfig =
   | { datastore: 'memory' }
-  /** The database is `<dataDir>/db/state.db`. */
+  /** The database is `<dataDir>/db/state.db` (the directory 0700, the file 0600). */
   | { datastore: 'sqlite'; dataDir: string }
   /** `endpoints` as `http://host:port`; `namespace` prefixes every key inside etcd. */
   | { datastore: 'etcd'; endpoints: string[]; namespace?: string };
@@ -44,6 +45,10 @@ export async function openStore(cfg: StoreConfig): Promise<Store> {
     }
     case 'sqlite': {
       const { SqliteStore } = await import('./sqlite.js');
+      // DATA_DIR/db is the store's own: owner-only, also when an older k8ts made it 0755.
+      const dir = dirname(sqlitePath(cfg.dataDir));
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      chmodSync(dir, 0o700);
       return SqliteStore.open({ path: sqlitePath(cfg.dataDir) });
     }
     case 'etcd': {

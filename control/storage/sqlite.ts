@@ -30,7 +30,7 @@
  * the same file while this one has it (the revision counter and the watchers live here).
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { decodeContinue, encodeContinue } from './continue.js';
 import { StorageError } from './errors.js';
@@ -159,7 +159,8 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Opens (creating if needed) the store in the database file `opts.path`: WAL journal,
+   * Opens (creating if needed) the store in the database file `opts.path` (mode 0600, its
+   * WAL too; a directory it creates 0700): WAL journal,
    * `synchronous` FULL unless told otherwise, an exclusive lock on the file for as long as
    * the store is open. The revision and compact revision carry over from the file.
    * @throws StorageError InvalidArgument (bad options), Unavailable (the file cannot be
@@ -180,7 +181,12 @@ export class SqliteStore implements Store {
     }
     let db: Database.Database | undefined;
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      // Owner-only before sqlite writes a byte (it holds every Secret), also for a file an
+      // older k8ts left with the umask's 0644; sqlite gives its -wal the file's mode.
+      closeSync(openSync(path, 'a', 0o600));
+      chmodSync(path, 0o600);
+      if (existsSync(`${path}-wal`)) chmodSync(`${path}-wal`, 0o600);
       db = new Database(path);
       db.pragma(`busy_timeout = ${busyTimeoutMs}`);
       // Before the first access: the lock is then held until close, and WAL keeps its
