@@ -33,7 +33,7 @@ import type { Runtime, RuntimeKind } from '../cri/index.js';
 import { bootstrapNodeCredential, checkPlainHTTP } from './kubelet/bootstrap.js';
 import { hostMachine, type MachineProbe } from './kubelet/machine.js';
 import { CrossHostNetwork } from './network/cross-host.js';
-import type { HostCommand } from './network/host-command.js';
+import { runHostCommand, type HostCommand } from './network/host-command.js';
 import { PodNetworkManager } from './network/pod-network.js';
 import { NodeLeaseController } from './kubelet/node-lease.js';
 import { KUBELET_VERSION, NodeStatusManager } from './kubelet/node-status.js';
@@ -206,6 +206,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     ...(cfg.podNetworkResyncMs !== undefined ? { resyncMs: cfg.podNetworkResyncMs } : {}),
     awaitMTU: true,
     onReady: () => {
+      crossHost.poke();
       status.poke();
       pods.resyncAll();
     },
@@ -262,6 +263,11 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     nodeName,
     ...(cfg.nodePortAddress !== undefined ? { nodeIP: cfg.nodePortAddress } : {}),
     clusterIPInterface: cfg.clusterIPInterface ?? clusterIPInterfaceFor(nodeName),
+    // The kernel is the agent's to program only where the cluster network is (not backend none).
+    kernel: {
+      host: cfg.hostCommand ?? runHostCommand,
+      enabled: () => crossHost.conf !== undefined && crossHost.conf.backend !== 'none',
+    },
     logger,
     clock,
     onBindError: (service, failure) =>

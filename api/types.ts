@@ -235,6 +235,8 @@ export interface Service extends KubeObject {
     publishNotReadyAddresses?: boolean;
     externalName?: string;
     ipFamilies?: ('IPv4' | 'IPv6')[];
+    externalTrafficPolicy?: 'Cluster' | 'Local';
+    internalTrafficPolicy?: 'Cluster' | 'Local';
     [field: string]: unknown;
   };
   status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } };

@@ -296,6 +296,14 @@ export class CrossHostNetwork {
     await removeFirewall(this.host);
   }
 
+  /**
+   * Runs the loop again now: the agent calls it when the pod network (the runtime's
+   * bridge) was made, since Docker puts its own NAT rules at the top of POSTROUTING then.
+   */
+  poke(): void {
+    this.wake();
+  }
+
   private wake(): void {
     this.pendingWake = true;
     this.woken?.abort();

@@ -4,7 +4,7 @@
  * and of nothing else, so pods see each other's real addresses.
  *
  *   filter  K8TS-FORWARD      -s <cluster CIDR> -j ACCEPT; -d <cluster CIDR> -j ACCEPT
- *   nat     K8TS-POSTROUTING  -s <cluster CIDR> -d <cluster CIDR> -j RETURN
+ *   nat     K8TS-POSTROUTING  -s <cluster CIDR> -d <cluster CIDR> -j ACCEPT
  *                             -s <pod CIDR> ! -d 224.0.0.0/4 -j MASQUERADE
  *
  * each jumped to from the first rule of FORWARD / POSTROUTING. Why iptables and not a
@@ -12,8 +12,9 @@
  * accepts it, and Docker's FORWARD chain (policy DROP, in iptables-nft's `filter` table)
  * drops a new connection from another host to a pod unless a rule in that same chain
  * accepts it; and Docker's own masquerade rule (`-s <pod CIDR> ! -o <bridge>`) would
- * rewrite pod-to-pod traffic to other hosts unless a RETURN comes before it in
- * POSTROUTING. So the rules go where Docker's are, through the same `iptables` Docker
+ * rewrite pod-to-pod traffic to other hosts unless an ACCEPT comes before it in
+ * POSTROUTING (ACCEPT ends the nat table's traversal; a RETURN from our chain would go on
+ * to Docker's rule). So the rules go where Docker's are, through the same `iptables` Docker
  * uses, in chains of k8ts's own.
  *
  * Each chain is written whole in one `iptables-restore --noflush` transaction (atomic: no
@@ -44,7 +45,7 @@ export function firewallRules(cfg: FirewallConfig): string {
     'COMMIT',
     '*nat',
     `:${POSTROUTING_CHAIN} - [0:0]`,
-    `-A ${POSTROUTING_CHAIN} -s ${cfg.clusterCIDR} -d ${cfg.clusterCIDR} ${comment('k8ts: no masquerade between pods')} -j RETURN`,
+    `-A ${POSTROUTING_CHAIN} -s ${cfg.clusterCIDR} -d ${cfg.clusterCIDR} ${comment('k8ts: no masquerade between pods')} -j ACCEPT`,
     `-A ${POSTROUTING_CHAIN} -s ${cfg.podCIDR} ! -d 224.0.0.0/4 ${comment('k8ts: masquerade pod traffic leaving the cluster')} -j MASQUERADE`,
     'COMMIT',
     '',

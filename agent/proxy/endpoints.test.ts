@@ -81,3 +81,35 @@ describe('endpointsForPort', () => {
     });
   }
 });
+
+describe('endpointsForPort with a Local traffic policy (onlyNode)', () => {
+  const on = (ip: string, nodeName: string, conditions = READY): SliceEndpoint => ({
+    addresses: [ip],
+    nodeName,
+    conditions,
+  });
+  const cases: [string, EndpointSlice[], [string[], boolean]][] = [
+    [
+      "only this node's ready endpoints",
+      [slice([on('10.0.0.1', 'a'), on('10.0.0.2', 'b'), on('10.0.0.3', 'a')])],
+      [['10.0.0.1:8080', '10.0.0.3:8080'], false],
+    ],
+    ['none on this node: none at all (traffic is dropped)', [slice([on('10.0.0.2', 'b')])], [[], false]],
+    [
+      "this node's serving-terminating ones when it has no ready one, though another node has",
+      [slice([on('10.0.0.1', 'a', SERVING_TERMINATING), on('10.0.0.2', 'b')])],
+      [['10.0.0.1:8080'], true],
+    ],
+    ['an endpoint without a nodeName is not local', [slice([ep('10.0.0.1', READY)])], [[], false]],
+  ];
+  for (const [name, slices, [want, fallback]] of cases) {
+    it(name, () => {
+      const got = endpointsForPort(slices, 'http', 'TCP', 'a');
+      assert.deepEqual(
+        got.endpoints.map((e) => `${e.ip}:${e.port}`),
+        want,
+      );
+      assert.equal(got.terminatingFallback, fallback);
+    });
+  }
+});

@@ -4,7 +4,9 @@
  * terminating fallback): a slice port matches the Service port by name and protocol; an
  * address is used when `conditions.ready` is true (unset counts as ready), and only when
  * no endpoint is ready, the ones that are serving and terminating (ProxyTerminatingEndpoints).
- * Duplicates across slices (during a slice move) count once.
+ * Duplicates across slices (during a slice move) count once. With `onlyNode` (a traffic
+ * policy of Local) only the endpoints on that node count, and none elsewhere stand in when
+ * it has none: traffic is then dropped, as kube-proxy does.
  */
 import type { EndpointSlice } from '../../api/types.js';
 import { endpointKey, type Endpoint } from './balancer.js';
@@ -25,6 +27,7 @@ export function endpointsForPort(
   slices: readonly EndpointSlice[],
   portName: string,
   protocol: string,
+  onlyNode?: string,
 ): PortEndpoints {
   const ready = new Map<string, Endpoint>();
   const terminating = new Map<string, Endpoint>();
@@ -41,6 +44,7 @@ export function endpointsForPort(
       // One address per endpoint is what Kubernetes uses (the others are for other families).
       const ip = ep.addresses?.[0];
       if (!ip) continue;
+      if (onlyNode !== undefined && ep.nodeName !== onlyNode) continue;
       const e = { ip, port: port.port };
       if (isReady) ready.set(endpointKey(e), e);
       else if (servingTerminating) terminating.set(endpointKey(e), e);

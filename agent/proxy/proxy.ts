@@ -37,7 +37,9 @@ import type { EndpointSlice, Service, ServicePort } from '../../api/types.js';
 import { RateLimitingQueue } from '../../api/workqueue/rateLimited.js';
 import { runWorkers } from '../../api/workqueue/workers.js';
 import { endpointKey } from './balancer.js';
+import type { HostCommand } from '../network/host-command.js';
 import { ClusterIPAddresses, type AddressMode, type IpCommand } from './cluster-ip.js';
+import { LocalNodePortRules, type LocalNodePort } from './local-nodeports.js';
 import { endpointsForPort } from './endpoints.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './forwarder.js';
 import { ProxyMetrics } from './metrics.js';
@@ -52,6 +54,15 @@ const SLICE_SELECTOR = '!service.kubernetes.io/service-proxy-name,!service.kuber
 const SLICES_BY_SERVICE = 'service';
 /** Kubernetes' DefaultClientIPServiceAffinitySeconds. */
 const DEFAULT_AFFINITY_SECONDS = 10800;
+
+/** What one Service port serves (Proxy.snapshot()). */
+export interface PortSnapshot {
+  listening: string[];
+  /** Endpoints of ClusterIP traffic (`ip:port`). */
+  endpoints: string[];
+  /** Endpoints of NodePort and load-balancer traffic. */
+  externalEndpoints: string[];
+}
 
 /** Settings of a Proxy (one config object, as every agent component). */
 export interface ProxyConfig {
@@ -76,6 +87,12 @@ export interface ProxyConfig {
   onBindError?: (service: Service, failure: BindFailure) => void;
   /** The `ip` command (tests); default iproute2's. */
   ip?: IpCommand;
+  /**
+   * Where the proxy may program the kernel (the agent: while the cluster network is a
+   * backend other than none): externalTrafficPolicy Local NodePorts then DNAT in the
+   * kernel and keep the client's address (local-nodeports.ts). Omitted: never.
+   */
+  kernel?: { host: HostCommand; enabled(): boolean };
 }
 
 /** What the proxy serves for one Service. */
@@ -102,6 +119,9 @@ export class Proxy {
   private readonly addresses: ClusterIPAddresses;
   private readonly metricsRegistry = new ProxyMetrics();
   private readonly unsupportedLogged = new Set<string>();
+  /** externalTrafficPolicy Local NodePorts by Service key, and the kernel rules made of them. */
+  private readonly localNodePorts = new Map<string, LocalNodePort[]>();
+  private readonly localRules: LocalNodePortRules | undefined;
   private workers: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
 
@@ -121,6 +141,9 @@ export class Proxy {
       logger: cfg.logger,
       ...(cfg.ip ? { ip: cfg.ip } : {}),
     });
+    this.localRules = cfg.kernel
+      ? new LocalNodePortRules(cfg.kernel.host, cfg.nodeIP, cfg.logger)
+      : undefined;
     this.queue = new RateLimitingQueue<string>({ clock: this.cfg.clock });
     this.informers = new InformerFactory({
       client: cfg.client,
@@ -207,12 +230,16 @@ export class Proxy {
    * What is served now, by Service key: the listeners (`kind/host/port`) and endpoints
    * (`ip:port`) of each port. For tests and debugging.
    */
-  snapshot(): Record<string, Record<string, { listening: string[]; endpoints: string[] }>> {
-    const out: Record<string, Record<string, { listening: string[]; endpoints: string[] }>> = {};
+  snapshot(): Record<string, Record<string, PortSnapshot>> {
+    const out: Record<string, Record<string, PortSnapshot>> = {};
     for (const [key, st] of this.state) {
       out[key] = {};
       for (const [port, p] of st.ports) {
-        out[key][port] = { listening: p.listening(), endpoints: p.balancer.list().map(endpointKey) };
+        out[key][port] = {
+          listening: p.listening(),
+          endpoints: p.balancers.internal.list().map(endpointKey),
+          externalEndpoints: p.balancers.external.list().map(endpointKey),
+        };
       }
     }
     return out;
@@ -239,6 +266,13 @@ export class Proxy {
   }
 
   private busy = false;
+
+  /** Writes the externalTrafficPolicy Local rules of every Service (when the kernel may be programmed). */
+  private async syncLocalRules(): Promise<void> {
+    if (!this.localRules) return;
+    const enabled = this.cfg.kernel!.enabled();
+    await this.localRules.sync(enabled ? [...this.localNodePorts.values()].flat() : []);
+  }
 
   /** Closes a port that went away; its open connections may finish (stop() ends them). */
   private async retire(p: ServicePortProxy | UdpServicePortProxy): Promise<void> {
@@ -272,6 +306,7 @@ export class Proxy {
         st.clusterIP = undefined;
       }
       if (!svc || wanted.size === 0) {
+        if (this.localNodePorts.delete(key)) await this.syncLocalRules();
         this.state.delete(key);
         this.metricsRegistry.forgetService(key);
         return;
@@ -285,6 +320,7 @@ export class Proxy {
           ? (svc.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS)
           : 0;
       let endpointCount = 0;
+      const localPorts: LocalNodePort[] = [];
       for (const [portKey, sp] of wanted) {
         const udp = sp.protocol === 'UDP';
         let p = st.ports.get(portKey);
@@ -307,15 +343,29 @@ export class Proxy {
             : new ServicePortProxy({ ...common, connectTimeoutMs: this.cfg.connectTimeoutMs });
           st.ports.set(portKey, p);
         }
-        const { endpoints } = endpointsForPort(slices, sp.name ?? '', sp.protocol ?? 'TCP');
-        endpointCount = Math.max(endpointCount, endpoints.length);
-        p.setEndpoints(endpoints, affinity);
+        const portName = sp.name ?? '';
+        const protocol = sp.protocol ?? 'TCP';
+        const all = endpointsForPort(slices, portName, protocol).endpoints;
+        const local = () => endpointsForPort(slices, portName, protocol, this.cfg.nodeName).endpoints;
+        const internal = svc.spec.internalTrafficPolicy === 'Local' ? local() : all;
+        const external = svc.spec.externalTrafficPolicy === 'Local' ? local() : all;
+        endpointCount = Math.max(endpointCount, all.length);
+        p.setEndpoints(internal, affinity, external);
+        if (svc.spec.externalTrafficPolicy === 'Local' && sp.nodePort && svc.spec.type !== 'ClusterIP')
+          localPorts.push({
+            protocol: protocol === 'UDP' ? 'UDP' : 'TCP',
+            nodePort: sp.nodePort,
+            endpoints: external,
+          });
         const failures = await p.setListenAddresses(
           this.listenAddresses(svc, sp, haveClusterIP ? clusterIP : undefined),
         );
         this.report(svc, st, p.listening(), failures);
       }
       this.metricsRegistry.endpoints.set({ service: key }, endpointCount);
+      if (localPorts.length > 0) this.localNodePorts.set(key, localPorts);
+      else this.localNodePorts.delete(key);
+      await this.syncLocalRules();
     } finally {
       end();
       this.busy = false;

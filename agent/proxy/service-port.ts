@@ -27,6 +27,46 @@ export interface ListenAddress {
 
 export const listenKey = (a: ListenAddress): string => `${a.kind}/${a.host ?? '*'}/${a.port}`;
 
+/** Whether traffic arriving on a listener of `kind` is external (externalTrafficPolicy) or internal (internalTrafficPolicy). */
+export const isExternal = (kind: ListenAddress['kind']): boolean => kind !== 'ClusterIP';
+
+/**
+ * The two balancers of a Service port: one for traffic to the ClusterIP (internal, ruled by
+ * `internalTrafficPolicy`) and one for traffic to a NodePort or load-balancer address
+ * (external, ruled by `externalTrafficPolicy`). With both policies Cluster they hold the
+ * same endpoints; with Local, only the endpoints on this node (kube-proxy's topology
+ * filter, pkg/proxy/topology.go).
+ */
+export class TrafficBalancers {
+  readonly internal: Balancer;
+  readonly external: Balancer;
+
+  constructor(clock: Clock) {
+    this.internal = new Balancer({ clock });
+    this.external = new Balancer({ clock });
+  }
+
+  /** Sets both: `external` defaults to `internal`'s endpoints. */
+  set(
+    internal: readonly Endpoint[],
+    affinitySeconds: number,
+    external: readonly Endpoint[] = internal,
+  ): void {
+    for (const [b, eps] of [
+      [this.internal, internal],
+      [this.external, external],
+    ] as const) {
+      b.setAffinityTimeout(affinitySeconds);
+      b.setEndpoints(eps);
+    }
+  }
+
+  /** The balancer for a listener of `kind`. */
+  for(kind: ListenAddress['kind']): Balancer {
+    return isExternal(kind) ? this.external : this.internal;
+  }
+}
+
 /**
  * Brings `open` (listeners by listenKey) in line with `addresses`: closes the ones no
  * longer wanted with `close(key)` (which removes them from `open`), opens the missing ones
@@ -73,7 +113,7 @@ export interface ServicePortConfig {
 }
 
 export class ServicePortProxy {
-  readonly balancer: Balancer;
+  readonly balancers: TrafficBalancers;
   private readonly cfg: ServicePortConfig;
   private readonly listeners = new Map<string, net.Server>();
   private readonly connections = new Set<net.Socket>();
@@ -83,13 +123,20 @@ export class ServicePortProxy {
 
   constructor(cfg: ServicePortConfig) {
     this.cfg = cfg;
-    this.balancer = new Balancer({ clock: cfg.clock });
+    this.balancers = new TrafficBalancers(cfg.clock);
   }
 
-  /** Points new connections at `endpoints`, with ClientIP affinity of `affinitySeconds` (0 = none). */
-  setEndpoints(endpoints: readonly Endpoint[], affinitySeconds: number): void {
-    this.balancer.setAffinityTimeout(affinitySeconds);
-    this.balancer.setEndpoints(endpoints);
+  /**
+   * Points new connections at `endpoints`, with ClientIP affinity of `affinitySeconds` (0 =
+   * none); connections to a NodePort or load-balancer address at `external` when given
+   * (externalTrafficPolicy Local).
+   */
+  setEndpoints(
+    endpoints: readonly Endpoint[],
+    affinitySeconds: number,
+    external?: readonly Endpoint[],
+  ): void {
+    this.balancers.set(endpoints, affinitySeconds, external);
   }
 
   /**
@@ -136,8 +183,9 @@ export class ServicePortProxy {
   }
 
   private listen(address: ListenAddress): Promise<net.Server> {
+    const balancer = this.balancers.for(address.kind);
     const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (socket) =>
-      this.accept(socket),
+      this.accept(socket, balancer),
     );
     return new Promise((resolve, reject) => {
       const onError = (err: Error): void => {
@@ -155,15 +203,15 @@ export class ServicePortProxy {
     });
   }
 
-  private accept(client: net.Socket): void {
+  private accept(client: net.Socket, balancer: Balancer): void {
     const { service, portName, metrics } = this.cfg;
     metrics.connections.inc({ service, port: portName });
     this.track(client);
     client.on('error', () => client.destroy());
     // The peer address costs a system call: asked only when affinity needs it.
-    const clientIP = this.balancer.affinityEnabled() ? (client.remoteAddress ?? '') : '';
+    const clientIP = balancer.affinityEnabled() ? (client.remoteAddress ?? '') : '';
     dialFirst(
-      this.balancer.candidates(clientIP),
+      balancer.candidates(clientIP),
       this.cfg.connectTimeoutMs,
       (socket) => this.track(socket),
       (err, socket, endpoint) => {
@@ -182,7 +230,7 @@ export class ServicePortProxy {
           socket.destroy();
           return;
         }
-        this.balancer.connected(clientIP, endpoint);
+        balancer.connected(clientIP, endpoint);
         splice(client, socket, ({ bytesIn, bytesOut }) => {
           // A connection that outlived its Service port must not bring its series back.
           if (this.closed) return;

@@ -15,11 +15,14 @@
  */
 import dgram from 'node:dgram';
 import { isIPv6 } from 'node:net';
-import { Balancer, endpointKey, type Endpoint } from './balancer.js';
+import type { Balancer} from './balancer.js';
+import { endpointKey, type Endpoint } from './balancer.js';
 import type { ProxyMetrics } from './metrics.js';
 import {
   syncListeners,
   type BindFailure,
+  isExternal,
+  TrafficBalancers,
   type ListenAddress,
   type ServicePortConfig,
 } from './service-port.js';
@@ -48,7 +51,7 @@ interface Session {
  * Closing a listener ends its sessions: replies leave through the listening socket.
  */
 export class UdpServicePortProxy {
-  readonly balancer: Balancer;
+  readonly balancers: TrafficBalancers;
   private readonly cfg: UdpServicePortConfig;
   private readonly idleTimeoutMs: number;
   private readonly listeners = new Map<string, dgram.Socket>();
@@ -60,15 +63,26 @@ export class UdpServicePortProxy {
   constructor(cfg: UdpServicePortConfig) {
     this.cfg = cfg;
     this.idleTimeoutMs = cfg.idleTimeoutMs ?? DEFAULT_UDP_IDLE_TIMEOUT_MS;
-    this.balancer = new Balancer({ clock: cfg.clock });
+    this.balancers = new TrafficBalancers(cfg.clock);
   }
 
-  /** Points new sessions at `endpoints` (ClientIP affinity of `affinitySeconds`, 0 = none); ends sessions to removed ones. */
-  setEndpoints(endpoints: readonly Endpoint[], affinitySeconds: number): void {
-    this.balancer.setAffinityTimeout(affinitySeconds);
-    this.balancer.setEndpoints(endpoints);
-    const keys = new Set(endpoints.map(endpointKey));
-    for (const [key, s] of this.sessions) if (!keys.has(endpointKey(s.endpoint))) this.endSession(key);
+  /**
+   * Points new sessions at `endpoints` (ClientIP affinity of `affinitySeconds`, 0 = none),
+   * sessions from NodePort / load-balancer listeners at `external` when given; ends
+   * sessions to endpoints no longer in their set.
+   */
+  setEndpoints(
+    endpoints: readonly Endpoint[],
+    affinitySeconds: number,
+    external?: readonly Endpoint[],
+  ): void {
+    this.balancers.set(endpoints, affinitySeconds, external);
+    const internalKeys = new Set(endpoints.map(endpointKey));
+    const externalKeys = new Set((external ?? endpoints).map(endpointKey));
+    for (const [key, s] of this.sessions) {
+      const keys = isExternal(kindOfSession(key)) ? externalKeys : internalKeys;
+      if (!keys.has(endpointKey(s.endpoint))) this.endSession(key);
+    }
   }
 
   /**
@@ -138,14 +152,15 @@ export class UdpServicePortProxy {
     const key = `${listenKeyOf}|${rinfo.address}|${rinfo.port}`;
     let session = this.sessions.get(key);
     if (!session) {
-      const endpoint = this.pick(rinfo.address);
+      const balancer = this.balancers.for(kindOfSession(listenKeyOf));
+      const endpoint = this.pick(balancer, rinfo.address);
       if (!endpoint) {
         // As kube-proxy with no endpoints: the datagram is dropped.
         metrics.connectionErrors.inc({ service, port: portName });
         return;
       }
       metrics.connections.inc({ service, port: portName });
-      this.balancer.connected(rinfo.address, endpoint);
+      balancer.connected(rinfo.address, endpoint);
       session = this.openSession(key, listener, rinfo, endpoint, metrics);
     }
     this.touch(key, session);
@@ -191,8 +206,8 @@ export class UdpServicePortProxy {
   }
 
   /** The endpoint of a new session: the Balancer's order, skipping recently refusing endpoints while another remains. */
-  private pick(clientIP: string): Endpoint | undefined {
-    const candidates = this.balancer.candidates(clientIP);
+  private pick(balancer: Balancer, clientIP: string): Endpoint | undefined {
+    const candidates = balancer.candidates(clientIP);
     const now = this.cfg.clock.now();
     for (const [key, until] of this.refused) if (until <= now) this.refused.delete(key);
     return candidates.find((e) => !this.refused.has(endpointKey(e))) ?? candidates[0];
@@ -215,4 +230,9 @@ export class UdpServicePortProxy {
       // Already closed.
     }
   }
+}
+
+/** The listener kind of a session or listener key (`kind/host/port[|client]`, service-port.ts's listenKey). */
+function kindOfSession(key: string): ListenAddress['kind'] {
+  return key.slice(0, key.indexOf('/')) as ListenAddress['kind'];
 }
