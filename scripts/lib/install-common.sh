@@ -16,10 +16,12 @@ require_root_debian() {
 }
 
 # The Debian packages k8ts needs on every host: the Docker engine; iproute2 for the
-# kube-proxy's service addresses; a JDK, busybox-static and gcc for the sample images;
+# kube-proxy's service addresses and the pod network between hosts (VXLAN device, routes,
+# `bridge fdb`), iptables and nftables for its forwarding, masquerade and
+# externalTrafficPolicy Local rules; a JDK, busybox-static and gcc for the sample images;
 # python3/make/g++ to build better-sqlite3.
 install_packages() {
-  local want=(docker.io iproute2 curl ca-certificates openjdk-17-jdk-headless busybox-static python3 make g++)
+  local want=(docker.io iproute2 iptables nftables curl ca-certificates openjdk-17-jdk-headless busybox-static python3 make g++)
   local missing=()
   for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
