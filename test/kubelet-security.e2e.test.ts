@@ -10,6 +10,7 @@
  *   container plants `escape -> <host dir>` in an emptyDir) fails the container with
  *   CreateContainerConfigError: Docker is never handed a path it would follow onto the
  *   host, and nothing is created there; subPaths inside the volume work.
+ * - A Secret volume is a tmpfs on the node (its bytes never reach the disk).
  * - hostNetwork, hostPID, hostIPC, shareProcessNamespace, capabilities add/drop and
  *   privileged do what they say (Pod Security admission is what limits who gets them);
  *   none is dropped silently.
@@ -450,5 +451,33 @@ describe('kubelet security with real Docker', () => {
     } finally {
       rmSync(keep, { recursive: true, force: true });
     }
+  });
+
+  it('a Secret volume is a tmpfs on the node, read by the container', async () => {
+    await api.client.create(resources.secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `tls-${RUN}`, namespace: 'default' },
+      data: { 'tls.key': Buffer.from(SECRET).toString('base64') },
+    } as KubeObject);
+    const created = await createPod('secretvol', {
+      containers: [
+        {
+          name: 'app',
+          image: 'k8ts/busybox:1.0',
+          command: ['sleep', '3600'],
+          securityContext: { runAsUser: 65534 },
+          volumeMounts: [{ name: 'certs', mountPath: '/certs' }],
+        },
+      ],
+      volumes: [{ name: 'certs', secret: { secretName: `tls-${RUN}` } }],
+    } as unknown as Partial<Pod['spec']> & { containers: Pod['spec']['containers'] });
+    const p = await running(created.metadata.name!);
+    assert.equal(await execIn(p, 'app', 'cat /certs/tls.key'), SECRET);
+    const dir = join(dataDir, 'pods', created.metadata.uid!, 'volumes', 'kubernetes.io~secret', 'certs');
+    const line = readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .find((l) => l.split(' ')[4] === dir);
+    assert.match(line ?? '', / - tmpfs /, `${dir} in the mount table`);
   });
 });

@@ -6,7 +6,7 @@
  * outage is recovered from.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -19,6 +19,7 @@ import type { ContainerStatus, Pod } from '../../../api/types.js';
 import { FakeRuntime } from '../../../cri/fake/runtime.js';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
 import { PodManager, type PodManagerConfig } from './manager.js';
+import { hostMounter, MountFailure, mountPointsUnder, type Mounter } from './mount.js';
 import type { Probe } from './types.js';
 import type { ProbeOutcome, ProbeTarget } from '../prober/probe.js';
 
@@ -98,7 +99,11 @@ async function harness(
       return m;
     },
   };
-  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+  cleanups.push(async () => {
+    // Secret tmpfs mounts of pods a failed test left: never remove through them.
+    for (const m of await mountPointsUnder(hostMounter, dataDir)) await hostMounter.unmount(m);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
   await h.start();
   return h;
 }
@@ -603,6 +608,71 @@ describe('PodManager', () => {
       ),
     );
   });
+
+  /** The filesystem type mounted at `path` ('' when nothing is). */
+  const fsTypeAt = (path: string): string => {
+    for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+      const [left = '', right = ''] = line.split(' - ');
+      if (left.split(' ')[4] === path) return right.split(' ')[0] ?? '';
+    }
+    return '';
+  };
+  const mode = (p: string) => statSync(p).mode & 0o777;
+  /** hostMounter, except that tmpfs cannot be mounted (an agent that is not root). */
+  const noTmpfs: Mounter = {
+    ...hostMounter,
+    mountTmpfs: async () => {
+      throw new MountFailure('mount -t tmpfs: permission denied');
+    },
+  };
+  const secretVolumeCases: [string, Mounter | undefined, string][] = [
+    ['on tmpfs (memory) where the host allows it', undefined, 'tmpfs'],
+    ['on disk where it cannot mount tmpfs', noTmpfs, ''],
+  ];
+  for (const [what, mounter, fsType] of secretVolumeCases) {
+    it(
+      `Secret volumes ${what}, under owner-only directories; gone with the pod`,
+      {
+        skip: fsType === 'tmpfs' && process.getuid?.() !== 0 ? 'needs root: tmpfs' : undefined,
+      },
+      async () => {
+        const h = await harness(mounter ? { mounter } : {});
+        const secret = `tls-${++seq}`;
+        await api.client.create(resources.secrets, {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: secret, namespace: 'default' },
+          data: { 'tls.key': Buffer.from('key material').toString('base64') },
+        } as KubeObject);
+        const created = await api.client.create<Pod>(
+          resources.pods,
+          makePod(h, 'sec', {
+            containers: [
+              {
+                name: 'app',
+                image: 'spring-server:1.0',
+                volumeMounts: [{ name: 'certs', mountPath: '/certs' }],
+              },
+            ],
+            volumes: [{ name: 'certs', secret: { secretName: secret } }],
+          }),
+        );
+        await until(h.clock, 'Running', async () => (await getPod(created))?.status?.phase === 'Running');
+        const [c] = containersOf(h.runtime, created.metadata.uid!);
+        const dir = c!.config.mounts!.find((m) => m.containerPath === '/certs')!.hostPath;
+        assert.equal(readFileSync(join(dir, 'tls.key'), 'utf8'), 'key material');
+        assert.equal(fsTypeAt(dir), fsType);
+        assert.equal(mode(join(h.dataDir, 'pods')), 0o700);
+        assert.equal(mode(join(dir, '..')), 0o700, 'kubernetes.io~secret');
+        assert.equal(mode(join(dir, 'tls.key')), 0o644, 'defaultMode, for the container’s user');
+
+        await api.client.delete(resources.pods, 'default', created.metadata.name!);
+        await until(h.clock, 'the pod gone', async () => (await getPod(created)) === undefined);
+        assert.equal(fsTypeAt(dir), '');
+        assert.equal(existsSync(dir), false);
+      },
+    );
+  }
 
   it('image reasons in the status: ErrImageNeverPull, InvalidImageName, ErrImagePull then ImagePullBackOff', async () => {
     const h = await harness();

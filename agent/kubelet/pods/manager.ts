@@ -25,7 +25,7 @@
  *   ...
  *   await pods.stop();
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type winston from 'winston';
 import { realClock, sleep, type Clock } from '../../../api/clock.js';
@@ -174,7 +174,10 @@ export class PodManager {
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error('PodManager: start() may be called once');
     this.state = 'running';
-    mkdirSync(join(this.cfg.dataDir, 'pods'), { recursive: true });
+    // Owner-only, also when an older agent made it 0755: it holds the pods' Secrets (on
+    // disk where tmpfs cannot be mounted) and their volumes.
+    mkdirSync(join(this.cfg.dataDir, 'pods'), { recursive: true, mode: 0o700 });
+    chmodSync(join(this.cfg.dataDir, 'pods'), 0o700);
     this.informer.start();
     await this.informer.waitForSync(undefined, this.abort.signal);
     if (this.abort.signal.aborted) return;

@@ -7,20 +7,30 @@
  *   the pod's lifetime across container restarts.
  * - configMap / secret: a directory of files written from the API object — every key, or
  *   the `items` (key → path, mode) — with `defaultMode` (0644); rewritten on each set-up,
- *   so a new container sees the current data. Mounted read-only.
+ *   so a new container sees the current data. Mounted read-only. A Secret's directory is
+ *   a tmpfs where the host allows it (never on disk), in a 0700 directory either way.
  * - hostPath: the host's path itself, checked or created per `type` (DirectoryOrCreate,
  *   Directory, FileOrCreate, File; '' checks nothing).
  * - subPath / subPathExpr: resolved inside the volume without following links out of it
  *   and bind-mounted under `<dataDir>/pods/<uid>/volume-subpaths/` (subpath.ts).
  * The pod's directory is removed when the pod is cleaned up (tearDown), its mounts first.
  */
-import { chmodSync, existsSync, mkdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import type { RestClient } from '../../../api/client/rest.js';
 import type { KeyValue, Mount } from '../../../cri/api.js';
 import { expandVars, readKeyData } from './env.js';
 import { ContainerStartError } from './errors.js';
-import { mountPointsUnder, type Mounter } from './mount.js';
+import { MountFailure, mountPointsUnder, type Mounter } from './mount.js';
 import { cleanSubPaths, prepareSafeSubpath, safeMakeDir, validatePathNoBacksteps } from './subpath.js';
 import type { KeyToPath, KubeletContainer, KubeletPod, Volume } from './types.js';
 
@@ -57,8 +67,10 @@ function writeKeyFiles(
   what: string,
   optional: boolean,
 ): void {
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  // Emptied in place: `dir` may be a tmpfs mount point (a Secret's), which stays.
+  if (existsSync(dir))
+    for (const e of readdirSync(dir)) rmSync(join(dir, e), { recursive: true, force: true });
+  else mkdirSync(dir, { recursive: true, mode: 0o755 });
   const files: [string, Buffer, number][] = [];
   if (items && items.length > 0) {
     for (const item of items) {
@@ -115,16 +127,45 @@ function setUpHostPath(v: Volume & { hostPath: { path: string; type?: string } }
   return path;
 }
 
+/** What setUpVolumes needs besides the pod. */
+export interface VolumeSetUpOptions {
+  /** The agent's directory (volumes go under `<dataDir>/pods/<uid>`). */
+  dataDir: string;
+  /** Reads the ConfigMaps and Secrets. */
+  client: RestClient;
+  mounter: Mounter;
+  /** Told when a Secret volume cannot be put on tmpfs and goes to disk instead. */
+  onTmpfsUnavailable?: (volume: string, err: Error) => void;
+}
+
+/**
+ * A Secret volume's directory, as the kubelet's secret plugin (an emptyDir of medium
+ * Memory): a tmpfs mounted on `dir` (mode 0755 at its root, as the directory was), so
+ * the Secret's bytes never reach the node's disk; where tmpfs cannot be mounted (an agent
+ * that is not root) a plain directory. Either way below `kubernetes.io~secret` (0700) in
+ * the pods directory (0700), so no other user of the node can reach it.
+ */
+async function setUpSecretDir(dir: string, volume: string, opts: VolumeSetUpOptions): Promise<void> {
+  const plugin = dirname(dir);
+  mkdirSync(plugin, { recursive: true, mode: 0o750 });
+  chmodSync(plugin, 0o700);
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  if ((await opts.mounter.mountPoints()).includes(realpathSync(dir))) return;
+  try {
+    await opts.mounter.mountTmpfs(dir, ['mode=0755']);
+  } catch (err) {
+    if (!(err instanceof MountFailure)) throw err;
+    opts.onTmpfsUnavailable?.(volume, err);
+  }
+}
+
 /**
  * Prepares every volume of `pod` (see the file comment) and returns their host paths.
  * @throws MountError for a missing ConfigMap/Secret (not optional), a missing key, a
  *   failed hostPath check or an unsupported volume type; ApiStatusError for API failures.
  */
-export async function setUpVolumes(
-  pod: KubeletPod,
-  dataDir: string,
-  client: RestClient,
-): Promise<PodVolumes> {
+export async function setUpVolumes(pod: KubeletPod, opts: VolumeSetUpOptions): Promise<PodVolumes> {
+  const { dataDir, client } = opts;
   const uid = pod.metadata.uid ?? '';
   const ns = pod.metadata.namespace ?? 'default';
   const out: PodVolumes = new Map();
@@ -141,6 +182,7 @@ export async function setUpVolumes(
       const dir = pluginDir(dataDir, uid, v.configMap ? 'configmap' : 'secret', v.name);
       const data = await readKeyData(client, kind, ns, name);
       if (!data && !src.optional) throw new MountError(v.name, `${kind.toLowerCase()} "${name}" not found`);
+      if (v.secret) await setUpSecretDir(dir, v.name, opts);
       writeKeyFiles(
         dir,
         data?.data ?? new Map(),

@@ -174,6 +174,7 @@ export class PodWorker {
   private lastPosted: PodStatus | undefined;
   private lastPostedRV: string | undefined;
   private sidecarsReported = false;
+  private tmpfsWarned = false;
   private readonly deps: PodWorkerDeps;
 
   constructor(deps: PodWorkerDeps, pod: Pod) {
@@ -412,7 +413,20 @@ export class PodWorker {
       if (toStart.length > 0 && sandboxId) {
         let volumes: PodVolumes;
         try {
-          volumes = await setUpVolumes(pod, this.deps.dataDir, this.deps.client);
+          volumes = await setUpVolumes(pod, {
+            dataDir: this.deps.dataDir,
+            client: this.deps.client,
+            mounter: this.deps.mounter,
+            onTmpfsUnavailable: (volume, err) => {
+              if (this.tmpfsWarned) return;
+              this.tmpfsWarned = true;
+              logger.warn('secret volume written to disk: tmpfs cannot be mounted', {
+                ...this.log,
+                volume,
+                error: err.message,
+              });
+            },
+          });
         } catch (err) {
           if (err instanceof MountError) recorder.event(pod, 'Warning', 'FailedMount', err.message);
           throw err;
