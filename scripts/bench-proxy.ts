@@ -27,6 +27,11 @@
  * backends, so the latency the proxy adds is measured apart, under light load: one
  * connection, one request at a time. Target: ≥ 0.8 of HAProxy's throughput, < 2 ms
  * added p99.
+ *
+ * Last, endpoint propagation: BENCH_CHANGES (default 20) times, one backend's
+ * EndpointSlice turns not ready (then ready again), and the time from that write to the
+ * NodePort's endpoints showing it is taken (watch, informer, reconcile). Target: < 2 s
+ * for every change (agent/proxy/proxy.test.ts checks the routing once it is applied).
  * Not a test; the machine is shared, so numbers move between runs.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -38,16 +43,18 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Proxy } from '../agent/proxy/proxy.js';
 import { resources } from '../api/client/resource.js';
+import type { RestClient } from '../api/client/rest.js';
 import { silentLogger } from '../api/log.js';
 import type { EndpointSlice, Service } from '../api/types.js';
 import { startTestApi } from '../test/support/api.js';
-import { table } from './lib/stats.js';
+import { percentile, table } from './lib/stats.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const HAPROXY_THREADS = Number(process.env.BENCH_HAPROXY_THREADS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+const CHANGES = Number(process.env.BENCH_CHANGES ?? 20);
 const IMAGE = 'spring-server:1.0';
 const LABEL = 'io.k8ts.bench=proxy';
 const NETWORK = 'k8ts-bench-proxy';
@@ -305,6 +312,34 @@ async function wrk(
   };
 }
 
+/**
+ * Makes EndpointSlice `bench-0` not ready, then ready, `changes` times in all; for each,
+ * the ms from the update request to the proxy's NodePort endpoints of `default/bench`
+ * showing it (polled every ms; a change not seen within 30 s fails the benchmark).
+ */
+async function endpointPropagation(
+  client: RestClient,
+  proxy: Proxy,
+  total: number,
+  changes: number,
+): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < changes; i++) {
+    const ready = i % 2 === 1;
+    const slice = await client.get<EndpointSlice>(resources.endpointslices, 'default', 'bench-0');
+    const endpoints = slice.endpoints.map((e) => ({ ...e, conditions: { ready } }));
+    const t0 = performance.now();
+    await client.update(resources.endpointslices, { ...slice, endpoints });
+    const want = ready ? total : total - 1;
+    while ((proxy.snapshot()['default/bench']?.http?.externalEndpoints.length ?? 0) !== want) {
+      if (performance.now() - t0 > 30_000) throw new Error(`the proxy did not apply change ${i} within 30 s`);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   for (const tool of ['wrk', 'haproxy']) {
     try {
@@ -431,6 +466,13 @@ async function main(): Promise<void> {
     const added = light[1]!.p99 - light[0]!.p99;
     console.log(
       `added p99 target < 2 ms: ${added.toFixed(2)} ms → ${added < 2 ? 'met' : 'NOT met'} (HAProxy adds ${(light[2]!.p99 - light[0]!.p99).toFixed(2)} ms)\n`,
+    );
+    const propagation = await endpointPropagation(api.client, proxy, backends.length, CHANGES);
+    const slowest = Math.max(...propagation);
+    console.log(
+      `### endpoint propagation (EndpointSlice write → NodePort endpoints), ${CHANGES} changes\n` +
+        `p50 ${percentile(propagation, 50).toFixed(1)} ms, max ${slowest.toFixed(1)} ms; ` +
+        `target < 2000 ms for every change → ${slowest < 2000 ? 'met' : 'NOT met'}\n`,
     );
   } finally {
     haproxy?.kill();

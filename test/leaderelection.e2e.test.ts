@@ -1,12 +1,16 @@
 // Leader election against a real `k8ts server`, with real timers and short durations:
 // two candidates on one Lease, exactly one leads at any time, and when the leader dies
-// without releasing, the other takes over within the lease duration plus a retry.
+// without releasing, the other takes over, but not before the lease has run out. How soon
+// it takes over is timed exactly with a fake clock in api/leaderelection's unit tests;
+// here, on a shared machine, only order (renewals advance, the takeover comes after the
+// last renewal plus the lease) and liveness with generous deadlines are checked.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { httpLeaseClient } from '../api/leaderelection/http.js';
 import { LeaderElector } from '../api/leaderelection/leaderelection.js';
 import type { Lease } from '../api/leaderelection/lease.js';
 import { startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { until as pollUntil } from './support/wait.js';
 
 const NS = 'kube-system';
 const NAME = 'k8ts-e2e-election';
@@ -68,6 +72,17 @@ describe('leader election against k8ts', () => {
   };
   const leaders = () => candidates.filter((c) => c.leadingSince !== undefined);
   const readLease = () => httpLeaseClient(k.url, { fetch: k.fetch }).get(NS, NAME);
+  /** Reads the Lease every 50 ms until `check` holds (10 s deadline); resolves with it. */
+  const untilLease = (what: string, check: (l: Lease) => boolean): Promise<Lease> =>
+    pollUntil(
+      what,
+      async () => {
+        const l = await readLease();
+        return check(l) ? l : undefined;
+      },
+      10_000,
+      50,
+    );
 
   before(async () => {
     k = await startK8tsServer({ args: ['--datastore', 'memory'] });
@@ -97,7 +112,13 @@ describe('leader election against k8ts', () => {
     assert.equal(lease.spec?.leaseDurationSeconds, LEASE_S);
     assert.equal(lease.spec?.leaseTransitions, 0);
     assert.match(lease.spec?.renewTime ?? '', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
-    assert.ok(Date.now() - Date.parse(lease.spec!.renewTime!) < LEASE_S * 1000, 'renewed recently');
+    // It keeps renewing: a later read shows a later renewTime, the same holder and acquireTime.
+    const renewed = await untilLease(
+      'a later renewal',
+      (l) => Date.parse(l.spec?.renewTime ?? '') > Date.parse(lease.spec!.renewTime!),
+    );
+    assert.equal(renewed.spec?.holderIdentity, leader.id);
+    assert.equal(renewed.spec?.acquireTime, lease.spec?.acquireTime);
     // kubectl sees the same holder.
     const r = await k.kubectl('get', 'lease', NAME, '-n', NS, '-o', 'jsonpath={.spec.holderIdentity}');
     assert.equal(r.code, 0, r.stderr);
@@ -105,27 +126,28 @@ describe('leader election against k8ts', () => {
     assert.deepEqual(overlaps, []);
   });
 
-  it('when the leader dies without releasing, the other leads within the lease duration plus a retry', async () => {
+  it('when the leader dies without releasing, the other leads, once the lease has run out', async () => {
     const [old] = leaders();
     assert.ok(old);
     const successor = candidates.find((c) => c !== old)!;
     const before = await readLease();
     // A crash: the process stops renewing and never releases (releaseOnCancel is off).
-    const stoppedAt = Date.now();
     old.stop.abort();
     await old.done;
-    assert.equal((await readLease()).spec?.holderIdentity, old.id, 'the Lease still names the dead leader');
+    const last = await readLease();
+    assert.equal(last.spec?.holderIdentity, old.id, 'the Lease still names the dead leader');
 
-    // The successor sees the last renewal at its next poll (≤ one jittered retry, 0.44 s,
-    // after the crash), waits the lease out from there, and takes over at the poll after
-    // that (≤ another retry); 1 s more for requests and scheduling on a busy machine.
-    const maxMs = LEASE_S * 1000 + 2 * RETRY_S * 1000 * 2.2 + 1000;
-    await eventually('the successor to lead', () => successor.leadingSince, maxMs);
-    const tookOverMs = successor.leadingSince! - stoppedAt;
-    assert.ok(tookOverMs <= maxMs, `took over after ${tookOverMs} ms`);
-    // It waited out the lease on its own clock (from its last observation, at most a retry
-    // before the crash), rather than taking over early.
-    assert.ok(tookOverMs >= LEASE_S * 1000 - RETRY_S * 1000 * 2.2 - 100, `took over after ${tookOverMs} ms`);
+    // Taking over takes the lease duration plus up to two jittered retries (about 2.9 s);
+    // the deadline is for a hang, not a speed target.
+    await eventually('the successor to lead', () => successor.leadingSince, 30_000);
+    // Not early: the successor saw the last renewal no sooner than it was written, and
+    // waits the lease out from then on its own clock (both candidates read this host's
+    // Date.now(), so the two times compare).
+    const lastRenewal = Date.parse(last.spec!.renewTime!);
+    assert.ok(
+      successor.leadingSince! >= lastRenewal + LEASE_S * 1000,
+      `led ${successor.leadingSince! - lastRenewal} ms after the last renewal, before the ${LEASE_S} s lease ran out`,
+    );
 
     const lease = await readLease();
     assert.equal(lease.spec?.holderIdentity, successor.id);
