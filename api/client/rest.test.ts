@@ -528,49 +528,54 @@ describe('RestClient over TLS', () => {
   );
 });
 
-/** A throwaway CA, a server certificate for 127.0.0.1 and a client certificate (CN admin); undefined without openssl. */
+/**
+ * A throwaway CA, a server certificate for 127.0.0.1 and a client certificate (CN admin);
+ * undefined when there is no `openssl` to run. Any other openssl failure throws.
+ */
 function makePki(dir: string) {
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   try {
-    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    ssl('version');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  ssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-subj',
+    '/CN=k8ts-test-ca',
+    '-days',
+    '1',
+  );
+  writeFileSync(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  for (const [name, subj, ext] of [
+    ['server', '/CN=127.0.0.1', ['-extfile', 'server.ext']],
+    ['client', '/O=system:masters/CN=admin', []],
+  ] as const) {
+    ssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj);
     ssl(
-      'req',
-      '-x509',
-      ...ec,
-      '-keyout',
-      'ca.key',
-      '-out',
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
       'ca.crt',
-      '-subj',
-      '/CN=k8ts-test-ca',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.crt`,
       '-days',
       '1',
+      ...ext,
     );
-    writeFileSync(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\n');
-    for (const [name, subj, ext] of [
-      ['server', '/CN=127.0.0.1', ['-extfile', 'server.ext']],
-      ['client', '/O=system:masters/CN=admin', []],
-    ] as const) {
-      ssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj);
-      ssl(
-        'x509',
-        '-req',
-        '-in',
-        `${name}.csr`,
-        '-CA',
-        'ca.crt',
-        '-CAkey',
-        'ca.key',
-        '-CAcreateserial',
-        '-out',
-        `${name}.crt`,
-        '-days',
-        '1',
-        ...ext,
-      );
-    }
-  } catch {
-    return undefined;
   }
   const read = (f: string) => readFileSync(join(dir, f), 'utf8');
   return {
