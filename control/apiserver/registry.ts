@@ -81,6 +81,14 @@ export interface WriteOptions {
    */
   beforeWrite?: (obj: KubeObject, old: KubeObject | undefined) => void;
   /**
+   * Validating admission (admission/index.ts): called with the object about to be
+   * written — defaulted and valid, a create's generated name set — and the stored one it
+   * replaces (undefined on create), before `beforeWrite`, and again on each retry of a
+   * read-modify-write. Must not change `obj`. Throws (an ApiError) to refuse: nothing is
+   * written.
+   */
+  admit?: (obj: KubeObject, old: KubeObject | undefined) => void | Promise<void>;
+  /**
    * The caller hands its body over (a freshly decoded request body it does not look at
    * again; for guaranteedUpdate, `mutate` returns an object nobody else holds) and only
    * serializes what comes back. The registry then does not copy the body, and answers
@@ -184,6 +192,7 @@ export class Registry {
     const generated = !meta.name;
     if (generated) meta.name = `${meta.generateName}${randomSuffix()}`;
     this.validate(obj, this.strategy.validate(obj));
+    await opts.admit?.(obj, undefined);
     opts.beforeWrite?.(obj, undefined);
     const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun === true });
     if (opts.dryRun) {
@@ -296,6 +305,7 @@ export class Registry {
     if (expected && expected !== current.modRevision) throw conflict(this.ref(name));
     const old = decode(current);
     const next = this.prepareUpdate(obj, old, opts.subresource);
+    await opts.admit?.(next, old);
     if (unchanged(next, old)) return old;
     opts.beforeWrite?.(next, old);
     const finish = await this.beginUpdate(next, old, opts);
@@ -342,6 +352,7 @@ export class Registry {
       const expected = parseResourceVersion(meta.resourceVersion, 'metadata.resourceVersion');
       if (expected && expected !== kv.modRevision) throw conflict(this.ref(name));
       const next = this.prepareUpdate(changed, current, opts.subresource);
+      await opts.admit?.(next, current);
       if (unchanged(next, current)) return current;
       opts.beforeWrite?.(next, current);
       const finish = await this.beginUpdate(next, current, opts);

@@ -66,7 +66,14 @@ import {
   type Attributes,
   type Authorizer,
 } from './auth/authz.js';
-import { admitNodeCreate, admitNodeUpdate, nodeAuthorizer } from './auth/node.js';
+import { nodeAuthorizer } from './auth/node.js';
+import {
+  AdmissionChain,
+  admissionPlugins,
+  RequestAdmissionRecorder,
+  type AdmissionRequest,
+} from './admission/index.js';
+import { SYSTEM_NAMESPACES } from './admission/namespacelifecycle.js';
 import { signNodeCredential } from './auth/node-credential.js';
 import {
   BOOTSTRAP_CLUSTER_ROLE_BINDINGS,
@@ -168,9 +175,6 @@ interface RequestMetrics {
 /** Resources whose PUT creates a missing object (Kubernetes' AllowCreateOnUpdate). */
 const CREATE_ON_UPDATE = new Set(['leases', 'endpoints', 'events']);
 
-/** Namespaces that exist from the start, as in every Kubernetes cluster. */
-export const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
-
 export class ApiServer {
   private readonly cfg: ApiServerConfig;
   private readonly registries = new Map<ResourceInfo, Registry>();
@@ -194,6 +198,8 @@ export class ApiServer {
   readonly authorizer: Authorizer;
   /** The RBAC objects, as the RBAC authorizer and SelfSubjectRulesReview read them. */
   private readonly rbacSource: RbacSource;
+  /** The admission plugins (admission/index.ts), run after authorization. */
+  private readonly admission: AdmissionChain;
 
   constructor(cfg: ApiServerConfig) {
     if (!cfg.store) throw new Error('ApiServer: store is required');
@@ -270,6 +276,9 @@ export class ApiServer {
           (await pods.list(ns, { fieldSelector: parseFieldSelector(`spec.nodeName=${node}`) })).items,
       }),
       rbacAuthorizer(this.rbacSource),
+    );
+    this.admission = new AdmissionChain(
+      admissionPlugins({ getNamespace: (name) => this.namespaceFromCache(name) }),
     );
     this.tunnels = new TunnelServer({
       authenticate: (req, node) => this.authenticateTunnel(req, node),
@@ -595,6 +604,9 @@ export class ApiServer {
     let url = UNPARSED_URL;
     let verb = (req.method ?? 'GET').toLowerCase();
     let resource = '';
+    const admission = new RequestAdmissionRecorder((message) => {
+      if (!res.headersSent) for (const h of warningHeaders([message])) res.appendHeader('Warning', h);
+    });
     try {
       url = requestURL(req);
       // Who is asking comes first: an anonymous request learns nothing, not even a 404.
@@ -622,7 +634,7 @@ export class ApiServer {
         verb = rr.verb;
         resource = rr.subresource ? `${rr.resource.resource}/${rr.subresource}` : rr.resource.resource;
         await this.authorize(req, url, rr, user);
-        await this.serveResource(rr, req, res, url, user);
+        await this.serveResource(rr, req, res, url, user, admission);
       } else {
         await this.authorize(req, url, undefined, user);
         await this.serveNonResource(req, res, url);
@@ -650,6 +662,10 @@ export class ApiServer {
           path: url.pathname,
           code: res.statusCode,
           latencyMs: Math.round(seconds * 1e6) / 1e3,
+          // What kube-apiserver's audit event carries as annotations (PodSecurity's).
+          ...(admission.annotations.size > 0
+            ? { auditAnnotations: Object.fromEntries(admission.annotations) }
+            : {}),
         });
       }
     }
@@ -795,26 +811,44 @@ export class ApiServer {
     res: ServerResponse,
     url: URL,
     user: UserInfo,
+    admission: RequestAdmissionRecorder,
   ): Promise<void> {
     const registry = this.registries.get(rr.resource)!;
     const q = url.searchParams;
     const dryRun = q.getAll('dryRun').includes('All');
-    let terminating = false;
-    if (
-      rr.resource.namespaced &&
-      rr.namespace !== undefined &&
-      (rr.verb === 'create' || rr.verb === 'update' || rr.verb === 'patch')
-    ) {
-      terminating = await this.checkNamespaceActive(rr.namespace);
-    }
     const sub = rr.subresource;
-    // NodeRestriction: a node's own writes of its Node (not its status) are checked for
-    // taint and restricted label changes.
-    const isNodeSpecWrite =
-      rr.resource.group === '' &&
-      rr.resource.resource === 'nodes' &&
-      sub === undefined &&
-      nodeNameOf(user) !== undefined;
+    // Admission (admission/index.ts): the admit phase here, the validate phase as the
+    // registry's `admit` hook, on what it is about to write.
+    const admitRequest = (operation: AdmissionRequest['operation'], body?: KubeObject) =>
+      this.admission.admit(
+        {
+          operation,
+          resource: rr.resource,
+          subresource: sub,
+          namespace: rr.namespace,
+          name: rr.name ?? body?.metadata?.name ?? '',
+          body,
+          user,
+          dryRun,
+        },
+        admission,
+      );
+    const admit = (obj: KubeObject, old: KubeObject | undefined) =>
+      this.admission.validate(
+        {
+          operation: old ? 'UPDATE' : 'CREATE',
+          resource: rr.resource,
+          subresource: sub,
+          namespace: rr.namespace,
+          name: obj.metadata?.name ?? '',
+          object: obj,
+          oldObject: old,
+          user,
+          dryRun,
+        },
+        admission,
+      );
+    if (rr.verb === 'update' || rr.verb === 'patch') await admitRequest('UPDATE');
     if (sub === 'log') {
       if (rr.verb !== 'get')
         throw new ApiError(405, 'MethodNotAllowed', `${req.method} is not supported on pods/log`);
@@ -840,6 +874,7 @@ export class ApiServer {
     const write: WriteOptions = {
       dryRun,
       owned: true,
+      admit,
       beforeWrite: (obj, old) => {
         recordUpdate(obj, old, manager, gv, now, {
           model: rr.resource.model,
@@ -893,6 +928,7 @@ export class ApiServer {
           rr,
           sub === undefined ? rr.resource.model : undefined,
         );
+        await admitRequest('CREATE', body);
         if (sub === 'binding') {
           await bindPod(registry, rr.namespace!, rr.name!, body, dryRun);
           writeJson(res, 201, {
@@ -918,8 +954,6 @@ export class ApiServer {
             'MethodNotAllowed',
             `POST is not supported on ${rr.resource.resource}/${sub ?? '{name}'}`,
           );
-        if (terminating) throw namespaceTerminating(rr, body);
-        admitNodeCreate(user, rr.resource, rr.namespace, body);
         (await this.escalationCheck(rr, user, body))?.(body);
         const created =
           rr.resource.resource === 'namespaces' && rr.resource.group === ''
@@ -951,7 +985,6 @@ export class ApiServer {
         const opts = sub === 'status' || sub === 'finalize' ? { ...write, subresource: sub } : write;
         let updated: KubeObject;
         try {
-          if (isNodeSpecWrite) admitNodeUpdate(user, await registry.get(undefined, rr.name!), body);
           const escalation = await this.escalationCheck(rr, user, body);
           escalation?.(body, await registry.get(rr.namespace, rr.name!));
           updated = await registry.update(rr.namespace, rr.name!, body, opts);
@@ -970,6 +1003,7 @@ export class ApiServer {
           if (meta.name !== undefined && meta.name !== rr.name) throw err;
           meta.name = rr.name!;
           delete meta.resourceVersion;
+          await admitRequest('CREATE', body);
           writeJson(res, 201, await registry.create(rr.namespace, body, write));
           return;
         }
@@ -1034,7 +1068,6 @@ export class ApiServer {
             rr.name!,
             (current) => {
               const patched = applyPatch({ contentType: type, original: current, patch: body, ...common });
-              if (isNodeSpecWrite) admitNodeUpdate(user, current, patched);
               escalation?.(patched, current);
               checkPatchedFieldTypes(rr.resource.model, patched, type, body);
               // Server-side apply rejects undeclared fields itself, whatever the directive.
@@ -1042,7 +1075,7 @@ export class ApiServer {
               return patched;
             },
             {
-              ...(isApply ? { dryRun, owned: true } : write),
+              ...(isApply ? { dryRun, owned: true, admit } : write),
               ...(sub === 'status' ? { subresource: 'status' as const } : {}),
             },
           );
@@ -1065,10 +1098,12 @@ export class ApiServer {
               `the name of the object (${meta.name}) does not match the name on the URL (${rr.name})`,
             );
           meta.name = rr.name!;
+          await admitRequest('CREATE', obj);
           (await this.escalationCheck(rr, user, obj))?.(obj);
+          const applied = { dryRun, owned: true, admit };
           if (rr.resource.resource === 'namespaces' && rr.resource.group === '')
-            writeJson(res, 201, await this.createNamespace(obj, { dryRun, owned: true }));
-          else writeJson(res, 201, await registry.create(rr.namespace, obj, { dryRun, owned: true }));
+            writeJson(res, 201, await this.createNamespace(obj, applied));
+          else writeJson(res, 201, await registry.create(rr.namespace, obj, applied));
         }
         return;
       }
@@ -1081,7 +1116,7 @@ export class ApiServer {
           );
         const opts = await deleteOptions(req, q);
         const isNamespace = rr.resource.group === '' && rr.resource.resource === 'namespaces';
-        if (isNamespace) checkNamespaceDeletable(rr.name!);
+        await admitRequest('DELETE');
         const result = await registry.delete(rr.namespace, rr.name!, opts);
         // A namespace being terminated answers 200 with the object, as Kubernetes does (its
         // contents are removed by the namespace controller, which then finalizes it).
@@ -1295,72 +1330,20 @@ export class ApiServer {
   }
 
   /**
-   * NamespaceLifecycle admission, first half: objects are written only in namespaces that
-   * exist. Resolves true when the namespace is terminating (creating in it is then
-   * refused by namespaceTerminating()).
+   * The namespace `name`, or undefined when there is none: from the namespaces' watch
+   * cache, as admission plugins read their informer; a namespace the cache has not seen
+   * yet (just created) is looked up in the store.
    */
-  private async checkNamespaceActive(namespace: string): Promise<boolean> {
-    // From the namespaces' watch cache, as the admission plugin reads its informer; a
-    // namespace the cache has not seen yet (just created) is looked up in the store.
+  private async namespaceFromCache(name: string): Promise<KubeObject | undefined> {
     const cache = await this.watchCache(findResource('', 'v1', 'namespaces')!);
-    const cached = cache.ready ? cache.get({ name: namespace }) : undefined;
-    if (cached) return !!cached.metadata?.deletionTimestamp;
-    let ns: KubeObject;
+    const cached = cache.ready ? cache.get({ name }) : undefined;
+    if (cached) return cached;
     try {
-      ns = await this.registry('', 'v1', 'namespaces').get(undefined, namespace);
+      return await this.registry('', 'v1', 'namespaces').get(undefined, name);
     } catch (err) {
-      if (err instanceof ApiError && err.code === 404) {
-        throw new ApiError(404, 'NotFound', `namespaces "${namespace}" not found`, {
-          name: namespace,
-          kind: 'namespaces',
-        });
-      }
+      if (err instanceof ApiError && err.code === 404) return undefined;
       throw err;
     }
-    return !!ns.metadata?.deletionTimestamp;
-  }
-}
-
-/**
- * NamespaceLifecycle admission, second half: 403 for a create in a terminating namespace,
- * worded as Kubernetes (`configmaps "x" is forbidden: unable to create new content in
- * namespace ns because it is being terminated`) with the `NamespaceTerminating` cause
- * that controllers look for.
- */
-function namespaceTerminating(rr: ResourceRequest, body: KubeObject): ApiError {
-  const namespace = rr.namespace!;
-  const name = body.metadata?.name ?? body.metadata?.generateName ?? '';
-  return new ApiError(
-    403,
-    'Forbidden',
-    `${rr.resource.resource}${rr.resource.group ? `.${rr.resource.group}` : ''} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
-    {
-      name,
-      ...(rr.resource.group ? { group: rr.resource.group } : {}),
-      kind: rr.resource.resource,
-      causes: [
-        {
-          reason: 'NamespaceTerminating',
-          message: `namespace ${namespace} is being terminated`,
-          field: 'metadata.namespace',
-        },
-      ],
-    },
-  );
-}
-
-/**
- * The system namespaces may not be deleted (403, as Kubernetes' NamespaceLifecycle
- * admission protects default, kube-system and kube-public; k8ts adds kube-node-lease).
- */
-function checkNamespaceDeletable(namespace: string): void {
-  if ((SYSTEM_NAMESPACES as readonly string[]).includes(namespace)) {
-    throw new ApiError(
-      403,
-      'Forbidden',
-      `namespaces "${namespace}" is forbidden: this namespace may not be deleted`,
-      { name: namespace, kind: 'namespaces' },
-    );
   }
 }
 

@@ -117,6 +117,19 @@ export function notFound(ref: ResourceRef): ApiError {
   return new ApiError(404, 'NotFound', `${qualified(ref)} "${ref.name ?? ''}" not found`, detailsOf(ref));
 }
 
+/**
+ * 403 Forbidden about one object, as errors.NewForbidden words it (admission plugins'
+ * refusals): `pods "web" is forbidden: <why>`; `causes` go into the details.
+ */
+export function newForbidden(ref: ResourceRef, why: string, causes?: StatusCause[]): ApiError {
+  return new ApiError(
+    403,
+    'Forbidden',
+    `${qualified(ref)} "${ref.name ?? ''}" is forbidden: ${why}`,
+    detailsOf(ref, causes),
+  );
+}
+
 /** 409 AlreadyExists: `pods "web" already exists`. */
 export function alreadyExists(ref: ResourceRef): ApiError {
   return new ApiError(

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../../../api/object.js';
-import { ApiError } from '../status.js';
 import type { Attributes } from './authz.js';
-import type { UserInfo } from './user.js';
-import { admitNodeCreate, admitNodeUpdate, nodeAuthorizer, podReferences } from './node.js';
+import { nodeAuthorizer, podReferences } from './node.js';
 
 const n1 = { name: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] };
 const pod = (name: string, nodeName: string, spec: object = {}): KubeObject => ({
@@ -52,6 +50,14 @@ describe('nodeAuthorizer (Node authorizer)', () => {
     ['update own node', a('update', '', 'nodes', { name: 'n1' }), 'allow'],
     ["patch another node's status", a('patch', '', 'nodes', { name: 'n2', subresource: 'status' }), 'deny'],
     ['delete another node', a('delete', '', 'nodes', { name: 'n2' }), 'deny'],
+    // system:node grants no delete of nodes, and no get of nodes/status or pods/status.
+    ['delete its own node', a('delete', '', 'nodes', { name: 'n1' }), 'deny'],
+    ['get its own node status', a('get', '', 'nodes', { name: 'n1', subresource: 'status' }), 'deny'],
+    [
+      'get the status of its pod',
+      a('get', '', 'pods', { namespace: 'default', name: 'mine', subresource: 'status' }),
+      'deny',
+    ],
     ['watch pods', a('watch', '', 'pods'), 'allow'],
     [
       'patch status of its pod',
@@ -154,49 +160,6 @@ describe('nodeAuthorizer (Node authorizer)', () => {
   });
 });
 
-describe('admitNodeCreate (NodeRestriction)', () => {
-  const forbidden = (fn: () => void, msg: RegExp) =>
-    assert.throws(fn, (err: unknown) => err instanceof ApiError && err.code === 403 && msg.test(err.message));
-  it('lets a node create only its own Node and Lease, and no pods', () => {
-    admitNodeCreate(n1, { group: '', resource: 'nodes' }, undefined, { metadata: { name: 'n1' } });
-    admitNodeCreate(n1, { group: 'coordination.k8s.io', resource: 'leases' }, 'kube-node-lease', {
-      metadata: { name: 'n1' },
-    });
-    forbidden(
-      () => admitNodeCreate(n1, { group: '', resource: 'nodes' }, undefined, { metadata: { name: 'n2' } }),
-      /^nodes "n2" is forbidden: node "n1" is not allowed to modify node "n2"$/,
-    );
-    forbidden(
-      () =>
-        admitNodeCreate(n1, { group: 'coordination.k8s.io', resource: 'leases' }, 'kube-node-lease', {
-          metadata: { name: 'n2' },
-        }),
-      /same name as the requesting node/,
-    );
-    forbidden(
-      () => admitNodeCreate(n1, { group: '', resource: 'pods' }, 'default', { metadata: { name: 'p' } }),
-      /mirror pods/,
-    );
-  });
-  it('does not concern other users', () => {
-    // Each create is refused to node n1, and admitted for users that are not nodes.
-    const creates: Array<[{ group: string; resource: string }, string | undefined, string]> = [
-      [{ group: '', resource: 'nodes' }, undefined, 'n2'],
-      [{ group: 'coordination.k8s.io', resource: 'leases' }, 'kube-node-lease', 'n2'],
-      [{ group: '', resource: 'pods' }, 'default', 'p'],
-    ];
-    const others = [
-      { name: 'alice', groups: [] },
-      { name: 'system:node:n1', groups: ['system:authenticated'] }, // not in system:nodes
-    ];
-    for (const [r, ns, name] of creates) {
-      const create = (user: UserInfo) => () => admitNodeCreate(user, r, ns, { metadata: { name } });
-      assert.throws(create(n1), ApiError, `${r.resource} ${name} by n1`);
-      for (const user of others) assert.doesNotThrow(create(user), `${r.resource} ${name} by ${user.name}`);
-    }
-  });
-});
-
 describe('podReferences', () => {
   it('finds secrets and configmaps in volumes, projected volumes, env, envFrom and imagePullSecrets', () => {
     const refs = podReferences({
@@ -213,63 +176,5 @@ describe('podReferences', () => {
     });
     assert.deepEqual([...refs.secrets].sort(), ['init-s', 'ps', 'pull']);
     assert.deepEqual([...refs.configMaps].sort(), ['env-c', 'pc']);
-  });
-});
-
-describe('NodeRestriction of a node updating its own Node', () => {
-  const n1: UserInfo = { name: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] };
-  const node = (labels: Record<string, string>, taints: unknown[] = []): KubeObject => ({
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name: 'n1', labels },
-    spec: { taints },
-  });
-  const base = { 'kubernetes.io/hostname': 'n1', team: 'a' };
-
-  it('allows its own labels and labels outside the kubernetes.io / k8s.io namespaces', () => {
-    const update = (labels: Record<string, string>) => () =>
-      admitNodeUpdate(n1, node(base), node({ ...base, ...labels }));
-    const allowed: Record<string, string>[] = [
-      { team: 'b', 'kubernetes.io/arch': 'amd64' },
-      { 'node.kubernetes.io/instance-type': 'x' },
-      { 'kubelet.kubernetes.io/x': 'y' },
-      { 'example.com/x': 'y' },
-    ];
-    for (const labels of allowed) assert.doesNotThrow(update(labels), JSON.stringify(labels));
-    // The same kind of change to a label in those namespaces and off the allow-list is
-    // refused: the ones above pass for what they are, not because nothing is checked.
-    for (const key of ['kubernetes.io/role', 'example.kubernetes.io/x'])
-      assert.throws(update({ [key]: 'y' }), new RegExp(`not allowed to modify labels: ${key}$`));
-  });
-
-  for (const key of [
-    'node-restriction.kubernetes.io/trusted',
-    'node-role.kubernetes.io/control-plane',
-    'example.k8s.io/x',
-  ]) {
-    it(`refuses adding, changing or removing ${key}`, () => {
-      const refused = (before: Record<string, string>, after: Record<string, string>) =>
-        assert.throws(
-          () => admitNodeUpdate(n1, node(before), node(after)),
-          (err: unknown) =>
-            err instanceof ApiError &&
-            err.code === 403 &&
-            err.message === `nodes "n1" is forbidden: node "n1" is not allowed to modify labels: ${key}`,
-        );
-      refused(base, { ...base, [key]: 'v' });
-      refused({ ...base, [key]: 'v' }, { ...base, [key]: 'w' });
-      refused({ ...base, [key]: 'v' }, base);
-    });
-  }
-
-  it('refuses changing taints; other users pass', () => {
-    const taint = { key: 'dedicated', value: 'x', effect: 'NoSchedule' };
-    assert.throws(
-      () => admitNodeUpdate(n1, node(base), node(base, [taint])),
-      /node "n1" is not allowed to modify taints/,
-    );
-    assert.throws(() => admitNodeUpdate(n1, node(base, [taint]), node(base)), /not allowed to modify taints/);
-    const admin: UserInfo = { name: 'root', groups: ['system:masters'] };
-    admitNodeUpdate(admin, node(base), node({ ...base, 'node-role.kubernetes.io/x': '' }, [taint]));
   });
 });

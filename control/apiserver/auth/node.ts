@@ -1,22 +1,24 @@
 /**
- * The Node authorizer and NodeRestriction admission (plugin/pkg/auth/authorizer/node,
- * plugin/pkg/admission/noderestriction): what a node identity `system:node:<name>` may do.
+ * The Node authorizer (plugin/pkg/auth/authorizer/node, with what the RBAC role
+ * system:node grants): what a node identity `system:node:<name>` may do. What it may
+ * write into the objects it may touch is NodeRestriction admission's
+ * (admission/noderestriction.ts).
  *
  * Read: nodes, pods, services, endpoints, endpointslices (kubelet and kube-proxy watch
  * them); secrets and configmaps only when a pod bound to the node refers to them
  * (volumes, env, envFrom, imagePullSecrets) — Kubernetes keeps a graph for this, k8ts
  * lists the node's pods in the namespace on each such read.
- * Write: its own Node (and nodes/status); its own Lease in kube-node-lease; the status of
- * pods bound to it, their deletion and eviction; events. Everything else that concerns
- * these kinds is denied outright (RBAC cannot widen it, as NodeRestriction runs after
- * authorization in Kubernetes); other requests get no opinion, so RBAC decides (and
- * grants nodes nothing beyond discovery).
+ * Write: create, update and patch of its own Node and nodes/status (not delete, not a get
+ * of nodes/status: system:node has neither); its own Lease in kube-node-lease; update and
+ * patch of the status of pods bound to it, their deletion and eviction; events.
+ * Everything else that concerns these kinds is denied outright (RBAC cannot widen it, as
+ * NodeRestriction runs after authorization in Kubernetes); other requests get no
+ * opinion, so RBAC decides (and grants nodes nothing beyond discovery).
  */
 import { NET_CONF_CONFIGMAP } from '../../../api/netconf.js';
 import type { KubeObject } from '../../../api/object.js';
-import { ApiError } from '../status.js';
 import { ALLOW, NO_OPINION, type Attributes, type Authorizer, type Decision } from './authz.js';
-import { nodeNameOf, type UserInfo } from './user.js';
+import { nodeNameOf } from './user.js';
 
 /** What the Node authorizer reads (the API server's registries). */
 export interface NodeGraphSource {
@@ -85,10 +87,10 @@ export function nodeAuthorizer(src: NodeGraphSource): Authorizer {
       const key = `${group}/${resource}`;
       switch (key) {
         case '/nodes': {
-          if (READ.has(a.verb) && (sub === undefined || (sub === 'status' && a.verb === 'get'))) return ALLOW;
-          // Creating is checked against the body's name by admitNodeCreate.
+          if (READ.has(a.verb) && sub === undefined) return ALLOW;
+          // Creating is checked against the body's name by NodeRestriction.
           if (a.verb === 'create' && sub === undefined) return ALLOW;
-          if (['update', 'patch', 'delete'].includes(a.verb) && (sub === undefined || sub === 'status')) {
+          if (['update', 'patch'].includes(a.verb) && (sub === undefined || sub === 'status')) {
             return a.name === node
               ? ALLOW
               : deny(`node "${node}" is not allowed to modify node "${a.name ?? ''}"`);
@@ -98,7 +100,7 @@ export function nodeAuthorizer(src: NodeGraphSource): Authorizer {
         case '/pods': {
           if (READ.has(a.verb) && sub === undefined) return ALLOW;
           const podWrite =
-            (sub === 'status' && ['get', 'update', 'patch'].includes(a.verb)) ||
+            (sub === 'status' && ['update', 'patch'].includes(a.verb)) ||
             (sub === undefined && a.verb === 'delete') ||
             (sub === 'eviction' && a.verb === 'create');
           if (!podWrite || !a.namespace || !a.name) return deny(NO_RELATIONSHIP(node));
@@ -116,7 +118,7 @@ export function nodeAuthorizer(src: NodeGraphSource): Authorizer {
           return READ.has(a.verb) && sub === undefined ? ALLOW : deny(NO_RELATIONSHIP(node));
         case 'coordination.k8s.io/leases': {
           if (a.namespace !== NODE_LEASE_NAMESPACE) return deny(NO_RELATIONSHIP(node));
-          if (a.verb === 'create') return ALLOW; // the body's name: admitNodeCreate
+          if (a.verb === 'create') return ALLOW; // the body's name: NodeRestriction
           if (['get', 'update', 'patch', 'delete'].includes(a.verb) && a.name === node) return ALLOW;
           return deny(`can only access node lease with the same name as the requesting node`);
         }
@@ -150,101 +152,4 @@ export function nodeAuthorizer(src: NodeGraphSource): Authorizer {
       }
     },
   };
-}
-
-/**
- * NodeRestriction admission of creates by a node (the object's name is in the body, not
- * the URL): a node may create only its own Node and its own Lease, and no pods (k8ts has
- * no mirror pods).
- * @throws ApiError 403 Forbidden otherwise.
- */
-export function admitNodeCreate(
-  user: UserInfo,
-  r: { group: string; resource: string },
-  namespace: string | undefined,
-  body: KubeObject,
-): void {
-  const node = nodeNameOf(user);
-  if (node === undefined) return;
-  const name = body.metadata?.name ?? '';
-  const refuse = (msg: string) => {
-    const qualified = r.group ? `${r.resource}.${r.group}` : r.resource;
-    return new ApiError(403, 'Forbidden', `${qualified} "${name}" is forbidden: ${msg}`, {
-      name,
-      ...(r.group ? { group: r.group } : {}),
-      kind: r.resource,
-    });
-  };
-  if (r.group === '' && r.resource === 'nodes' && name !== node)
-    throw refuse(`node "${node}" is not allowed to modify node "${name}"`);
-  if (
-    r.group === 'coordination.k8s.io' &&
-    r.resource === 'leases' &&
-    namespace === NODE_LEASE_NAMESPACE &&
-    name !== node
-  )
-    throw refuse('can only access node lease with the same name as the requesting node');
-  if (r.group === '' && r.resource === 'pods')
-    throw refuse(`node "${node}" can only create mirror pods, which k8ts does not support`);
-}
-
-/** Labels in the kubernetes.io / k8s.io namespaces a kubelet may set on its own Node (NodeRestriction's allow-list). */
-const KUBELET_LABELS = new Set([
-  'kubernetes.io/hostname',
-  'kubernetes.io/arch',
-  'kubernetes.io/os',
-  'beta.kubernetes.io/arch',
-  'beta.kubernetes.io/os',
-  'beta.kubernetes.io/instance-type',
-  'node.kubernetes.io/instance-type',
-  'failure-domain.beta.kubernetes.io/region',
-  'failure-domain.beta.kubernetes.io/zone',
-  'topology.kubernetes.io/region',
-  'topology.kubernetes.io/zone',
-]);
-const KUBELET_LABEL_PREFIXES = ['kubelet.kubernetes.io/', 'node.kubernetes.io/'];
-
-/**
- * Whether a node may not set or change label `key` on its own Node: `node-restriction.kubernetes.io/`
- * labels (for admins to steer workloads to trusted nodes), and every other label in the
- * kubernetes.io or k8s.io namespaces except the kubelet's own (KUBELET_LABELS and the
- * kubelet.kubernetes.io/ and node.kubernetes.io/ prefixes), as NodeRestriction's
- * getLabelsForbiddenToSet.
- */
-export function isRestrictedNodeLabel(key: string): boolean {
-  const slash = key.indexOf('/');
-  if (slash < 0) return false;
-  const domain = key.slice(0, slash);
-  if (domain === 'node-restriction.kubernetes.io' || domain.endsWith('.node-restriction.kubernetes.io'))
-    return true;
-  const kubernetesNamespace =
-    domain === 'kubernetes.io' ||
-    domain.endsWith('.kubernetes.io') ||
-    domain === 'k8s.io' ||
-    domain.endsWith('.k8s.io');
-  if (!kubernetesNamespace) return false;
-  return !KUBELET_LABELS.has(key) && !KUBELET_LABEL_PREFIXES.some((p) => key.startsWith(p));
-}
-
-/**
- * NodeRestriction admission of a node's update of its own Node (PUT or PATCH, not the status
- * subresource): it may not change its taints, nor add, change or remove restricted labels
- * (isRestrictedNodeLabel). Users that are not nodes pass.
- * @throws ApiError 403 Forbidden in Kubernetes' wording.
- */
-export function admitNodeUpdate(user: UserInfo, old: KubeObject, next: KubeObject): void {
-  const node = nodeNameOf(user);
-  if (node === undefined) return;
-  const name = next.metadata?.name ?? old.metadata?.name ?? '';
-  const refuse = (msg: string) =>
-    new ApiError(403, 'Forbidden', `nodes "${name}" is forbidden: ${msg}`, { name, kind: 'nodes' });
-  const taints = (obj: KubeObject) => JSON.stringify(o(obj.spec).taints ?? []);
-  if (taints(old) !== taints(next)) throw refuse(`node "${node}" is not allowed to modify taints`);
-  const before = old.metadata?.labels ?? {};
-  const after = next.metadata?.labels ?? {};
-  const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])]
-    .filter((k) => before[k] !== after[k] && isRestrictedNodeLabel(k))
-    .sort();
-  if (changed.length > 0)
-    throw refuse(`node "${node}" is not allowed to modify labels: ${changed.join(', ')}`);
 }
