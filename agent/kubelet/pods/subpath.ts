@@ -165,9 +165,9 @@ function findExistingPrefix(base: string, path: string): { existing: string; toC
  *   (or becomes one meanwhile), or it exists as something else.
  */
 export function safeMakeDir(path: string, volumePath: string, mode: number): void {
-  const base = realpathSync(volumePath);
-  if (!pathWithinBase(path, volumePath) && !pathWithinBase(path, base))
+  if (!pathWithinBase(path, volumePath))
     throw new SubPathError(`path ${path} is outside of allowed base ${volumePath}`);
+  const base = realpathSync(volumePath);
   try {
     if (statSync(path).isDirectory()) return;
     throw new SubPathError(`${path} exists and is not a directory`);
