@@ -55,7 +55,7 @@ describe('localNodePortRules (externalTrafficPolicy Local in nftables)', () => {
       calls.push([file, ...args].join(' '));
       return { code: 0, stdout: '', stderr: '' };
     };
-    const rules = new LocalNodePortRules(host, '198.18.0.11', { warn: () => {}, info: () => {} });
+    const rules = new LocalNodePortRules(host, '198.18.0.11', { warn: () => {} });
     await rules.sync([]);
     await rules.sync([]);
     const port = { protocol: 'TCP' as const, nodePort: 31000, endpoints: [{ ip: '10.42.1.5', port: 80 }] };

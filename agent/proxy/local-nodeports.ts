@@ -24,7 +24,6 @@
  * backend other than none); elsewhere externalTrafficPolicy Local still keeps traffic on
  * local endpoints, through the proxy, without the client's address.
  */
-import type winston from 'winston';
 import type { HostCommand } from '../network/host-command.js';
 import type { Endpoint } from './balancer.js';
 
@@ -78,7 +77,7 @@ export class LocalNodePortRules {
   constructor(
     private readonly host: HostCommand,
     private readonly nodeIP: string | undefined,
-    private readonly logger: Pick<winston.Logger, 'warn' | 'info'>,
+    private readonly logger: { warn(message: string, meta?: Record<string, unknown>): unknown },
   ) {}
 
   /** Writes the rules for `ports` when they differ from what was written; never throws (failures are logged once). */
