@@ -165,6 +165,8 @@ export interface ContainerConfig {
       privileged?: boolean;
       /** Capabilities added to and dropped from the runtime's default set. */
       capabilities?: Capability;
+      /** no_new_privs: no process of the container gains privileges (setuid, file capabilities). */
+      noNewPrivs?: boolean;
       /** The sandbox's namespaces as the container joins them (the same as the sandbox's). */
       namespaceOptions?: NamespaceOption;
     };
@@ -292,6 +294,10 @@ export interface Image {
   repoDigests: string[];
   /** Bytes. */
   size: number;
+  /** The image's user (its config's `User`) when numeric (CRI's uid); unset when it names a user or none. */
+  uid?: number;
+  /** The image's user when it is a name (CRI's username). */
+  username?: string;
 }
 
 /** Progress of PullImage, as the layers arrive (bytes). */

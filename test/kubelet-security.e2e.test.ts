@@ -11,6 +11,9 @@
  *   CreateContainerConfigError: Docker is never handed a path it would follow onto the
  *   host, and nothing is created there; subPaths inside the volume work.
  * - A Secret volume is a tmpfs on the node (its bytes never reach the disk).
+ * - runAsNonRoot is enforced against the image's user, and allowPrivilegeEscalation:
+ *   false sets no_new_privs, as the kubelet does (what Pod Security's restricted level
+ *   relies on).
  * - hostNetwork, hostPID, hostIPC, shareProcessNamespace, capabilities add/drop and
  *   privileged do what they say (Pod Security admission is what limits who gets them);
  *   none is dropped silently.
@@ -479,5 +482,64 @@ describe('kubelet security with real Docker', () => {
       .split('\n')
       .find((l) => l.split(' ')[4] === dir);
     assert.match(line ?? '', / - tmpfs /, `${dir} in the mount table`);
+  });
+
+  const nonRootCases: [string, Record<string, unknown>, string | undefined][] = [
+    [
+      'an image that runs as root',
+      { runAsNonRoot: true },
+      'container has runAsNonRoot and image will run as root (pod: "%s", container: app)',
+    ],
+    [
+      'runAsUser 0',
+      { runAsNonRoot: true, runAsUser: 0 },
+      'container\'s runAsUser breaks non-root policy (pod: "%s", container: app)',
+    ],
+    ['runAsUser 65534', { runAsNonRoot: true, runAsUser: 65534 }, undefined],
+  ];
+  for (const [what, securityContext, refusal] of nonRootCases) {
+    it(`runAsNonRoot with ${what}: ${refusal ? 'CreateContainerConfigError' : 'runs'}`, async () => {
+      const created = await createPod('nonroot', {
+        containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sleep', '3600'], securityContext }],
+      } as unknown as Partial<Pod['spec']> & { containers: Pod['spec']['containers'] });
+      const name = created.metadata.name!;
+      const p = await until(
+        'the app running or refused',
+        async () => {
+          const pod = await getPod(name);
+          return statusOf(pod)?.state?.running || waitingOf(pod)?.reason === 'CreateContainerConfigError'
+            ? pod
+            : undefined;
+        },
+        30_000,
+      );
+      if (refusal) {
+        assert.equal(waitingOf(p)?.reason, 'CreateContainerConfigError', JSON.stringify(statusOf(p)?.state));
+        assert.equal(
+          waitingOf(p)?.message,
+          refusal.replace('%s', `${name}_default(${created.metadata.uid})`),
+        );
+      } else {
+        assert.ok(statusOf(p)?.state?.running, JSON.stringify(statusOf(p)?.state));
+        assert.equal(await execIn(p, 'app', 'id -u'), '65534\n');
+      }
+    });
+  }
+
+  it('allowPrivilegeEscalation: false sets no_new_privs; unset leaves it off', async () => {
+    const created = await createPod('nnp', {
+      containers: [
+        {
+          name: 'app',
+          image: 'k8ts/busybox:1.0',
+          command: ['sleep', '3600'],
+          securityContext: { allowPrivilegeEscalation: false },
+        },
+        { name: 'other', image: 'k8ts/busybox:1.0', command: ['sleep', '3600'] },
+      ],
+    } as unknown as Partial<Pod['spec']> & { containers: Pod['spec']['containers'] });
+    const p = await running(created.metadata.name!);
+    assert.match(await execIn(p, 'app', 'cat /proc/self/status'), /^NoNewPrivs:\s+1$/m);
+    assert.match(await execIn(p, 'other', 'cat /proc/self/status'), /^NoNewPrivs:\s+0$/m);
   });
 });

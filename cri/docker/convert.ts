@@ -186,6 +186,17 @@ export function sandboxCreateOptions(
   return body;
 }
 
+/**
+ * CRI's uid/username of an image from its config's `User` (dockershim's
+ * getUserFromImageUser): `1000` or `1000:1000` → uid 1000; `nobody[:group]` → username;
+ * '' → neither (the kubelet then takes the image to run as root).
+ */
+export function imageUser(user: string | undefined): { uid?: number; username?: string } {
+  const name = (user ?? '').split(':')[0] ?? '';
+  if (name === '') return {};
+  return /^\d+$/.test(name) ? { uid: Number(name) } : { username: name };
+}
+
 /** Docker's `User`: `uid`, or `uid:gid` when a group is set too; undefined for the image's user. */
 export function dockerUser(sc: { runAsUser?: number; runAsGroup?: number } | undefined): string | undefined {
   if (sc?.runAsUser === undefined) return undefined;
@@ -197,7 +208,8 @@ export function dockerUser(sc: { runAsUser?: number; runAsGroup?: number } | und
  * sandbox's network and IPC namespaces (so the pod's containers share localhost), or the
  * host's where its namespaceOptions say NODE, and the sandbox's PID namespace for pid POD
  * (shareProcessNamespace) or the host's for NODE (dockershim's
- * modifyContainerNamespaceOptions); capabilities → CapAdd/CapDrop; command → Entrypoint
+ * modifyContainerNamespaceOptions); capabilities → CapAdd/CapDrop; noNewPrivs → SecurityOpt
+ * `no-new-privileges`; command → Entrypoint
  * and args → Cmd (Kubernetes' command/args over the image's ENTRYPOINT/CMD: a command
  * alone drops the image's CMD); mounts → Binds.
  */
@@ -222,6 +234,7 @@ export function containerCreateOptions(
   };
   if (ns.pid === 'NODE') hostConfig.PidMode = 'host';
   else if (ns.pid === 'POD') hostConfig.PidMode = sandboxNS;
+  if (sc?.noNewPrivs) hostConfig.SecurityOpt = ['no-new-privileges'];
   const caps = sc?.capabilities;
   if (caps?.addCapabilities?.length) hostConfig.CapAdd = caps.addCapabilities;
   if (caps?.dropCapabilities?.length) hostConfig.CapDrop = caps.dropCapabilities;

@@ -4,6 +4,7 @@ import type { ContainerConfig, PodSandboxConfig } from '../api.js';
 import {
   containerCreateOptions,
   containerStateFromInspect,
+  imageUser,
   containerStateFromList,
   dockerUser,
   parseDockerTime,
@@ -276,15 +277,30 @@ describe('namespaces and capabilities → docker (dockershim’s modify*Namespac
       { CapAdd: ['NET_ADMIN'], CapDrop: ['ALL'] },
     ],
     ['privileged', { securityContext: { privileged: true } }, { Privileged: true }],
+    ['noNewPrivs', { securityContext: { noNewPrivs: true } }, { SecurityOpt: ['no-new-privileges'] }],
   ];
   for (const [what, linux, want] of cases) {
     it(`container: ${what}`, () => {
       const hc = containerCreateOptions('sb1', { ...container, linux }, sandbox, 'n', {})
         .HostConfig as Record<string, unknown>;
       for (const [k, v] of Object.entries(want)) assert.deepEqual(hc[k], v, k);
-      for (const k of ['PidMode', 'CapAdd', 'CapDrop']) if (!(k in want)) assert.equal(k in hc, false, k);
+      for (const k of ['PidMode', 'CapAdd', 'CapDrop', 'SecurityOpt'])
+        if (!(k in want)) assert.equal(k in hc, false, k);
     });
   }
+});
+
+describe('imageUser (dockershim’s getUserFromImageUser)', () => {
+  const cases: [string | undefined, { uid?: number; username?: string }][] = [
+    [undefined, {}],
+    ['', {}],
+    ['0', { uid: 0 }],
+    ['65534:65534', { uid: 65534 }],
+    ['nobody', { username: 'nobody' }],
+    ['app:staff', { username: 'app' }],
+  ];
+  for (const [user, want] of cases)
+    it(`${JSON.stringify(user)} → ${JSON.stringify(want)}`, () => assert.deepEqual(imageUser(user), want));
 });
 
 describe('labels', () => {

@@ -51,6 +51,7 @@ import {
   containerCreateOptions,
   containerStateFromInspect,
   containerStateFromList,
+  imageUser,
   sandboxCreateOptions,
   statsFromDocker,
   type DockerStats,
@@ -546,7 +547,13 @@ export class DockerRuntime implements Runtime {
     parseImageReference(image);
     try {
       const i = await this.call(`inspect image ${image}`, () => this.docker.getImage(image).inspect());
-      return { id: i.Id, repoTags: i.RepoTags ?? [], repoDigests: i.RepoDigests ?? [], size: i.Size };
+      return {
+        id: i.Id,
+        repoTags: i.RepoTags ?? [],
+        repoDigests: i.RepoDigests ?? [],
+        size: i.Size,
+        ...imageUser(i.Config?.User),
+      };
     } catch (err) {
       if (err instanceof CriError && err.code === 'NotFound') return undefined;
       throw err;

@@ -16,7 +16,7 @@ import type {
 } from '../../../cri/api.js';
 import { containerAnnotations, containerLabels, sandboxLabels } from './labels.js';
 import { expandVars } from './env.js';
-import type { KubeletContainer, KubeletPod } from './types.js';
+import { podDesc, type KubeletContainer, type KubeletPod } from './types.js';
 
 /** CFS period the kubelet uses, microseconds (quotaPeriod). */
 export const CPU_PERIOD_US = 100_000;
@@ -125,7 +125,8 @@ export interface ContainerConfigInput {
  * from `envs`), workingDir, env, mounts, labels and annotations (restart count, spec hash),
  * resources, and the security context (kubelet's determineEffectiveSecurityContext: the
  * container's runAsUser/runAsGroup over the pod's, readOnlyRootFilesystem, privileged,
- * capabilities add/drop as given, the pod's namespaces).
+ * capabilities add/drop as given, no_new_privs for allowPrivilegeEscalation false, the
+ * pod's namespaces).
  */
 export function containerConfig(
   pod: KubeletPod,
@@ -150,6 +151,8 @@ export function containerConfig(
     if (add.length > 0) security.capabilities.addCapabilities = [...add];
     if (drop.length > 0) security.capabilities.dropCapabilities = [...drop];
   }
+  // AddNoNewPrivileges: only an explicit allowPrivilegeEscalation: false.
+  if (sc.allowPrivilegeEscalation === false) security.noNewPrivs = true;
   security.namespaceOptions = namespacesForPod(pod);
   const cfg: ContainerConfig = {
     metadata: { name: container.name, attempt: input.restartCount },
@@ -167,4 +170,31 @@ export function containerConfig(
   if (container.stdinOnce) cfg.stdinOnce = true;
   if (container.tty) cfg.tty = true;
   return cfg;
+}
+
+/**
+ * The kubelet's verifyRunAsNonRoot: with runAsNonRoot (the container's over the pod's),
+ * runAsUser 0 is refused, and without a runAsUser so is an image whose user is uid 0 or
+ * unset (root) or a name (which cannot be checked). Returns the refusal, the message of a
+ * CreateContainerConfigError, or undefined when the container may run.
+ */
+export function verifyRunAsNonRoot(
+  pod: KubeletPod,
+  container: KubeletContainer,
+  image: { uid?: number; username?: string },
+): string | undefined {
+  const sc = container.securityContext ?? {};
+  const podSc = pod.spec.securityContext ?? {};
+  if (!(sc.runAsNonRoot ?? podSc.runAsNonRoot)) return undefined;
+  const who = `(pod: ${JSON.stringify(podDesc(pod))}, container: ${container.name})`;
+  const runAsUser = sc.runAsUser ?? podSc.runAsUser;
+  if (runAsUser !== undefined) {
+    return runAsUser === 0 ? `container's runAsUser breaks non-root policy ${who}` : undefined;
+  }
+  // getImageUser: an image that names no user runs as root.
+  const uid = image.uid ?? (image.username ? undefined : 0);
+  if (uid === 0) return `container has runAsNonRoot and image will run as root ${who}`;
+  if (uid === undefined)
+    return `container has runAsNonRoot and image has non-numeric user (${image.username}), cannot verify user is non-root ${who}`;
+  return undefined;
 }

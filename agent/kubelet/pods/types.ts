@@ -127,6 +127,10 @@ export interface SecurityContext {
   readOnlyRootFilesystem?: boolean;
   privileged?: boolean;
   capabilities?: Capabilities;
+  /** The container must not run as uid 0 (checked against the image's user when runAsUser is unset). */
+  runAsNonRoot?: boolean;
+  /** false: no_new_privs (setuid binaries and file capabilities grant nothing). */
+  allowPrivilegeEscalation?: boolean;
 }
 
 /** A container as the kubelet reads it. */
@@ -149,7 +153,7 @@ export interface KubeletPodSpec extends PodSpec {
   containers: KubeletContainer[];
   initContainers?: KubeletContainer[];
   volumes?: Volume[];
-  securityContext?: { runAsUser?: number; runAsGroup?: number };
+  securityContext?: { runAsUser?: number; runAsGroup?: number; runAsNonRoot?: boolean };
   /** The host's network namespace: the node's interfaces and ports; the pod IP is the node IP. */
   hostNetwork?: boolean;
   /** The host's PID namespace: every process of the node is visible (and signalable as root). */

@@ -48,7 +48,7 @@ import type { ProbeManager } from '../prober/manager.js';
 import type { ContainerView } from '../prober/worker.js';
 import { computePodActions, type PodActions } from './actions.js';
 import type { Backoff } from './backoff.js';
-import { containerConfig, podSandboxConfig } from './config.js';
+import { containerConfig, podSandboxConfig, verifyRunAsNonRoot } from './config.js';
 import { makeEnvironmentVariables } from './env.js';
 import { ContainerStartError, isContainerStartError } from './errors.js';
 import type { ImageManager } from './images.js';
@@ -555,6 +555,9 @@ export class PodWorker {
     await this.deps.images.ensureImageExists(pod, container, ref);
     let cfg;
     try {
+      const image = (await runtime.imageStatus(container.image ?? '')) ?? {};
+      const refusal = verifyRunAsNonRoot(pod, container, image);
+      if (refusal) throw new ContainerStartError('CreateContainerConfigError', refusal);
       const envs = await makeEnvironmentVariables(pod, container, {
         client: this.deps.client,
         nodeName: this.deps.nodeName,
