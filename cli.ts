@@ -25,6 +25,8 @@ Usage:
                    [--default-unreachable-toleration-seconds 300] [--cluster-cidr 10.42.0.0/16]
                    [--service-cluster-ip-range 10.43.0.0/16] [--service-node-port-range 30000-32767]
                    [--tls-san NAME|IP ...] [--insecure-http] [--flannel-backend vxlan|host-gw|none]
+                   [--pod-security-default-level privileged|baseline|restricted]
+                   [--pod-security-admission-config-file FILE]
   k8ts agent       --server URL (--token T | --token-file F) [--node-name NAME] [--node-ip IP]
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
                    (the token is needed to join once; the node credential is kept in DIR/tls)
@@ -222,6 +224,8 @@ async function server(argv: string[]): Promise<number> {
       'default-unreachable-toleration-seconds': { type: 'string', default: '300' },
       'tls-san': { type: 'string', multiple: true },
       'insecure-http': { type: 'boolean', default: false },
+      'pod-security-default-level': { type: 'string' },
+      'pod-security-admission-config-file': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -297,6 +301,10 @@ async function server(argv: string[]): Promise<number> {
   const { BACKENDS } = await import('./api/netconf.js');
   if (!(BACKENDS as readonly string[]).includes(flannelBackend))
     throw new UsageError(`--flannel-backend must be one of ${BACKENDS.join(', ')}, got ${flannelBackend}`);
+  const podSecurity = await podSecurityFlags(
+    values['pod-security-admission-config-file'],
+    values['pod-security-default-level'],
+  );
   const dataDir = values['data-dir'] ?? defaultDataDir();
   const { startControl } = await import('./control/main.js');
   const control = await startControl({
@@ -336,6 +344,7 @@ async function server(argv: string[]): Promise<number> {
     tlsSANs: values['tls-san'] ?? [],
     flannelBackend: flannelBackend as (typeof BACKENDS)[number],
     insecureHTTP: values['insecure-http']!,
+    ...(podSecurity ? { podSecurity } : {}),
   });
   process.stdout.write(
     `k8ts server listening on ${control.url}\nkubeconfig: ${control.kubeconfigPath}\ntry: KUBECONFIG=${control.kubeconfigPath} kubectl get namespaces\n`,
@@ -420,6 +429,36 @@ async function kubeconfigCommand(argv: string[]): Promise<number> {
   } catch {
     throw new UsageError(`no kubeconfig at ${path}; start 'k8ts server' with this --data-dir first`);
   }
+}
+
+/**
+ * PodSecurity admission's settings from `--pod-security-admission-config-file` (a
+ * PodSecurityConfiguration, or an AdmissionConfiguration holding one; YAML or JSON) and
+ * `--pod-security-default-level` (every mode's level for namespaces without labels, over
+ * the file's). Undefined when neither is given: everything privileged, as upstream.
+ * @throws UsageError naming the flag and what is wrong.
+ */
+async function podSecurityFlags(
+  file: string | undefined,
+  level: string | undefined,
+): Promise<import('./control/apiserver/admission/podsecurity/config.js').PodSecuritySettings | undefined> {
+  if (file === undefined && level === undefined) return undefined;
+  const config = await import('./control/apiserver/admission/podsecurity/config.js');
+  const { parseLevel, LEVELS } = await import('./control/apiserver/admission/podsecurity/policy.js');
+  let settings = config.DEFAULT_POD_SECURITY;
+  if (file !== undefined) {
+    const { parse } = await import('yaml');
+    try {
+      settings = config.parsePodSecurityConfiguration(parse(readFileSync(file, 'utf8')));
+    } catch (err) {
+      throw new UsageError(`--pod-security-admission-config-file ${file}: ${(err as Error).message}`);
+    }
+  }
+  if (level === undefined) return settings;
+  const parsed = parseLevel(level);
+  if (!parsed)
+    throw new UsageError(`--pod-security-default-level must be one of ${LEVELS.join(', ')}, got ${level}`);
+  return config.withDefaultLevel(settings, parsed);
 }
 
 /** `k8ts token create|list|delete`: bootstrap tokens for joining agents. */

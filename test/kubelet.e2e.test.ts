@@ -20,7 +20,9 @@ import { resources } from '../api/client/resource.js';
 import { silentLogger } from '../api/log.js';
 import type { KubeObject } from '../api/object.js';
 import type { ContainerStatus, Pod } from '../api/types.js';
-import { PodManager } from '../agent/kubelet/pods/manager.js';
+import { NODE_LABEL, POD_UID_LABEL } from '../agent/kubelet/pods/labels.js';
+import { PodManager, type PodManagerConfig } from '../agent/kubelet/pods/manager.js';
+import type { ContainerFilter } from '../cri/api.js';
 import { openRuntime, type Runtime } from '../cri/index.js';
 import { startTestApi, type TestApi } from './support/api.js';
 import { untilTruthy as until } from './support/wait.js';
@@ -43,10 +45,11 @@ let manager: PodManager;
 let dataDir: string;
 const events: Recorded[] = [];
 
-function newManager(): PodManager {
+function newManager(cfg: Partial<PodManagerConfig> = {}): PodManager {
   return new PodManager({
     client: api.client,
     runtime,
+    ...cfg,
     nodeName: NODE,
     nodeIP: '127.0.0.1',
     podNetwork: NETWORK,
@@ -55,6 +58,24 @@ function newManager(): PodManager {
     },
     logger: silentLogger(),
     dataDir,
+  });
+}
+
+/**
+ * `rt`, with the label selector of every listContainers call pushed to `calls` (JSON): the
+ * relist asks for this node's containers, a pod worker's sync for one pod's.
+ */
+function recordingListContainers(rt: Runtime, calls: string[]): Runtime {
+  return new Proxy(rt, {
+    get(target, prop) {
+      const v: unknown = Reflect.get(target, prop, target);
+      if (typeof v !== 'function') return v;
+      if (prop !== 'listContainers') return v.bind(target);
+      return (filter?: ContainerFilter) => {
+        calls.push(JSON.stringify(filter?.labelSelector ?? {}));
+        return target.listContainers(filter);
+      };
+    },
   });
 }
 
@@ -198,21 +219,35 @@ describe('kubelet with real Docker', () => {
       .map((c) => c.Id)
       .sort();
     await manager.stop();
-    manager = newManager();
+    // The new manager resyncs the pod every 200 ms, so that it soon has looked at the
+    // adopted container several times; what it read shows that it did.
+    const calls: string[] = [];
+    manager = newManager({ runtime: recordingListContainers(runtime, calls), resyncIntervalMs: 200 });
     await manager.start();
-    // A few relists and syncs of the new manager.
-    await until('the new manager synced the pod', async () => {
-      const p = await getPod(web.metadata.name!);
-      return isReady(p) && statusOf(p)?.restartCount === 1 ? p : undefined;
-    });
-    await new Promise((r) => setTimeout(r, 3000));
+    const uid = web.metadata.uid!;
+    await until(
+      'the new manager to relist twice and sync the pod three times',
+      () => {
+        const relists = calls.filter((c) => c === JSON.stringify({ [NODE_LABEL]: NODE })).length;
+        const syncs = calls.filter((c) => (JSON.parse(c) as Record<string, string>)[POD_UID_LABEL] === uid);
+        // A worker syncs one at a time: a third sync has begun only once two have ended.
+        return relists >= 2 && syncs.length >= 3;
+      },
+      30_000,
+    );
     const again = (
       await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${web.metadata.uid}`] } })
     )
       .map((c) => c.Id)
       .sort();
     assert.deepEqual(again, ids);
-    assert.equal(statusOf(await getPod(web.metadata.name!))?.restartCount, 1);
+    const adopted = await getPod(web.metadata.name!);
+    assert.equal(statusOf(adopted)?.restartCount, 1);
+    assert.ok(isReady(adopted), 'still Ready');
+    // The tests after this one run with a manager as the agent makes it (60 s resyncs).
+    await manager.stop();
+    manager = newManager();
+    await manager.start();
   });
 
   it('delete → SIGTERM (clean exit 0), containers gone, pod object gone', async () => {
