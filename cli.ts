@@ -9,6 +9,7 @@ import { homedir, hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { PodSecuritySettings } from './control/apiserver/admission/podsecurity/config.js';
 
 const HELP = `k8ts — a small, real Kubernetes
 
@@ -441,7 +442,7 @@ async function kubeconfigCommand(argv: string[]): Promise<number> {
 async function podSecurityFlags(
   file: string | undefined,
   level: string | undefined,
-): Promise<import('./control/apiserver/admission/podsecurity/config.js').PodSecuritySettings | undefined> {
+): Promise<PodSecuritySettings | undefined> {
   if (file === undefined && level === undefined) return undefined;
   const config = await import('./control/apiserver/admission/podsecurity/config.js');
   const { parseLevel, LEVELS } = await import('./control/apiserver/admission/podsecurity/policy.js');

@@ -42,6 +42,7 @@ import { CONTROLLERS } from './controllers/registry.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { DEFAULT_LEADER_ELECTION, runWhileLeading, type LeaderElectionTimings } from './leader.js';
 import { nameValidatorFor, strategyFor } from './apiserver/strategies/index.js';
+import type { PodSecuritySettings } from './apiserver/admission/podsecurity/config.js';
 import { Compactor } from './storage/compactor.js';
 import { openStore, type StoreConfig } from './storage/index.js';
 import type { Store } from './storage/store.js';
@@ -87,6 +88,11 @@ export interface ControlConfig {
    * development only). Default false: HTTPS, client certificates or tokens, Node + RBAC.
    */
   insecureHTTP?: boolean;
+  /**
+   * PodSecurity admission's defaults and exemptions (`--pod-security-default-level`,
+   * `--pod-security-admission-config-file`); default: everything privileged, as upstream.
+   */
+  podSecurity?: PodSecuritySettings;
 }
 
 /** A running control process. */
@@ -140,6 +146,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
       : {}),
     ...(cfg.serviceClusterIPRange ? { serviceClusterIPRange: cfg.serviceClusterIPRange } : {}),
     ...(cfg.serviceNodePortRange ? { serviceNodePortRange: cfg.serviceNodePortRange } : {}),
+    ...(cfg.podSecurity ? { podSecurity: cfg.podSecurity } : {}),
   });
   let address: { address: string; port: number };
   try {

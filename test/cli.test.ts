@@ -143,6 +143,14 @@ describe('k8ts server flags', () => {
       /--min-request-timeout must be a positive number of seconds/,
     ],
     [['server', '--disable-agent', '--no-such-flag'], /Unknown option '--no-such-flag'/],
+    [
+      ['server', '--disable-agent', '--pod-security-default-level', 'strict'],
+      /--pod-security-default-level must be one of privileged, baseline, restricted, got strict/,
+    ],
+    [
+      ['server', '--disable-agent', '--pod-security-admission-config-file', '/nonexistent-k8ts-psa.yaml'],
+      /--pod-security-admission-config-file \/nonexistent-k8ts-psa.yaml: ENOENT/,
+    ],
   ];
   for (const [args, message] of cases) {
     it(`refuses ${args.slice(1).join(' ')} with exit code 2 and a message saying what to fix`, () => {

@@ -74,6 +74,7 @@ import {
   type AdmissionRequest,
 } from './admission/index.js';
 import { SYSTEM_NAMESPACES } from './admission/namespacelifecycle.js';
+import type { PodSecuritySettings } from './admission/podsecurity/config.js';
 import { signNodeCredential } from './auth/node-credential.js';
 import {
   BOOTSTRAP_CLUSTER_ROLE_BINDINGS,
@@ -160,6 +161,12 @@ export interface ApiServerConfig {
    * request is served as an admin, as kube-apiserver's old insecure port did.
    */
   security?: { ca: KeyPair; serving: KeyPair };
+  /**
+   * PodSecurity admission's defaults (the level of namespaces without
+   * pod-security.kubernetes.io labels) and exemptions (admission/podsecurity/config.ts);
+   * default: everything privileged, nothing exempt, as upstream.
+   */
+  podSecurity?: PodSecuritySettings;
 }
 
 /** The user of every request when the server runs without `security`. */
@@ -278,7 +285,11 @@ export class ApiServer {
       rbacAuthorizer(this.rbacSource),
     );
     this.admission = new AdmissionChain(
-      admissionPlugins({ getNamespace: (name) => this.namespaceFromCache(name) }),
+      admissionPlugins({
+        getNamespace: (name) => this.namespaceFromCache(name),
+        listPods: async (namespace) => (await pods.list(namespace, {})).items,
+        ...(cfg.podSecurity ? { podSecurity: cfg.podSecurity } : {}),
+      }),
     );
     this.tunnels = new TunnelServer({
       authenticate: (req, node) => this.authenticateTunnel(req, node),

@@ -6,6 +6,7 @@
  *
  *   NamespaceLifecycle  admit     objects only in existing, non-terminating namespaces
  *   NodeRestriction     validate  what a node may write into its Node, Lease and pods
+ *   PodSecurity         validate  the Pod Security Standards of the namespace's labels
  *
  * Admission that only fills defaults lives in the strategies, where k8ts has always kept
  * it (DefaultTolerationSeconds, the ServiceAccount and Priority defaults of new Pods:
@@ -20,6 +21,8 @@ import type {
 } from './interfaces.js';
 import { namespaceLifecycle } from './namespacelifecycle.js';
 import { nodeRestriction } from './noderestriction.js';
+import type { PodSecuritySettings } from './podsecurity/config.js';
+import { podSecurity } from './podsecurity/plugin.js';
 
 export type {
   AdmissionAttributes,
@@ -32,11 +35,23 @@ export type {
 export interface AdmissionConfig {
   /** The namespace `name`, or undefined when it does not exist (from the namespaces' watch cache). */
   getNamespace(name: string): Promise<KubeObject | undefined>;
+  /** The pods of `namespace` (PodSecurity checks them when a namespace's enforce level tightens). */
+  listPods(namespace: string): Promise<KubeObject[]>;
+  /** PodSecurity's defaults and exemptions; default: everything privileged, nothing exempt. */
+  podSecurity?: PodSecuritySettings;
 }
 
 /** The admission plugins, in order (see the file comment). */
 export function admissionPlugins(cfg: AdmissionConfig): readonly AdmissionPlugin[] {
-  return [namespaceLifecycle({ getNamespace: cfg.getNamespace }), nodeRestriction()];
+  return [
+    namespaceLifecycle({ getNamespace: cfg.getNamespace }),
+    nodeRestriction(),
+    podSecurity({
+      getNamespace: cfg.getNamespace,
+      listPods: cfg.listPods,
+      ...(cfg.podSecurity ? { settings: cfg.podSecurity } : {}),
+    }),
+  ];
 }
 
 /** Runs the plugins' two phases in order; the first refusal ends the request. */
