@@ -32,7 +32,7 @@ Usage:
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
                    (the token is needed to join once; the node credential is kept in DIR/tls)
   k8ts kubeconfig  [--data-dir DIR] [--user NAME [--group GROUP ...]]
-  k8ts token       create [--ttl 24h] [--description TEXT] | list | delete ID [--data-dir DIR]
+  k8ts token       create [--ttl 24h (0: never)] [--description TEXT] | list | delete ID [--data-dir DIR]
   k8ts version
   k8ts help
 
@@ -480,7 +480,10 @@ async function tokenCommand(argv: string[]): Promise<number> {
   switch (sub) {
     case 'create': {
       if (rest.length > 0) throw new UsageError(`token create takes no arguments, got ${rest.join(' ')}`);
-      const ttlSeconds = values.ttl !== undefined ? parseDuration(values.ttl, '--ttl') : undefined;
+      // `--ttl 0`: it never expires; no --ttl: createToken's default (24 h, as kubeadm).
+      const ttl = values.ttl;
+      const ttlSeconds =
+        ttl === undefined ? undefined : /^0(ms|s|m|h)?$/.test(ttl) ? 0 : parseDuration(ttl, '--ttl');
       const token = await tokens.createToken(dataDir, {
         ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
         ...(values.description !== undefined ? { description: values.description } : {}),

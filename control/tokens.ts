@@ -37,9 +37,14 @@ function adminClient(dataDir: string): { client: RestClient; ca: string } {
   return { client: new RestClient({ ...kc.config, userAgent: 'k8ts-token' }), ca: kc.config.ca };
 }
 
+/** How long a token from `k8ts token create` lasts unless told (kubeadm's default --ttl). */
+export const DEFAULT_TOKEN_TTL_SECONDS = 24 * 3600;
+
 /**
  * Creates a bootstrap token (a kube-system Secret) and returns its join token
- * `K10<CA hash>::<id>.<secret>`.
+ * `K10<CA hash>::<id>.<secret>`. `ttlSeconds`: seconds until it expires (the tokencleaner
+ * controller then deletes it); default DEFAULT_TOKEN_TTL_SECONDS; 0: never, as kubeadm's
+ * `--ttl 0`.
  */
 export async function createToken(
   dataDir: string,
@@ -48,9 +53,12 @@ export async function createToken(
   const { client, ca } = adminClient(dataDir);
   try {
     const { id, secret, token } = generateBootstrapToken();
-    await client.create(resources.secrets, bootstrapTokenSecret(id, secret, opts), {
-      namespace: 'kube-system',
+    const ttlSeconds = opts.ttlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS;
+    const secretObject = bootstrapTokenSecret(id, secret, {
+      ...(opts.description !== undefined ? { description: opts.description } : {}),
+      ...(ttlSeconds > 0 ? { ttlSeconds } : {}),
     });
+    await client.create(resources.secrets, secretObject, { namespace: 'kube-system' });
     return formatJoinToken(caHash(ca), token);
   } finally {
     client.close();

@@ -14,6 +14,7 @@ import { podGCController } from './podgc/index.js';
 import { replicaSetController } from './replicaset/index.js';
 import { serviceLBController } from './servicelb/index.js';
 import { taintEvictionController } from './tainteviction/index.js';
+import { tokenCleanerController } from './tokencleaner/index.js';
 
 export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   // One line per controller, in alphabetical order: `name: factory,`.
@@ -28,4 +29,5 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   replicaset: replicaSetController,
   servicelb: serviceLBController,
   'taint-eviction-controller': taintEvictionController,
+  tokencleaner: tokenCleanerController,
 };
