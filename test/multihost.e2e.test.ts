@@ -401,6 +401,77 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
       }
     });
 
+    it('restores the network of a host that rebooted with a new address', async () => {
+      const [h1, h2] = lan.hosts as [SimulatedHost, SimulatedHost];
+      const newIP = `${lan.subnet.split('.').slice(0, 3).join('.')}.${40 + Number(h2.name.slice(1))}`;
+      await agents.get(h2.name)!.stop();
+      await h2.reboot(newIP);
+      assert.equal(h2.ip, newIP);
+      await startAgent(h2);
+      await untilTruthy(
+        `${h2.name} published its new address`,
+        async () =>
+          (
+            await k.kubectl(
+              'get',
+              'node',
+              nodeOf(h2),
+              '-o',
+              'jsonpath={.metadata.annotations.flannel\\.alpha\\.coreos\\.com/public-ip}',
+            )
+          ).stdout.trim() === newIP,
+        60_000,
+        500,
+      );
+      // The kubelet brings the pods back (new sandboxes); then every pod answers through
+      // the rebooted host's NodePort, and h1's pod reaches h2's pods by IP again.
+      const back = await until(
+        `the spring pods on ${h2.name} ready again`,
+        async () => {
+          const ps = (await pods('app=backend-app')).filter((p) => p.node === nodeOf(h2));
+          return ps.length > 0 && ps.every((p) => p.ready && p.ip) ? ps : undefined;
+        },
+        180_000,
+        1000,
+      );
+      const all = new Set((await pods('app=backend-app')).map((p) => p.name));
+      const seen = new Set<string>();
+      await untilTruthy(
+        `every pod through the rebooted host's NodePort (${newIP})`,
+        async () => {
+          for (let i = 0; i < 10; i++) {
+            const body = await get(`http://${newIP}:${NODE_PORT}/`).catch(() => undefined);
+            if (body) seen.add(podOf(body));
+          }
+          return [...all].every((p) => seen.has(p));
+        },
+        90_000,
+        300,
+      ).catch(async (err: Error) => {
+        const diag = await Promise.all([
+          h1.exec(['bridge', 'fdb', 'show', 'dev', 'k8ts.1']),
+          h2.exec(['ip', 'route']),
+          h2.exec(['bridge', 'fdb', 'show', 'dev', 'k8ts.1']),
+          h2.exec(['iptables', '-S']),
+        ]);
+        throw new Error(
+          `${err.message}: saw ${[...seen].join(', ')} of ${[...all].join(', ')}\n${diag.map((d) => d.stdout + d.stderr).join('\n---\n')}`,
+        );
+      });
+      for (const p of back) {
+        const bodies = await untilTruthy(
+          `${p.name} on the rebooted host from ${h1.name}`,
+          async () => {
+            const r = await exec(`client-${h1.name}`, 'sh', '-c', httpRequest(p.ip, 8080));
+            return r.code === 0 && r.stdout.trim() !== '' ? r.stdout.trim() : undefined;
+          },
+          60_000,
+          500,
+        );
+        assert.equal(podOf(bodies), p.name);
+      }
+    });
+
     it("removes a deleted Node's routes (and vxlan neighbour and FDB entries) from the other host", async () => {
       const [h1, h2] = lan.hosts as [SimulatedHost, SimulatedHost];
       const cidr2 = (await kubectl('get', 'node', nodeOf(h2), '-o', 'jsonpath={.spec.podCIDR}')).trim();

@@ -57,7 +57,7 @@ export interface SimulatedHost {
   name: string;
   /** The network namespace (`/var/run/netns/<netns>`). */
   netns: string;
-  /** The host's address on the segment. */
+  /** The host's address on the segment (changed by reboot(newIP)). */
   ip: string;
   /** `unix://.../docker.sock`: the host's own engine, for DOCKER_HOST. */
   dockerHost: string;
@@ -76,6 +76,14 @@ export interface SimulatedHost {
   killEngine(): Promise<void>;
   /** Starts the engine again with the same dirs (after killEngine()). */
   startEngine(): Promise<void>;
+  /**
+   * A reboot as the network sees it: the engine is killed, the namespace (with every
+   * device, route and firewall rule in it) deleted and made again with the same wiring —
+   * at `newIP` when given (an address of the segment; `ip` changes) — and the engine
+   * started again on its old data root (its containers stopped, as after a power cycle).
+   * The test stops and starts its agent around it.
+   */
+  reboot(newIP?: string): Promise<void>;
 }
 
 /** A segment of simulated hosts. */
@@ -207,21 +215,25 @@ export async function startSimulatedHosts(opts: SimulatedHostsOptions): Promise<
       const ip = `${prefix}.${10 + i}`;
       const dir = join(base, name);
       mkdirSync(dir, { recursive: true });
-      await must('ip netns add', run('ip', ['netns', 'add', netns]));
       namespaces.push(netns);
       const nsenter = ['nsenter', `--net=/var/run/netns/${netns}`];
       const inHost = (args: string[]) => run(nsenter[0]!, [...nsenter.slice(1), ...args]);
       const lanEnd = `h${i}`;
-      await must(
-        'host veth',
-        inLan(['ip', 'link', 'add', lanEnd, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]),
-      );
-      await must('lan port', inLan(['ip', 'link', 'set', lanEnd, 'master', 'br0', 'up']));
-      await must('host lo', inHost(['ip', 'link', 'set', 'lo', 'up']));
-      await must('host address', inHost(['ip', 'addr', 'add', `${ip}/24`, 'dev', 'eth0']));
-      await must('host eth0 up', inHost(['ip', 'link', 'set', 'eth0', 'up']));
-      // A host forwards for its pods, as a real one with Docker does.
-      await must('host forwarding', inHost(['sysctl', '-qw', 'net.ipv4.ip_forward=1']));
+      /** Makes the namespace and its wiring (again, after a reboot), with address `addr`. */
+      const plumb = async (addr: string) => {
+        await must('ip netns add', run('ip', ['netns', 'add', netns]));
+        await must(
+          'host veth',
+          inLan(['ip', 'link', 'add', lanEnd, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]),
+        );
+        await must('lan port', inLan(['ip', 'link', 'set', lanEnd, 'master', 'br0', 'up']));
+        await must('host lo', inHost(['ip', 'link', 'set', 'lo', 'up']));
+        await must('host address', inHost(['ip', 'addr', 'add', `${addr}/24`, 'dev', 'eth0']));
+        await must('host eth0 up', inHost(['ip', 'link', 'set', 'eth0', 'up']));
+        // A host forwards for its pods, as a real one with Docker does.
+        await must('host forwarding', inHost(['sysctl', '-qw', 'net.ipv4.ip_forward=1']));
+      };
+      await plumb(ip);
 
       const sock = join(dir, 'docker.sock');
       const containerdSock = join(dir, 'containerd.sock');
@@ -302,6 +314,28 @@ export async function startSimulatedHosts(opts: SimulatedHostsOptions): Promise<
           }
         },
         startEngine,
+        reboot: async (newIP) => {
+          // Power off: the containers die with the host (killing the engine alone would
+          // leave them running under their shims).
+          const running = (await host.docker(['ps', '-q'])).stdout.split('\n').filter(Boolean);
+          if (running.length > 0) await host.docker(['kill', ...running], { timeoutMs: 60_000 });
+          await host.killEngine();
+          // What else still runs in the namespace (the containers' shims, which outlive
+          // their containerd) was started by this host's engine: it goes down with the host.
+          for (const pid of (await run('ip', ['netns', 'pids', netns])).stdout.split('\n').filter(Boolean)) {
+            await run('kill', ['-9', pid]);
+          }
+          // The kernel state of the host goes with its namespace: devices, routes, firewall.
+          // The namespace is freed only when nothing holds it any more; its veth goes now.
+          await inLan(['ip', 'link', 'del', lanEnd]);
+          await must('ip netns del', run('ip', ['netns', 'del', netns]));
+          const addr = newIP ?? host.ip;
+          if (newIP !== undefined && !newIP.startsWith(`${prefix}.`))
+            throw new Error(`reboot: ${newIP} is not on the segment ${prefix}.0/24`);
+          await plumb(addr);
+          host.ip = addr;
+          await startEngine();
+        },
       };
       hosts.push(host);
     }
