@@ -1,0 +1,82 @@
+/**
+ * `k8ts agent`'s flags, their defaults and their validation, in one place, as the kubelet's
+ * cmd/kubelet/app/options: parseAgentOptions turns argv into what the agent starts from.
+ * The flags are checked in the order below, so that of several wrong flags the first one in
+ * this order is the one reported.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { LogLevel } from '../../api/log.js';
+import {
+  UsageError,
+  defaultAgentDataDir,
+  parseLogLevel,
+  parseNodeFlags,
+  type NodeOptions,
+} from './common.js';
+
+/** The flags of `k8ts agent` with their defaults (the help text lists them in cli.ts). */
+export const AGENT_FLAGS = {
+  server: { type: 'string' },
+  token: { type: 'string' },
+  'token-file': { type: 'string' },
+  'node-name': { type: 'string' },
+  'node-ip': { type: 'string' },
+  'data-dir': { type: 'string' },
+  runtime: { type: 'string', default: 'docker' },
+  'log-level': { type: 'string', default: 'info' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+/** What `k8ts agent` runs: a node agent joining `server` (agent/main.ts's AgentConfig, less its parts). */
+export interface AgentOptions extends NodeOptions {
+  /** The control process's URL (http:// or https://). */
+  server: string;
+  /** The join token (--token, or --token-file's content trimmed); absent when the data dir already holds the node credential. */
+  token?: string;
+  /** --data-dir, or defaultAgentDataDir(). */
+  dataDir: string;
+  /** The container runtime; only docker is supported. */
+  runtime: 'docker';
+  logLevel: LogLevel;
+}
+
+/**
+ * Parses and checks `k8ts agent`'s arguments (argv without `k8ts agent`). Reads
+ * --token-file, and looks for DATA_DIR/tls/kubelet-client.crt when no token is given.
+ * @returns 'help' for --help/-h, else the checked options with every default filled in.
+ * @throws UsageError naming the first wrong flag and what it must be; parseArgs' own
+ *   ERR_PARSE_ARGS_* errors for unknown flags or missing values.
+ */
+export async function parseAgentOptions(argv: string[]): Promise<AgentOptions | 'help'> {
+  const { values } = parseArgs({ args: argv, strict: true, options: AGENT_FLAGS });
+  if (values.help) return 'help';
+  const server = values.server;
+  if (!server)
+    throw new UsageError('--server URL is required (the control process, e.g. https://10.0.0.1:6443)');
+  if (!/^https?:\/\/[^/]/.test(server))
+    throw new UsageError(`--server must be an http:// or https:// URL, got ${server}`);
+  if (values.token !== undefined && values['token-file'] !== undefined) {
+    throw new UsageError('give --token or --token-file, not both');
+  }
+  let token = values.token;
+  if (values['token-file'] !== undefined) {
+    try {
+      token = readFileSync(values['token-file'], 'utf8').trim();
+    } catch (err) {
+      throw new UsageError(`cannot read --token-file ${values['token-file']}: ${(err as Error).message}`);
+    }
+  }
+  const dataDir = values['data-dir'] ?? defaultAgentDataDir();
+  // The token is needed to join; afterwards the node credential in the data dir is used.
+  if (!token && !existsSync(join(dataDir, 'tls', 'kubelet-client.crt'))) {
+    throw new UsageError("--token or --token-file is required (the server's DATA_DIR/node-token)");
+  }
+  const runtime = values.runtime;
+  if (runtime === 'containerd') throw new UsageError('--runtime containerd is not supported yet; use docker');
+  if (runtime !== 'docker') throw new UsageError(`--runtime must be docker or containerd, got ${runtime}`);
+  const logLevel = parseLogLevel(values['log-level']);
+  const node = await parseNodeFlags(values);
+  return { server, ...(token ? { token } : {}), ...node, dataDir, runtime, logLevel };
+}

@@ -1,0 +1,172 @@
+// The commands' options as parsed, without running anything: every default of `k8ts server`
+// and `k8ts agent` lands in the config the process starts from, and the checks run in order.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { parseAgentOptions } from './agent.js';
+import { UsageError, defaultDataDir, parseDuration } from './common.js';
+import { parseKubeconfigOptions } from './kubeconfig.js';
+import { parseServerOptions } from './server.js';
+import { parseTokenOptions } from './token.js';
+
+describe('k8ts server options', () => {
+  it('fills every default into the control config', async () => {
+    assert.deepEqual(await parseServerOptions(['--disable-agent']), {
+      control: {
+        dataDir: defaultDataDir(),
+        bindAddress: '127.0.0.1',
+        port: 6443,
+        datastore: 'sqlite',
+        etcdEndpoints: [],
+        logLevel: 'info',
+        compactionIntervalSeconds: 300,
+        minRequestTimeoutSeconds: 1800,
+        leaderElection: { leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 },
+        controllers: {
+          nodeMonitorGracePeriodSeconds: 50,
+          nodeMonitorPeriodSeconds: 5,
+          nodeStartupGracePeriodSeconds: 60,
+          terminatedPodGCThreshold: 12500,
+          clusterCIDR: '10.42.0.0/16',
+        },
+        defaultNotReadyTolerationSeconds: 300,
+        defaultUnreachableTolerationSeconds: 300,
+        disableControllerManager: false,
+        disableScheduler: false,
+        serviceClusterIPRange: '10.43.0.0/16',
+        serviceNodePortRange: '30000-32767',
+        tlsSANs: [],
+        flannelBackend: 'vxlan',
+        insecureHTTP: false,
+      },
+    });
+  });
+
+  it('keeps the local node, with NodePorts on --node-ip', async () => {
+    const options = await parseServerOptions(['--node-name', 'n1', '--node-ip', '10.0.0.5']);
+    assert.notEqual(options, 'help');
+    assert.deepEqual(options !== 'help' && options.localNode, {
+      nodeName: 'n1',
+      nodeIP: '10.0.0.5',
+      nodePortAddress: '10.0.0.5',
+    });
+  });
+
+  it('answers help for -h', async () => {
+    assert.equal(await parseServerOptions(['-h']), 'help');
+  });
+
+  const refused: [string[], RegExp][] = [
+    // Of two wrong flags, the first checked is reported.
+    [['--disable-agent', '--datastore', 'x', '--port', 'p'], /^--port must be 0–65535, got p$/],
+    [['--disable-agent', '--leader-elect-lease-duration', '1.5s'], /must be whole seconds, got 1.5s$/],
+    [
+      ['--disable-agent', '--leader-elect-renew-deadline', '20s'],
+      /greater than 1.2 × --leader-elect-retry-period$/,
+    ],
+    [['--disable-agent', '--default-watch-cache-size', '0'], /positive number of events, got 0$/],
+    [
+      ['--disable-agent', '--cluster-cidr', '10.0.0.0/24'],
+      /^--cluster-cidr 10.0.0.0\/24: it must hold at least/,
+    ],
+    [
+      ['--disable-agent', '--flannel-backend', 'udp'],
+      /^--flannel-backend must be one of vxlan, host-gw, none/,
+    ],
+    [['--disable-agent', '--terminated-pod-gc-threshold', '0'], /must be a whole number >= 1, got 0$/],
+    [['--disable-agent', '--default-unreachable-toleration-seconds=-1'], /whole number >= 0, got -1$/],
+    [
+      ['--disable-agent', '--node-monitor-period', '0s'],
+      /^--node-monitor-period must be a positive duration/,
+    ],
+  ];
+  for (const [args, message] of refused) {
+    it(`refuses ${args.slice(1).join(' ')}`, async () => {
+      await assert.rejects(
+        parseServerOptions(args),
+        (err: Error) => err instanceof UsageError && message.test(err.message),
+      );
+    });
+  }
+});
+
+describe('k8ts agent options', () => {
+  it('fills the defaults and drops an empty token when the node credential is absent', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'k8ts-options-'));
+    try {
+      assert.deepEqual(
+        await parseAgentOptions([
+          '--server',
+          'https://s:6443',
+          '--token',
+          't',
+          '--node-name',
+          'n',
+          '--node-ip',
+          '::1',
+          '--data-dir',
+          dir,
+        ]),
+        {
+          server: 'https://s:6443',
+          token: 't',
+          nodeName: 'n',
+          nodeIP: '::1',
+          nodePortAddress: '::1',
+          dataDir: dir,
+          runtime: 'docker',
+          logLevel: 'info',
+        },
+      );
+      await assert.rejects(
+        parseAgentOptions(['--server', 'https://s', '--token', 't', '--token-file', 'f']),
+        /not both/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('k8ts kubeconfig and token options', () => {
+  it('parses a user with groups, and each token subcommand', () => {
+    assert.deepEqual(
+      parseKubeconfigOptions(['--data-dir', '/d', '--user', 'u', '--group', 'a', '--group', 'b']),
+      {
+        dataDir: '/d',
+        user: { name: 'u', groups: ['a', 'b'] },
+      },
+    );
+    assert.deepEqual(parseTokenOptions(['create', '--data-dir', '/d', '--ttl', '0m']), {
+      command: 'create',
+      dataDir: '/d',
+      ttlSeconds: 0,
+    });
+    assert.deepEqual(
+      parseTokenOptions(['create', '--data-dir', '/d', '--ttl', '1h30m', '--description', 'x']),
+      {
+        command: 'create',
+        dataDir: '/d',
+        ttlSeconds: 5400,
+        description: 'x',
+      },
+    );
+    assert.deepEqual(parseTokenOptions(['list', '--data-dir', '/d']), { command: 'list', dataDir: '/d' });
+    assert.deepEqual(parseTokenOptions(['delete', 'abc', '--data-dir', '/d']), {
+      command: 'delete',
+      dataDir: '/d',
+      id: 'abc',
+    });
+  });
+
+  it('reads Go durations in seconds', () => {
+    assert.equal(parseDuration('300ms', '--x'), 0.3);
+    assert.equal(parseDuration('1h30m', '--x'), 5400);
+    assert.throws(
+      () => parseDuration('5x', '--x'),
+      /^Error: --x must be a duration such as 30s, 5m or 1h, got "5x"$/,
+    );
+  });
+});
