@@ -456,18 +456,28 @@ function median(ms: readonly Measurement[]): Measurement {
 
 /** Measures every path of one cluster in ROUNDS interleaved rounds. */
 async function measureCluster(backend: Backend, paths: Path[]): Promise<PathResult[]> {
-  // Every path must carry traffic before anything is timed: a missing route fails here,
-  // with the path's name, instead of as a timeout inside iperf3.
+  // Every path must carry traffic before anything is timed. A pod is Running before the
+  // agents have routed its node's podCIDR on the other host (they sync on the Node
+  // events), so this waits, and a route that never comes fails here with the path's
+  // name instead of as a timeout inside iperf3.
   for (const p of paths) {
-    const probe = await inNetns(
-      p.client.netns,
-      [process.execPath, '-e', REACH_PROGRAM, p.server.ip, String(RR_PORT)],
-      10_000,
-    );
-    if (probe.stdout.trim() !== 'ECONNREFUSED')
-      throw new Error(
-        `${p.name}: ${p.server.ip} is unreachable from ${p.client.label} (${probe.stdout.trim()})`,
-      );
+    let last = '';
+    await untilTruthy(
+      `${p.server.ip} reachable from ${p.client.label} (${p.name})`,
+      async () => {
+        const probe = await inNetns(
+          p.client.netns,
+          [process.execPath, '-e', REACH_PROGRAM, p.server.ip, String(RR_PORT)],
+          10_000,
+        );
+        last = probe.stdout.trim();
+        return last === 'ECONNREFUSED';
+      },
+      60_000,
+      200,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; last answer: ${last}`);
+    });
   }
   console.log(
     `${backend}: machine CPU busy before the rounds: ${(await busyCores(2000)).toFixed(2)} of ${CORES} cores`,
