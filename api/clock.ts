@@ -1,10 +1,14 @@
 /**
- * Time, injected into the workqueue, leader election and the API server's watch cache so
- * that tests of backoff, delays, leases and bookmarks run in milliseconds without real
- * sleeping (as client-go's `k8s.io/utils/clock`).
+ * Time, injected into everything that waits — the workqueue, leader election, the client's
+ * reflector and informer, the kubelet, the API server's watch cache — so that tests of
+ * backoff, delays, resyncs, leases and bookmarks run in milliseconds without real sleeping
+ * (as client-go's `k8s.io/utils/clock`, whose `Clock` is the one clock of client-go too).
+ *
+ * The one `Clock` of the project lives here, with its real implementation (`realClock`)
+ * and its test double (`FakeClock`).
  */
 
-/** A source of wall-clock time and one-shot timers. */
+/** A source of wall-clock time, one-shot timers and sleeps. */
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
@@ -12,9 +16,38 @@ export interface Clock {
   setTimeout(fn: () => void, ms: number): unknown;
   /** Cancels a timer from setTimeout(); a fired or unknown handle is ignored. */
   clearTimeout(handle: unknown): void;
+  /**
+   * Resolves after `ms` milliseconds, or as soon as `signal` aborts (resolving, not
+   * rejecting: the caller checks `signal.aborted`). Never rejects.
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-/** The real clock. Its timers are unref'd: a pending delay never keeps the process alive. */
+/** A sleep made of a clock's one-shot timer (how realClock and FakeClock sleep). */
+function timerSleep(
+  timers: Pick<Clock, 'setTimeout' | 'clearTimeout'>,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const onAbort = () => {
+      timers.clearTimeout(handle);
+      resolve();
+    };
+    const handle = timers.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The real clock. Its timers are unref'd: a pending delay never keeps the process alive.
+ * `sleep` runs on the object's own `setTimeout`, so a copy with other timers
+ * (`{ ...realClock, setTimeout }`) sleeps on those.
+ */
 export const realClock: Clock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => {
@@ -23,25 +56,18 @@ export const realClock: Clock = {
     return t;
   },
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+  sleep(ms, signal) {
+    return timerSleep(this, ms, signal);
+  },
 };
 
 /**
  * Resolves after `ms` milliseconds of `clock` time, or as soon as `signal` aborts (without
- * rejecting: the caller checks `signal.aborted`). Never rejects.
+ * rejecting: the caller checks `signal.aborted`). Never rejects. The same as
+ * `clock.sleep(ms, signal)`.
  */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const onAbort = () => {
-      clock.clearTimeout(handle);
-      resolve();
-    };
-    const handle = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  return clock.sleep(ms, signal);
 }
 
 /** Lets every pending promise continuation run (one macrotask turn drains the microtask queue). */
@@ -49,20 +75,40 @@ export function flushPromises(): Promise<void> {
   return new Promise<void>((resolve) => setImmediate(resolve));
 }
 
+/** How a FakeClock's sleeps behave. */
+export interface FakeClockOptions {
+  /**
+   * False (the default): a sleep is a timer, and ends when advance() reaches it. True: a
+   * sleep moves time forward by its own length and ends on the next macrotask, as
+   * `k8s.io/utils/clock/testing`'s `FakeClock.Sleep` (which is `Step`), so that a loop that
+   * only sleeps (the reflector's backoff) runs to its next step without the test advancing
+   * time; hold() stops such sleeps.
+   */
+  sleepAdvances?: boolean;
+}
+
 /**
- * A clock for tests: time moves only in advance(). Timers fire in time order (ties in the
- * order they were set), and after each one the promise continuations it started run, so
- * async loops driven by this clock (the workqueue's delays, leader election's retries)
- * behave as they would in real time, only instantly.
+ * A clock for tests: time moves only in advance() (and, with `sleepAdvances`, in sleeps).
+ * Timers fire in time order (ties in the order they were set), and after each one the
+ * promise continuations it started run, so async loops driven by this clock (the
+ * workqueue's delays, leader election's retries, the watch cache's bookmarks) behave as
+ * they would in real time, only instantly. Every sleep's length is recorded in `sleeps`.
  */
 export class FakeClock implements Clock {
   private t: number;
   private nextId = 1;
   private readonly timers = new Map<number, { at: number; fn: () => void }>();
+  private readonly sleepAdvances: boolean;
+  private gate: { promise: Promise<void>; open: () => void } | undefined;
+  /** The length (ms) of every sleep asked for, in order. */
+  readonly sleeps: number[] = [];
+  /** Sleeps blocked by hold() right now. */
+  held = 0;
 
   /** `start`: the initial time, ms since the epoch (default 2026-01-01T00:00:00Z). */
-  constructor(start = Date.UTC(2026, 0, 1)) {
+  constructor(start = Date.UTC(2026, 0, 1), opts: FakeClockOptions = {}) {
     this.t = start;
+    this.sleepAdvances = opts.sleepAdvances ?? false;
   }
 
   now(): number {
@@ -79,7 +125,34 @@ export class FakeClock implements Clock {
     this.timers.delete(handle as number);
   }
 
-  /** Number of timers set and not yet fired or cleared. */
+  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    this.sleeps.push(ms);
+    if (!this.sleepAdvances) return timerSleep(this, ms, signal);
+    if (this.gate) {
+      this.held++;
+      const aborted = new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve()));
+      await Promise.race([this.gate.promise, aborted]);
+      this.held--;
+    }
+    await this.advance(ms);
+  }
+
+  /** With `sleepAdvances`: from now on, sleeps block until release() (to act "during the backoff"). */
+  hold(): void {
+    if (this.gate) return;
+    let open!: () => void;
+    const promise = new Promise<void>((resolve) => (open = resolve));
+    this.gate = { promise, open };
+  }
+
+  /** Lets sleeps blocked by hold(), and later ones, go. */
+  release(): void {
+    const gate = this.gate;
+    this.gate = undefined;
+    gate?.open();
+  }
+
+  /** Number of timers set and not yet fired or cleared (a pending sleep counts as one). */
   get pendingTimers(): number {
     return this.timers.size;
   }
@@ -87,6 +160,7 @@ export class FakeClock implements Clock {
   /**
    * Moves time forward by `ms`, firing every timer that falls due (including timers set by
    * the ones fired) in time order, and letting promise continuations settle after each.
+   * Time never moves back, also when advances overlap.
    */
   async advance(ms: number): Promise<void> {
     const target = this.t + ms;
@@ -98,11 +172,11 @@ export class FakeClock implements Clock {
       }
       if (!next) break;
       this.timers.delete(next[0]);
-      this.t = next[1].at;
+      this.t = Math.max(this.t, next[1].at);
       next[1].fn();
       await flushPromises();
     }
-    this.t = target;
+    this.t = Math.max(this.t, target);
     await flushPromises();
   }
 }

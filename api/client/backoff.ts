@@ -1,38 +1,7 @@
 /**
- * Time and retry pacing for the client machinery. Time is injected (a `Clock`) so that
- * tests of reconnects and resyncs run in milliseconds without real sleeping.
+ * Retry pacing for the client machinery: exponential backoff with jitter. The waiting
+ * itself is the caller's, on the injected `Clock` (api/clock.ts).
  */
-
-/** Time as the client machinery sees it. */
-export interface Clock {
-  /** Milliseconds since the epoch. */
-  now(): number;
-  /**
-   * Resolves after `ms` milliseconds, or as soon as `signal` aborts (resolving, not
-   * rejecting: the caller checks the signal).
-   */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
-/** The real clock; its timers do not keep the process alive. */
-export const realClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve) => {
-      if (signal?.aborted) {
-        resolve();
-        return;
-      }
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      signal?.addEventListener('abort', done, { once: true });
-    }),
-};
 
 /** Settings of a Backoff; all durations in milliseconds. */
 export interface BackoffOptions {

@@ -14,7 +14,8 @@
 import type { KubeObject } from '../object.js';
 import { parseFieldSelector } from '../meta/fields.js';
 import { parseLabelSelector } from '../meta/labels.js';
-import type { BackoffOptions, Clock } from './backoff.js';
+import type { Clock } from '../clock.js';
+import type { BackoffOptions } from './backoff.js';
 import type { Indexers } from './indexer.js';
 import { SharedInformer } from './informer.js';
 import type { ListWatchScope } from './listwatch.js';

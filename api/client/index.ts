@@ -1,5 +1,6 @@
 /** The client machinery in one import: REST client, reflector, indexer, listers, informers. */
 export * from './backoff.js';
+export { realClock, type Clock } from '../clock.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './factory.js';

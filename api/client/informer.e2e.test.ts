@@ -13,8 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { startK8tsServer } from '../../test/support/k8ts-server.js';
 import type { K8tsServer } from '../../test/support/k8ts-server.js';
 import type { KubeObject } from '../object.js';
-import { realClock } from './backoff.js';
-import type { Clock } from './backoff.js';
+import { realClock, type Clock } from '../clock.js';
 import { isAlreadyExists } from './errors.js';
 import { InformerFactory } from './factory.js';
 import { DeletedFinalStateUnknown } from './informer.js';
@@ -34,7 +33,7 @@ const pod = (name: string, namespace = 'default'): KubeObject => ({
 
 /**
  * The informer's clock: backoff delays are recorded at their nominal length (1 s, 2 s,
- * ...) but waited out at 1/20 of it, and hold() keeps the informer inside its backoff
+ * ...) but waited out at 1/20 of it (timers are real), and hold() keeps the informer inside its backoff
  * until release(), so that the test can change the world "while it is away".
  */
 class ScaledClock implements Clock {
@@ -43,6 +42,13 @@ class ScaledClock implements Clock {
   private gate: { promise: Promise<void>; open: () => void } | undefined;
   now(): number {
     return Date.now();
+  }
+  // Timers (resync, waitForSync's deadline) run in real time, unscaled.
+  setTimeout(fn: () => void, ms: number): unknown {
+    return realClock.setTimeout(fn, ms);
+  }
+  clearTimeout(handle: unknown): void {
+    realClock.clearTimeout(handle);
   }
   async sleep(ms: number, signal?: AbortSignal): Promise<void> {
     this.sleeps.push(ms);

@@ -8,7 +8,8 @@ import type { ResourceEventHandler } from './informer.js';
 import { resources } from './resource.js';
 import { RestClient } from './rest.js';
 import { metaNamespaceKey } from './store.js';
-import { FakeApi, FakeClock, waitFor } from './testing.js';
+import { FakeClock } from '../clock.js';
+import { FakeApi, waitFor } from './testing.js';
 
 const pod = (
   name: string,
@@ -38,7 +39,7 @@ function recorder(log: string[], tag = ''): ResourceEventHandler<KubeObject> {
 
 function setup(history = 100) {
   const api = new FakeApi(history);
-  const clock = new FakeClock();
+  const clock = new FakeClock(0, { sleepAdvances: true });
   const errors: string[] = [];
   const informer = new SharedInformer<KubeObject>({
     listerWatcher: api,
@@ -158,7 +159,7 @@ describe('SharedInformer', () => {
   });
 
   it('resyncs: every cached object again as onUpdate(obj, obj)', async () => {
-    const { api, informer } = setup();
+    const { api, clock, informer } = setup();
     api.put(pod('a'));
     api.put(pod('b'));
     const log: string[] = [];
@@ -166,6 +167,10 @@ describe('SharedInformer', () => {
     const quiet: string[] = [];
     informer.addEventHandler(recorder(quiet));
     informer.start();
+    assert.equal(await informer.waitForSync(5_000), true);
+    // The resync period runs on the informer's clock: two periods, two resyncs.
+    await clock.advance(10);
+    await clock.advance(10);
     await waitFor('two resyncs', () => log.filter((l) => l.startsWith('update')).length >= 4);
     assert.ok(log.includes('update a@2->2') && log.includes('update b@3->3'));
     assert.deepEqual(quiet.sort(), ['add a@2 initial', 'add b@3 initial'], 'resync is per handler');
@@ -177,7 +182,9 @@ describe('SharedInformer', () => {
     api.failLists.push(new Error('down'));
     clock.hold(); // the first list fails, and the backoff after it never ends
     informer.start();
-    assert.equal(await informer.waitForSync(20), false);
+    const deadline = informer.waitForSync(20);
+    await clock.advance(20); // the deadline runs on the informer's clock
+    assert.equal(await deadline, false);
     const waiting = informer.waitForSync();
     const ac = new AbortController();
     const aborted = informer.waitForSync(undefined, ac.signal);

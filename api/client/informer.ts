@@ -22,7 +22,8 @@
  * and does not affect the others.
  */
 import type { KubeObject } from '../object.js';
-import type { BackoffOptions, Clock } from './backoff.js';
+import { realClock, type Clock } from '../clock.js';
+import type { BackoffOptions } from './backoff.js';
 import { Indexer, NAMESPACE_INDEX, namespaceIndexFunc } from './indexer.js';
 import type { Indexers } from './indexer.js';
 import { Lister } from './lister.js';
@@ -90,6 +91,10 @@ export interface SharedInformerOptions<T extends KubeObject> {
   pageSize?: number;
   minWatchTimeoutSeconds?: number;
   backoff?: BackoffOptions;
+  /**
+   * Time for the reflector's backoff, the handlers' resync periods and waitForSync's
+   * deadline (client-go runs all three on its clock); default realClock.
+   */
   clock?: Clock;
   random?: () => number;
   /**
@@ -103,7 +108,8 @@ interface Registration<T extends KubeObject> {
   handler: ResourceEventHandler<T>;
   synced: boolean;
   removed: boolean;
-  timer?: NodeJS.Timeout;
+  /** The pending resync timer (a handle of the informer's clock). */
+  timer?: unknown;
   resyncPeriodMs: number;
 }
 
@@ -125,6 +131,7 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
   private readonly reflector: Reflector<T>;
   private readonly registrations: Registration<T>[] = [];
   private readonly defaultResyncMs: number;
+  private readonly clock: Clock;
   private readonly onError: ((err: Error, during: 'list' | 'watch' | 'handler') => void) | undefined;
   private synced = false;
   private state: 'new' | 'running' | 'stopped' = 'new';
@@ -137,6 +144,7 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
     this.name = opts.name ?? 'informer';
     this.defaultResyncMs = opts.resyncPeriodMs ?? 0;
     this.onError = opts.onError;
+    this.clock = opts.clock ?? realClock;
     this.indexer = new Indexer<T>({
       indexers: { [NAMESPACE_INDEX]: namespaceIndexFunc, ...opts.indexers },
     });
@@ -209,7 +217,7 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
       remove: () => {
         if (reg.removed) return;
         reg.removed = true;
-        clearInterval(reg.timer);
+        this.stopResync(reg);
         const i = this.registrations.indexOf(reg);
         if (i >= 0) this.registrations.splice(i, 1);
       },
@@ -239,9 +247,9 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
     if (this.synced) return Promise.resolve(true);
     if (this.state === 'stopped' || signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
+      let timer: unknown;
       const done = (ok: boolean) => {
-        clearTimeout(timer);
+        if (timer !== undefined) this.clock.clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         this.syncWaiters.delete(done);
         resolve(ok);
@@ -249,7 +257,7 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
       const onAbort = () => done(false);
       this.syncWaiters.add(done);
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (timeoutMs !== undefined) timer = setTimeout(() => done(false), timeoutMs);
+      if (timeoutMs !== undefined) timer = this.clock.setTimeout(() => done(false), timeoutMs);
     });
   }
 
@@ -285,18 +293,28 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
   async stop(): Promise<void> {
     this.state = 'stopped';
     this.abort.abort();
-    for (const reg of this.registrations) clearInterval(reg.timer);
+    for (const reg of this.registrations) this.stopResync(reg);
     for (const waiter of [...this.syncWaiters]) waiter(false);
     await this.running;
   }
 
+  /**
+   * Resyncs `reg` every resyncPeriodMs on the clock: a one-shot timer armed again after
+   * each tick (as the reflector's resync timer), so a fake clock drives it tick by tick.
+   */
   private startResync(reg: Registration<T>): void {
     if (reg.resyncPeriodMs <= 0 || reg.timer !== undefined) return;
-    reg.timer = setInterval(() => {
+    const tick = () => {
+      reg.timer = this.clock.setTimeout(tick, reg.resyncPeriodMs);
       if (!this.synced || reg.removed || this.state !== 'running') return;
       for (const obj of this.indexer.list()) this.call('onUpdate', () => reg.handler.onUpdate?.(obj, obj));
-    }, reg.resyncPeriodMs);
-    reg.timer.unref();
+    };
+    reg.timer = this.clock.setTimeout(tick, reg.resyncPeriodMs);
+  }
+
+  private stopResync(reg: Registration<T>): void {
+    if (reg.timer !== undefined) this.clock.clearTimeout(reg.timer);
+    reg.timer = undefined;
   }
 
   private replace(items: T[]): void {

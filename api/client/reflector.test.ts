@@ -4,7 +4,8 @@ import type { KubeObject } from '../object.js';
 import { ApiStatusError } from './errors.js';
 import { Reflector, VeryShortWatchError } from './reflector.js';
 import type { ReflectorOptions, ReflectorStore } from './reflector.js';
-import { FakeApi, FakeClock, waitFor } from './testing.js';
+import { FakeClock } from '../clock.js';
+import { FakeApi, waitFor } from './testing.js';
 
 const pod = (name: string, extra: Record<string, unknown> = {}): KubeObject => ({
   apiVersion: 'v1',
@@ -40,7 +41,7 @@ const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'
 function setup(opts: Partial<ReflectorOptions<KubeObject>> & { history?: number } = {}) {
   const api = new FakeApi(opts.history ?? 100);
   const store = new RecordingStore();
-  const clock = new FakeClock();
+  const clock = new FakeClock(0, { sleepAdvances: true });
   const errors: string[] = [];
   const reflector = new Reflector<KubeObject>({
     listerWatcher: api,
@@ -213,7 +214,7 @@ describe('Reflector', () => {
     assert.deepEqual(t.clock.sleeps, [1000]);
     assert.ok(t.reflector.stats.lastError instanceof VeryShortWatchError);
     // A quiet watch that lasted is fine.
-    t.clock.advance(5_000);
+    await t.clock.advance(5_000);
     t.api.endWatches();
     await t.api.until(() => t.api.watchCalls.length === 3);
     assert.deepEqual(t.clock.sleeps, [1000]);

@@ -18,8 +18,8 @@
  * The backoff starts over once a watch delivers an event or stays open for a second.
  */
 import type { KubeObject } from '../object.js';
-import { Backoff, realClock } from './backoff.js';
-import type { BackoffOptions, Clock } from './backoff.js';
+import { realClock, type Clock } from '../clock.js';
+import { Backoff, type BackoffOptions } from './backoff.js';
 import { ApiStatusError, isResourceExpired } from './errors.js';
 import type { ListerWatcher } from './listwatch.js';
 

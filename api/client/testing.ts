@@ -1,11 +1,10 @@
 /**
  * Test doubles for the client machinery, for this folder's tests and for controllers'
  * unit tests: an in-memory API (`FakeApi`, a ListerWatcher with revisions, a bounded
- * history, paginated lists, failure injection) and a clock whose sleeps are recorded and
- * take no real time (`FakeClock`).
+ * history, paginated lists, failure injection) and a condition waiter with a deadline. The
+ * fake clock is api/clock.ts's `FakeClock` (with `sleepAdvances`, for loops that only sleep).
  */
 import type { KubeList, KubeObject } from '../object.js';
-import type { Clock } from './backoff.js';
 import { ApiStatusError } from './errors.js';
 import type { ListerWatcher, ListerWatchOptions, ListPageOptions } from './listwatch.js';
 import { metaNamespaceKey } from './store.js';
@@ -254,61 +253,17 @@ function takeInjected<O>(queue: Injected<O>[], opts: O): Error | undefined {
 }
 
 /**
- * A Clock in virtual time: `now()` starts at 0 and moves only by `advance(ms)` and by
- * sleeps, which are recorded in `sleeps` and resolve on the next macrotask without
- * waiting. `hold()` makes sleeps block until `release()` (to act "during the backoff").
+ * Resolves once `check()` returns (or resolves to) true, polling every few milliseconds;
+ * rejects with `what` after `timeoutMs` (default 10 000). For tests: wait on a condition
+ * with a deadline, never for a fixed time.
  */
-export class FakeClock implements Clock {
-  private t = 0;
-  readonly sleeps: number[] = [];
-  private gate: { promise: Promise<void>; open: () => void } | undefined;
-  /** Sleeps blocked by hold() right now. */
-  held = 0;
-
-  now(): number {
-    return this.t;
-  }
-
-  advance(ms: number): void {
-    this.t += ms;
-  }
-
-  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    this.sleeps.push(ms);
-    if (this.gate) {
-      this.held++;
-      const aborted = new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve()));
-      await Promise.race([this.gate.promise, aborted]);
-      this.held--;
-    }
-    this.t += ms;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-
-  /** From now on, sleeps block until release(). */
-  hold(): void {
-    if (this.gate) return;
-    let open!: () => void;
-    const promise = new Promise<void>((resolve) => (open = resolve));
-    this.gate = { promise, open };
-  }
-
-  /** Lets blocked and later sleeps go. */
-  release(): void {
-    const gate = this.gate;
-    this.gate = undefined;
-    gate?.open();
-  }
-}
-
-/**
- * Resolves once `check()` returns true, polling every few milliseconds; rejects with
- * `what` after `timeoutMs` (default 10 000). For tests: wait on a condition with a
- * deadline, never for a fixed time.
- */
-export async function waitFor(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }

@@ -1,59 +1,12 @@
 /**
- * Test helpers for the watch cache: a fake clock, a store whose watches can be broken on
- * demand, a watcher that records what it receives, and a condition waiter with a deadline.
+ * Test helpers for the watch cache: a store whose watches can be broken on demand, a
+ * watcher that records what it receives, and a condition waiter with a deadline. The fake
+ * clock is api/clock.ts's `FakeClock`.
  */
 import type { KubeObject } from '../../api/object.js';
 import type { StorageError } from '../storage/errors.js';
 import type { KeyValue, ListOptions, ListResult, Store, Watch, WatchHandler } from '../storage/store.js';
-import type {
-  CacheWatcher,
-  CacheWatchOptions,
-  Clock,
-  CloseReason,
-  WatchCache,
-  WatchEvent,
-} from './watchcache.js';
-
-/** A clock whose time moves only in advance(); due timers fire in time order. */
-export class FakeClock implements Clock {
-  private t = Date.UTC(2026, 0, 1);
-  private nextId = 1;
-  private timers = new Map<number, { at: number; fn: () => void }>();
-
-  now(): number {
-    return this.t;
-  }
-
-  setTimeout(fn: () => void, ms: number): unknown {
-    const id = this.nextId++;
-    this.timers.set(id, { at: this.t + Math.max(0, ms), fn });
-    return id;
-  }
-
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number);
-  }
-
-  /** Number of timers not yet fired. */
-  get pendingTimers(): number {
-    return this.timers.size;
-  }
-
-  /** Moves time forward by `ms`, firing every timer that falls due, in order. */
-  advance(ms: number): void {
-    const target = this.t + ms;
-    for (;;) {
-      let next: [number, { at: number; fn: () => void }] | undefined;
-      for (const entry of this.timers)
-        if (entry[1].at <= target && (!next || entry[1].at < next[1].at)) next = entry;
-      if (!next) break;
-      this.timers.delete(next[0]);
-      this.t = next[1].at;
-      next[1].fn();
-    }
-    this.t = target;
-  }
-}
+import type { CacheWatcher, CacheWatchOptions, CloseReason, WatchCache, WatchEvent } from './watchcache.js';
 
 /** Resolves once `cond()` holds; rejects after `timeoutMs` of real time (never sleeps a fixed time). */
 export async function waitFor(cond: () => boolean, what = 'condition', timeoutMs = 5000): Promise<void> {

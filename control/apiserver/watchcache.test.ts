@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { FakeClock } from '../../api/clock.js';
 import type { KubeObject } from '../../api/object.js';
 import { StorageError } from '../storage/errors.js';
 import { MemoryStore } from '../storage/memory.js';
@@ -10,16 +11,7 @@ import { SqliteStore } from '../storage/sqlite.js';
 import type { Store } from '../storage/store.js';
 import type { Status } from './status.js';
 import { INITIAL_EVENTS_END_ANNOTATION } from './watchcache-event.js';
-import {
-  deletePod,
-  FakeClock,
-  FlakyStore,
-  pod,
-  putPod,
-  record,
-  waitFor,
-  type Recorder,
-} from './watchcache-testing.js';
+import { deletePod, FlakyStore, pod, putPod, record, waitFor, type Recorder } from './watchcache-testing.js';
 import { WatchCache, type WatchCacheConfig } from './watchcache.js';
 
 const dirs: string[] = [];
@@ -208,10 +200,10 @@ describe('WatchCache', () => {
     const r2 = await putPod(store, pod('ns', 'b'));
     await caughtUp(cache, r2);
     assert.equal(withBookmarks.events.length, 0);
-    clock.advance(8_000);
+    await clock.advance(8_000);
     assert.deepEqual(short.summary(), [`BOOKMARK @${r2}`]);
     assert.equal(withBookmarks.events.length, 0);
-    clock.advance(52_000);
+    await clock.advance(52_000);
     assert.deepEqual(withBookmarks.summary(), [`BOOKMARK @${r2}`]);
     assert.deepEqual(withBookmarks.events[0]!.object, {
       apiVersion: 'v1',
@@ -219,11 +211,11 @@ describe('WatchCache', () => {
       metadata: { resourceVersion: String(r2) },
     });
     // Nothing new: the next tick has nothing to tell.
-    clock.advance(60_000);
+    await clock.advance(60_000);
     assert.equal(withBookmarks.events.length, 1);
     const r3 = await putPod(store, pod('ns', 'c'));
     await caughtUp(cache, r3);
-    clock.advance(60_000);
+    await clock.advance(60_000);
     assert.deepEqual(withBookmarks.summary(), [`BOOKMARK @${r2}`, `BOOKMARK @${r3}`]);
     assert.equal(without.events.length, 0);
     assert.equal(short.events.length, 1, 'no bookmarks past the deadline');
@@ -255,7 +247,7 @@ describe('WatchCache', () => {
     const { cache, clock } = await setup(store);
     const rec = record(cache, { sinceRevision: 100, sendInitialEvents: true, allowBookmarks: true });
     await waitFor(() => clock.pendingTimers > 0, 'freshness timer');
-    clock.advance(3_000);
+    await clock.advance(3_000);
     await closed(rec);
     assert.equal(rec.closed, 'error');
     const status = rec.events[0]!.object as unknown as Status;
@@ -323,7 +315,7 @@ describe('WatchCache', () => {
     });
     await received(rec, 1);
     assert.equal(rec.watcher.state, 'replaying');
-    clock.advance(60_000);
+    await clock.advance(60_000);
     assert.equal(rec.events.length, 1);
     rec.watcher.resume();
     assert.equal(rec.watcher.state, 'live');
@@ -377,7 +369,7 @@ describe('WatchCache', () => {
     const r2 = await putPod(store, pod('ns', 'b'));
     const r3 = await putPod(store, pod('ns', 'a', { x: 'y' }));
     assert.equal(cache.revision, r1);
-    clock.advance(1_000);
+    await clock.advance(1_000);
     await caughtUp(cache, r3);
     assert.deepEqual(rec.summary(), [`ADDED ns/a@${r1}`, `ADDED ns/b@${r2}`, `MODIFIED ns/a@${r3}`]);
     assert.equal(rec.closed, undefined);
@@ -401,7 +393,7 @@ describe('WatchCache', () => {
     await putPod(store, pod('ns', 'c'));
     const r4 = await putPod(store, pod('ns', 'd'));
     await store.compact(r4);
-    clock.advance(1_000);
+    await clock.advance(1_000);
     await waitFor(() => cache.metrics.resyncs === 1 && cache.ready, 'resync');
     assert.equal(cache.revision, r4);
     await closed(live);

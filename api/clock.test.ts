@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { FakeClock, realClock } from './clock.js';
+
+describe('realClock', () => {
+  it('realClock.sleep resolves early when its signal aborts', async () => {
+    const ac = new AbortController();
+    const started = Date.now();
+    const slept = realClock.sleep(60_000, ac.signal);
+    ac.abort();
+    await slept;
+    assert.ok(Date.now() - started < 5_000);
+    await realClock.sleep(1, AbortSignal.abort());
+  });
+});
+
+describe('FakeClock', () => {
+  it('fires timers and ends sleeps in time order, only when advanced', async () => {
+    const clock = new FakeClock(0);
+    const fired: string[] = [];
+    clock.setTimeout(() => fired.push('timer@300'), 300);
+    const cleared = clock.setTimeout(() => fired.push('cleared'), 100);
+    clock.clearTimeout(cleared);
+    void clock.sleep(200).then(() => fired.push(`sleep@${clock.now()}`));
+    await clock.advance(100);
+    assert.deepEqual(fired, []);
+    await clock.advance(250);
+    assert.deepEqual(fired, ['sleep@200', 'timer@300']);
+    assert.equal(clock.now(), 350);
+    assert.deepEqual(clock.sleeps, [200]);
+    assert.equal(clock.pendingTimers, 0);
+  });
+
+  it('with sleepAdvances, a sleep moves time itself, and hold() stops sleeps until release()', async () => {
+    const clock = new FakeClock(0, { sleepAdvances: true });
+    const fired: number[] = [];
+    clock.setTimeout(() => fired.push(clock.now()), 500);
+    await clock.sleep(1_000);
+    assert.equal(clock.now(), 1_000);
+    assert.deepEqual(fired, [500], 'timers on the way fire');
+    clock.hold();
+    let woke = false;
+    const held = clock.sleep(2_000).then(() => (woke = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(clock.held, 1);
+    assert.equal(woke, false);
+    clock.release();
+    await held;
+    assert.equal(clock.now(), 3_000);
+    assert.equal(clock.held, 0);
+    const ac = new AbortController();
+    clock.hold();
+    const aborted = clock.sleep(5_000, ac.signal);
+    ac.abort();
+    await aborted;
+    assert.deepEqual(clock.sleeps, [1_000, 2_000, 5_000]);
+  });
+});
