@@ -275,6 +275,11 @@ export class Registry {
     return true;
   }
 
+  /** Whether a PUT to a missing name creates it (the strategy's `allowCreateOnUpdate`). */
+  get allowCreateOnUpdate(): boolean {
+    return this.strategy.allowCreateOnUpdate === true;
+  }
+
   /** The fields a field selector may name for this resource (from the strategy). */
   selectableFieldNames(): string[] {
     return Object.keys(this.strategy.selectableFields({ metadata: { name: '', namespace: '' } }));

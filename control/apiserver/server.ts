@@ -179,9 +179,6 @@ interface RequestMetrics {
   latency: { observe(seconds: number): void };
 }
 
-/** Resources whose PUT creates a missing object (Kubernetes' AllowCreateOnUpdate). */
-const CREATE_ON_UPDATE = new Set(['leases', 'endpoints', 'events']);
-
 export class ApiServer {
   private readonly cfg: ApiServerConfig;
   private readonly registries = new Map<ResourceInfo, Registry>();
@@ -1000,11 +997,11 @@ export class ApiServer {
           escalation?.(body, await registry.get(rr.namespace, rr.name!));
           updated = await registry.update(rr.namespace, rr.name!, body, opts);
         } catch (err) {
-          // Leases, Endpoints and Events are created by a PUT to a missing name, as
-          // Kubernetes' AllowCreateOnUpdate for these kinds.
+          // Leases, Endpoints and Events are created by a PUT to a missing name: their
+          // strategies' allowCreateOnUpdate, as Kubernetes' AllowCreateOnUpdate.
           if (!(
             sub === undefined &&
-            CREATE_ON_UPDATE.has(rr.resource.resource) &&
+            registry.allowCreateOnUpdate &&
             err instanceof ApiError &&
             err.code === 404 &&
             isNotFoundOf(err, rr)

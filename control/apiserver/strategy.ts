@@ -57,6 +57,13 @@ export interface Strategy {
   readonly generationFields: readonly string[];
 
   /**
+   * Whether a PUT to a name that does not exist creates the object (201) instead of
+   * answering 404, as `RESTUpdateStrategy.AllowCreateOnUpdate()`: true for Leases,
+   * Endpoints and Events, which their writers PUT without a GET first. Omitted: false.
+   */
+  readonly allowCreateOnUpdate?: boolean;
+
+  /**
    * The field-selector values of an object: `metadata.name` and `metadata.namespace`
    * always, plus kind-specific ones (pods: `spec.nodeName`, `status.phase`, ...).
    * A selector on a field not listed here is refused with 400 BadRequest.

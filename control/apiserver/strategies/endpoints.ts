@@ -76,6 +76,7 @@ function validateAddress(a: Obj, p: string): FieldError[] {
  */
 export const endpointsStrategy = defineStrategy({
   namespaced: true,
+  allowCreateOnUpdate: true,
   defaults(obj) {
     eachObj(obj.subsets, (s) => eachObj(s.ports, (p) => defaultString(p, 'protocol', 'TCP')));
   },

@@ -147,6 +147,7 @@ function validateSeries(e: EventView): FieldError[] {
  */
 export const coreEventStrategy = defineStrategy({
   namespaced: true,
+  allowCreateOnUpdate: true,
   defaults(obj) {
     const o = obj as Obj;
     child(o, 'involvedObject');
@@ -184,6 +185,7 @@ const IMMUTABLE: readonly (keyof EventView)[] = [
  */
 export const eventsEventStrategy = defineStrategy({
   namespaced: true,
+  allowCreateOnUpdate: true,
   defaults(obj) {
     child(obj as Obj, 'regarding');
     child(obj as Obj, 'deprecatedSource');

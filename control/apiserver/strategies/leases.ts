@@ -20,6 +20,7 @@ const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}
  */
 export const leaseStrategy = defineStrategy({
   namespaced: true,
+  allowCreateOnUpdate: true,
   kubeFinalizers: false,
   defaults(obj) {
     section(obj, 'spec');

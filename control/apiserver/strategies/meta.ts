@@ -299,6 +299,8 @@ export interface KindRules {
    */
   initialStatus?: (obj: KubeObject) => unknown;
   generationFields?: readonly string[];
+  /** See Strategy: a PUT to a missing name creates it (Leases, Endpoints, Events); default false. */
+  allowCreateOnUpdate?: boolean;
   prepareForCreate?(obj: KubeObject): void;
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   prepareForStatusUpdate?(obj: KubeObject, old: KubeObject): void;
@@ -345,6 +347,7 @@ export function defineStrategy(rules: KindRules): KindStrategy {
   return {
     nameFn: rules.nameFn ?? nameIsDNSSubdomain,
     generationFields: rules.generationFields ?? [],
+    allowCreateOnUpdate: rules.allowCreateOnUpdate ?? false,
     prepareForCreate(obj) {
       creating.add(obj);
       if (rules.initialStatus) obj.status = rules.initialStatus(obj);
