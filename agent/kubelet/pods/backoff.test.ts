@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeClock } from '../../../api/clock.js';
 import { Backoff } from './backoff.js';
-import { goDuration } from './worker.js';
+import { goDuration } from './sync.js';
 
 describe('Backoff (CrashLoopBackOff numbers)', () => {
   it('doubles from 10 s to a ceiling of 300 s', () => {

@@ -45,7 +45,8 @@ import { isAppContainer } from './runtime-status.js';
 import type { Probe } from './types.js';
 import { hostMounter, type Mounter } from './mount.js';
 import { tearDownVolumes } from './volumes.js';
-import { PodWorker, type PodNetwork, type PodWorkerDeps, type PodWorkerState } from './worker.js';
+import { RuntimePodSyncer, type PodNetwork, type PodSyncerDeps } from './sync.js';
+import { PodWorker, type PodWorkerState } from './worker.js';
 
 /** Settings of a PodManager. */
 export interface PodManagerConfig {
@@ -89,7 +90,8 @@ export class PodManager {
   private readonly finished = new Set<string>();
   private readonly informer: SharedInformer<Pod>;
   private readonly prober: ProbeManager;
-  private readonly deps: PodWorkerDeps;
+  private readonly deps: PodSyncerDeps;
+  private readonly resyncIntervalMs: number;
   private readonly abort = new AbortController();
   private readonly cleaning = new Set<string>();
   private fingerprints = new Map<string, string>();
@@ -143,12 +145,8 @@ export class PodManager {
         const node = await cfg.client.get<Node>(resources.nodes, undefined, cfg.nodeName);
         return (node.status?.allocatable ?? {}) as Record<string, string>;
       },
-      onDone: (uid) => {
-        this.workers.delete(uid);
-        this.finished.add(uid);
-      },
-      resyncIntervalMs: cfg.resyncIntervalMs ?? 60_000,
     };
+    this.resyncIntervalMs = cfg.resyncIntervalMs ?? 60_000;
     this.informer = SharedInformer.fromClient<Pod>(cfg.client, resources.pods, {
       fieldSelector: `spec.nodeName=${cfg.nodeName}`,
       onError: (err, during) =>
@@ -223,7 +221,17 @@ export class PodManager {
     if (!uid || this.finished.has(uid)) return;
     let worker = this.workers.get(uid);
     if (!worker) {
-      worker = new PodWorker(this.deps, pod);
+      worker = new PodWorker({
+        pod,
+        syncer: new RuntimePodSyncer(this.deps, uid),
+        clock: this.clock,
+        logger: this.logger,
+        resyncIntervalMs: this.resyncIntervalMs,
+        onDone: (done) => {
+          this.workers.delete(done);
+          this.finished.add(done);
+        },
+      });
       this.workers.set(uid, worker);
       this.logger.info('pod added', { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, uid });
       worker.update(pod);

@@ -1,0 +1,532 @@
+/**
+ * The pod syncer: what the pod worker's state machine (worker.ts) calls to act on one pod
+ * through the CRI runtime — the kubelet's SyncPod, SyncTerminatingPod and
+ * SyncTerminatedPod with kuberuntime's SyncPod, KillPod and container GC
+ * (pkg/kubelet/kubelet.go, pkg/kubelet/kuberuntime/kuberuntime_manager.go). One syncer per
+ * pod UID: it keeps what the kubelet keeps per pod (the reasonCache of start failures,
+ * the status last posted).
+ *
+ * - syncPod: read the runtime's view of the pod, computePodActions, kill what must go,
+ *   create the sandbox if needed, start containers (image per pull policy,
+ *   CrashLoopBackOff: 10 s doubling to 300 s, reset after 10 minutes of running), prune
+ *   dead containers (the newest dead one per container is kept for lastState), then post
+ *   the status if it changed. As the kubelet, the status is posted even when an action
+ *   failed (the pod then shows ContainerCreating or the failure's reason), and the
+ *   failure is thrown afterwards, for the worker to retry.
+ * - Init containers: a sync starts at most the one init container computePodActions
+ *   names (same image, crash backoff and failure rules as app containers); app containers
+ *   wait until the last one exited 0. Sidecar init containers (`restartPolicy: Always`)
+ *   are not supported: they are skipped, with a Warning event SidecarContainersNotSupported.
+ * - Starting and killing one container, with its hooks: containers.ts.
+ * - syncTerminatingPod stops containers with SIGTERM and the pod's grace period
+ *   (deletionGracePeriodSeconds, else terminationGracePeriodSeconds, else 30; at least 1),
+ *   then the sandbox; a pod that simply finished (Succeeded/Failed) keeps its stopped
+ *   containers, so its status and logs stay, until it is deleted.
+ * - syncTerminatedPod removes containers, sandboxes and volumes, then deletes the pod
+ *   object with grace 0 and a uid precondition.
+ */
+import type winston from 'winston';
+import type { Clock } from '../../../api/clock.js';
+import { isConflict, isNotFound } from '../../../api/client/errors.js';
+import type { EventRecorder } from '../../../api/client/events.js';
+import { resources } from '../../../api/client/resource.js';
+import type { RestClient } from '../../../api/client/rest.js';
+import type { Pod, PodStatus } from '../../../api/types.js';
+import type { PodSandboxConfig, Runtime } from '../../../cri/api.js';
+import { isCriError } from '../../../cri/errors.js';
+import type { ProbeManager } from '../prober/manager.js';
+import type { ContainerView } from '../prober/worker.js';
+import { computePodActions, type PodActions } from './actions.js';
+import type { Backoff } from './backoff.js';
+import { podSandboxConfig } from './config.js';
+import {
+  containerRef,
+  errorText,
+  gracePeriodOf,
+  killContainer,
+  startContainer,
+  type ContainerContext,
+} from './containers.js';
+import { isContainerStartError } from './errors.js';
+import type { ImageManager } from './images.js';
+import { hashContainer } from './labels.js';
+import type { Mounter } from './mount.js';
+import { getPodRuntimeStatus, latestContainer, type PodRuntimeStatus } from './runtime-status.js';
+import { generateAPIPodStatus, statusChanged, type StartFailure } from './status.js';
+import { podDesc, specContainer, type KubeletContainer, type KubeletPod } from './types.js';
+import { MountError, setUpVolumes, tearDownVolumes, type PodVolumes } from './volumes.js';
+import type { PodSyncContext, PodSyncer, SyncPodResult } from './worker.js';
+
+/** The node's pod network as the syncer needs it (agent/network/pod-network.ts's PodNetworkManager fits). */
+export interface PodNetwork {
+  readonly name: string;
+  /** False while the network does not exist yet; sandboxes wait for it. Undefined: always ready. */
+  readonly ready?: boolean;
+  /** Why it is not ready. */
+  readonly error?: string | undefined;
+}
+
+/** What every pod syncer of a node shares (built by the PodManager). */
+export interface PodSyncerDeps {
+  client: RestClient;
+  runtime: Runtime;
+  nodeName: string;
+  nodeIP: string;
+  podNetwork: PodNetwork;
+  dataDir: string;
+  recorder: Pick<EventRecorder, 'event'>;
+  clock: Clock;
+  logger: winston.Logger;
+  images: ImageManager;
+  /** CrashLoopBackOff per container. */
+  crashBackoff: Backoff;
+  prober: ProbeManager;
+  /** Bind mounts of subPaths, tmpfs of Secret volumes, and their unmounting. */
+  mounter: Mounter;
+  /** The runtime's name (containerID prefix, `docker`); rejects while it is down. */
+  runtimeName(): Promise<string>;
+  /** Node allocatable, for resourceFieldRef of unset limits. */
+  nodeAllocatable?: () => Promise<Record<string, string>>;
+}
+
+/** Longest retry delay of failed steps, ms (a failed container start is retried in a third of it). */
+const ERROR_BACKOFF_MAX_MS = 30_000;
+/** How soon a pod whose image pull just failed is synced again (shows ImagePullBackOff), ms. */
+const AFTER_PULL_FAILURE_MS = 1_000;
+
+/** Go's time.Duration formatting for whole seconds (`10s`, `1m20s`, `5m0s`). */
+export function goDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${s % 60}s`;
+  return `${Math.floor(m / 60)}h${m % 60}m${s % 60}s`;
+}
+
+/** The crash backoff key of a container (the kubelet's getStableKey). */
+export function crashBackoffKey(pod: Pod, container: KubeletContainer): string {
+  return `${pod.metadata.uid}_${pod.metadata.name}_${pod.metadata.namespace}_${container.name}_${hashContainer(container)}`;
+}
+
+/** One pod's syncer over the CRI runtime (see the file comment). */
+export class RuntimePodSyncer implements PodSyncer {
+  private readonly deps: PodSyncerDeps;
+  private readonly uid: string;
+  /** Last start failure per container (the kubelet's reasonCache). */
+  private readonly failures = new Map<string, StartFailure>();
+  /** The status we last posted, and the resourceVersion the API gave it. */
+  private lastPosted: PodStatus | undefined;
+  private lastPostedRV: string | undefined;
+  private sidecarsReported = false;
+  private tmpfsWarned = false;
+
+  /** @throws Error when `uid` is empty. */
+  constructor(deps: PodSyncerDeps, uid: string) {
+    if (!uid) throw new Error('RuntimePodSyncer: the pod has no uid');
+    this.deps = deps;
+    this.uid = uid;
+  }
+
+  podUpdated(pod: Pod): void {
+    if (
+      this.lastPosted &&
+      pod.metadata.resourceVersion !== this.lastPostedRV &&
+      statusChanged(pod.status, this.lastPosted)
+    ) {
+      // Someone else wrote the status (or an older version arrived late): compare with it again.
+      this.lastPosted = undefined;
+    }
+  }
+
+  /** SyncPod (see the file comment). */
+  async syncPod(pod: KubeletPod, sync: PodSyncContext): Promise<SyncPodResult> {
+    const { runtime, clock, recorder, logger, podNetwork } = this.deps;
+    let nextSyncAt: number | undefined;
+    const soon = (at: number) => (nextSyncAt = Math.min(nextSyncAt ?? Infinity, at));
+    const ctx = this.containerContext(pod, sync);
+    let status = await this.runtimeStatus(pod);
+    const sidecars = (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+    if (sidecars.length > 0 && !this.sidecarsReported) {
+      this.sidecarsReported = true;
+      recorder.event(
+        pod,
+        'Warning',
+        'SidecarContainersNotSupported',
+        `init containers with restartPolicy Always (sidecars) are not supported by this kubelet and are not run: ${sidecars.map((c) => c.name).join(', ')}`,
+      );
+    }
+    const actions = computePodActions(pod, status, {
+      liveness: (name, id) => this.deps.prober.result(this.uid, name, 'liveness', id),
+      startup: (name, id) =>
+        pod.spec.containers.find((c) => c.name === name)?.startupProbe
+          ? this.deps.prober.result(this.uid, name, 'startup', id)
+          : 'Unknown',
+    });
+    this.logActions(pod, actions);
+
+    let syncError: unknown;
+    const podIP0 = status.sandboxes[0]?.ip ?? '';
+    try {
+      if (actions.killPod) {
+        await this.killPod(
+          pod,
+          sync,
+          gracePeriodOf(pod),
+          actions.createSandbox ? 'Stopping container' : undefined,
+        );
+      } else {
+        await Promise.all(
+          actions.containersToKill.map(async (k) => {
+            logger.info('killing container', {
+              ...ctx.log,
+              container: k.name,
+              containerId: k.id,
+              why: k.message,
+            });
+            const running = status.containers.find((c) => c.id === k.id);
+            await killContainer(ctx, {
+              pod,
+              container: running ?? { id: k.id, name: k.name, state: 'CONTAINER_RUNNING' },
+              grace: Math.max(1, pod.spec.terminationGracePeriodSeconds ?? 30),
+              message: k.message,
+              podIP: podIP0,
+            });
+          }),
+        );
+      }
+
+      let sandboxId = actions.sandboxId;
+      let podIP = status.sandboxes[0]?.ip ?? '';
+      const node = { nodeName: this.deps.nodeName, nodeIP: this.deps.nodeIP, network: podNetwork.name };
+      const sandboxConfig: PodSandboxConfig = podSandboxConfig(pod, actions.attempt, node);
+      if (actions.createSandbox) {
+        if (podNetwork.ready === false && !pod.spec.hostNetwork) {
+          const why = `network is not ready: ${podNetwork.error ?? 'the pod network does not exist yet'}`;
+          recorder.event(pod, 'Warning', 'NetworkNotReady', why);
+          throw new Error(why);
+        }
+        try {
+          sandboxId = await runtime.runPodSandbox(sandboxConfig);
+        } catch (err) {
+          if (!isCriError(err, 'Unavailable')) {
+            recorder.event(
+              pod,
+              'Warning',
+              'FailedCreatePodSandBox',
+              `Failed to create pod sandbox: ${errorText(err)}`,
+            );
+          }
+          throw err;
+        }
+        podIP = pod.spec.hostNetwork
+          ? this.deps.nodeIP
+          : (await runtime.podSandboxStatus(sandboxId)).network.ip;
+        logger.info('created pod sandbox', { ...ctx.log, sandboxId, attempt: actions.attempt, podIP });
+      }
+
+      const toStart = actions.initContainerToStart
+        ? [actions.initContainerToStart, ...actions.containersToStart]
+        : actions.containersToStart;
+      if (toStart.length > 0 && sandboxId) {
+        let volumes: PodVolumes;
+        try {
+          volumes = await setUpVolumes(pod, {
+            dataDir: this.deps.dataDir,
+            client: this.deps.client,
+            mounter: this.deps.mounter,
+            onTmpfsUnavailable: (volume, err) => {
+              if (this.tmpfsWarned) return;
+              this.tmpfsWarned = true;
+              logger.warn('secret volume written to disk: tmpfs cannot be mounted', {
+                ...ctx.log,
+                volume,
+                error: err.message,
+              });
+            },
+          });
+        } catch (err) {
+          if (err instanceof MountError) recorder.event(pod, 'Warning', 'FailedMount', err.message);
+          throw err;
+        }
+        for (const name of toStart) {
+          if (sync.signal.aborted || sync.isPodTerminationRequested()) break;
+          const container = specContainer(pod, name)!;
+          const last = latestContainer(status, name);
+          if (last && last.state === 'CONTAINER_EXITED' && !actions.createSandbox) {
+            const key = crashBackoffKey(pod, container);
+            const remaining = this.deps.crashBackoff.remainingSince(key, last.finishedAt);
+            if (remaining > 0) {
+              const delay = goDuration(this.deps.crashBackoff.get(key));
+              this.failures.set(name, {
+                reason: 'CrashLoopBackOff',
+                message: `back-off ${delay} restarting failed container=${name} pod=${podDesc(pod)}`,
+              });
+              recorder.event(
+                containerRef(pod, name),
+                'Warning',
+                'BackOff',
+                `Back-off restarting failed container ${name} in pod ${podDesc(pod)}`,
+              );
+              soon(clock.now() + remaining);
+              continue;
+            }
+            this.deps.crashBackoff.next(key, last.finishedAt);
+          }
+          const restartCount = last ? last.restartCount + 1 : 0;
+          try {
+            await startContainer(ctx, {
+              pod,
+              container,
+              sandboxId,
+              sandboxConfig,
+              podIP,
+              restartCount,
+              volumes,
+            });
+            this.failures.delete(name);
+          } catch (err) {
+            if (!isContainerStartError(err)) throw err;
+            this.failures.set(name, { reason: err.reason, message: err.message });
+            logger.warn('container start failed', {
+              ...ctx.log,
+              container: name,
+              reason: err.reason,
+              error: err.message,
+              // What the pod is not told (a subPath's host paths, ...).
+              ...(err.cause instanceof Error ? { cause: err.cause.message } : {}),
+            });
+            if (err.reason === 'ErrImagePull') soon(clock.now() + AFTER_PULL_FAILURE_MS);
+            else if (err.reason === 'ImagePullBackOff') {
+              const left = this.deps.images.backoff.remainingSinceUpdate(
+                `${pod.metadata.uid}_${container.image}`,
+              );
+              soon(clock.now() + Math.max(AFTER_PULL_FAILURE_MS, left));
+            } else soon(clock.now() + ERROR_BACKOFF_MAX_MS / 3);
+          }
+        }
+      }
+    } catch (err) {
+      syncError = err;
+    }
+    if (
+      actions.killPod ||
+      actions.createSandbox ||
+      actions.containersToKill.length + actions.containersToStart.length > 0 ||
+      actions.initContainerToStart !== undefined
+    ) {
+      try {
+        status = await this.runtimeStatus(pod);
+      } catch (err) {
+        throw syncError ?? err;
+      }
+    }
+
+    await this.pruneDeadContainers(status);
+    this.deps.prober.updatePod(pod, this.containerViews(pod, status));
+    const posted = await this.syncStatus(pod, status);
+    if (syncError) throw syncError;
+    return { terminal: posted.phase === 'Succeeded' || posted.phase === 'Failed', nextSyncAt };
+  }
+
+  /**
+   * SyncTerminatingPod: stops every container with the pod's grace period, then the
+   * sandboxes; stops probing; posts the final status unless the pod is gone from the API.
+   */
+  async syncTerminatingPod(pod: KubeletPod, sync: PodSyncContext): Promise<void> {
+    await this.killPod(pod, sync, gracePeriodOf(pod), 'Stopping container');
+    await this.deps.prober.removePod(this.uid);
+    if (!sync.isPodRemoved()) await this.syncStatus(pod, await this.runtimeStatus(pod));
+  }
+
+  /**
+   * SyncTerminatedPod: removes the pod's containers, sandboxes and volumes, then deletes
+   * the pod object (grace 0, uid precondition) unless it is gone from the API already.
+   */
+  async syncTerminatedPod(pod: KubeletPod, sync: PodSyncContext): Promise<void> {
+    await this.cleanUp(pod);
+    if (!sync.isPodRemoved()) await this.deletePod(pod);
+  }
+
+  private logFields(pod: Pod): Record<string, string> {
+    return { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, uid: this.uid };
+  }
+
+  private containerContext(pod: Pod, sync: PodSyncContext): ContainerContext {
+    return { deps: this.deps, uid: this.uid, log: this.logFields(pod), signal: sync.signal };
+  }
+
+  /**
+   * The runtime's view of the pod. A hostNetwork pod's IP is the node IP (the kubelet's
+   * generateAPIPodStatus; CRI reports none for a sandbox in the node's network).
+   */
+  private async runtimeStatus(pod: KubeletPod): Promise<PodRuntimeStatus> {
+    const status = await getPodRuntimeStatus(this.deps.runtime, this.uid, this.deps.nodeName);
+    if (!pod.spec.hostNetwork) return status;
+    return {
+      ...status,
+      sandboxes: status.sandboxes.map((s) =>
+        s.state === 'SANDBOX_READY' ? { ...s, ip: this.deps.nodeIP } : s,
+      ),
+    };
+  }
+
+  private logActions(pod: Pod, a: PodActions): void {
+    if (
+      !a.killPod &&
+      !a.createSandbox &&
+      a.containersToStart.length === 0 &&
+      a.containersToKill.length === 0 &&
+      a.initContainerToStart === undefined
+    )
+      return;
+    this.deps.logger.debug('pod actions', {
+      ...this.logFields(pod),
+      killPod: a.killPod,
+      createSandbox: a.createSandbox,
+      attempt: a.attempt,
+      start: a.containersToStart,
+      startInit: a.initContainerToStart,
+      kill: a.containersToKill.map((k) => k.name),
+    });
+  }
+
+  /** What the prober needs to know about each container. */
+  private containerViews(pod: KubeletPod, status: PodRuntimeStatus): Map<string, ContainerView> {
+    const views = new Map<string, ContainerView>();
+    const ip = status.sandboxes[0]?.ip ?? '';
+    for (const c of pod.spec.containers) {
+      const latest = latestContainer(status, c.name);
+      if (!latest) continue;
+      views.set(c.name, {
+        containerId: latest.id,
+        running: latest.state === 'CONTAINER_RUNNING',
+        startedAt: latest.startedAt,
+        podIP: ip,
+      });
+    }
+    return views;
+  }
+
+  /**
+   * Stops every running container (in parallel, SIGTERM then SIGKILL after `grace`
+   * seconds) and then every ready sandbox of the pod. `event` (e.g. "Stopping container")
+   * is recorded as Killing for each container stopped.
+   */
+  private async killPod(
+    pod: KubeletPod,
+    sync: PodSyncContext,
+    grace: number,
+    event: string | undefined,
+  ): Promise<void> {
+    const { runtime, logger } = this.deps;
+    const ctx = this.containerContext(pod, sync);
+    const status = await this.runtimeStatus(pod);
+    const podIP = status.sandboxes[0]?.ip ?? '';
+    const running = status.containers.filter(
+      (c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED',
+    );
+    await Promise.all(
+      running.map(async (c) => {
+        logger.info('stopping container', {
+          ...ctx.log,
+          container: c.name,
+          containerId: c.id,
+          gracePeriodSeconds: grace,
+        });
+        await killContainer(ctx, {
+          pod,
+          container: c,
+          grace,
+          message: event ? `${event} ${c.name}` : undefined,
+          podIP,
+        });
+      }),
+    );
+    for (const s of status.sandboxes) {
+      if (s.state === 'SANDBOX_READY') {
+        await runtime.stopPodSandbox(s.id);
+        logger.info('stopped pod sandbox', { ...ctx.log, sandboxId: s.id });
+      }
+    }
+  }
+
+  /** Removes the pod's containers, sandboxes and volumes (after killPod). */
+  private async cleanUp(pod: KubeletPod): Promise<void> {
+    const { runtime } = this.deps;
+    const status = await this.runtimeStatus(pod);
+    for (const c of status.containers) await runtime.removeContainer(c.id);
+    for (const s of status.sandboxes) await runtime.removePodSandbox(s.id);
+    await tearDownVolumes(this.deps.dataDir, this.uid, this.deps.mounter);
+    this.deps.crashBackoff.resetPrefix(`${this.uid}_`);
+    this.deps.images.backoff.resetPrefix(`${this.uid}_`);
+  }
+
+  /**
+   * Keeps, per container name, the newest container and the newest dead one before it
+   * (the kubelet's container GC with MaxPerPodContainer 1); removes sandboxes that are not
+   * the newest, not ready, and hold no container any more.
+   */
+  private async pruneDeadContainers(status: PodRuntimeStatus): Promise<void> {
+    const { runtime } = this.deps;
+    const seen = new Map<string, number>();
+    const removed = new Set<string>();
+    for (const c of status.containers) {
+      const n = (seen.get(c.name) ?? 0) + 1;
+      seen.set(c.name, n);
+      if (n > 2 && c.state === 'CONTAINER_EXITED') {
+        await runtime.removeContainer(c.id);
+        removed.add(c.id);
+      }
+    }
+    const used = new Set(status.containers.filter((c) => !removed.has(c.id)).map((c) => c.podSandboxId));
+    for (const s of status.sandboxes.slice(1)) {
+      if (s.state !== 'SANDBOX_READY' && !used.has(s.id)) await runtime.removePodSandbox(s.id);
+    }
+  }
+
+  /** Generates the status and patches pods/<name>/status when it changed; returns it. */
+  private async syncStatus(pod: KubeletPod, status: PodRuntimeStatus): Promise<PodStatus> {
+    const base = this.lastPosted ?? pod.status;
+    const next = generateAPIPodStatus({
+      pod: { ...pod, status: { ...pod.status, ...base } },
+      runtime: status,
+      nodeIP: this.deps.nodeIP,
+      runtimeName: await this.deps.runtimeName(),
+      now: this.deps.clock.now(),
+      failures: this.failures,
+      ready: (c, id) => this.deps.prober.ready(this.uid, c, id),
+      started: (c, id) => this.deps.prober.started(this.uid, c, id),
+    });
+    if (!statusChanged(base, next)) return next;
+    try {
+      const updated = await this.deps.client.patch<Pod>(
+        resources.pods,
+        pod.metadata.namespace,
+        pod.metadata.name ?? '',
+        'merge',
+        { status: { ...next, podIP: next.podIP ?? null, podIPs: next.podIPs ?? null } },
+        { subresource: 'status' },
+      );
+      if (updated.metadata.uid !== this.uid) return next;
+      this.lastPosted = next;
+      this.lastPostedRV = updated.metadata.resourceVersion;
+      this.deps.logger.debug('pod status posted', { ...this.logFields(pod), phase: next.phase });
+    } catch (err) {
+      // The pod is gone: the informer will say so; nothing to post any more.
+      if (!isNotFound(err)) throw err;
+    }
+    return next;
+  }
+
+  /** The final delete: grace 0 with a uid precondition, so a new pod of the same name is safe. */
+  private async deletePod(pod: KubeletPod): Promise<void> {
+    try {
+      await this.deps.client.delete(resources.pods, pod.metadata.namespace, pod.metadata.name ?? '', {
+        gracePeriodSeconds: 0,
+        preconditions: { uid: this.uid },
+      });
+    } catch (err) {
+      if (!isNotFound(err) && !isConflict(err)) throw err;
+    }
+  }
+}
