@@ -18,7 +18,8 @@
  *
  * A type is a scalar (bool, bytes, int32, int64, string), a message of the current
  * package by its bare name, or any message by its full name (meta.v1.ObjectMeta).
- * Comments run from `//` to the end of the line.
+ * Comments run from `//` to the end of the line. scripts/verify-protobuf-schema.ts checks
+ * the spec against Kubernetes' generated.proto files.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -206,19 +207,9 @@ export type FieldSpec = readonly [number: number, json: string, type: string, ki
  * @throws Error as parseSpec for a malformed spec.
  */
 export async function generateProtobufSchema(spec: string): Promise<string> {
-  const quote = (s: string) => `'${s}'`;
-  const entries = parseSpec(spec).map(
-    ({ name, fields }) =>
-      `${quote(name)}: [${fields
-        .map(
-          (f) =>
-            `[${f[0]}, ${f
-              .slice(1)
-              .map((s) => quote(String(s)))
-              .join(', ')}]`,
-        )
-        .join(', ')}],`,
-  );
+  const row = ([number, ...strings]: SpecField) =>
+    `[${[number, ...strings.map((s) => `'${s}'`)].join(', ')}]`;
+  const entries = parseSpec(spec).map(({ name, fields }) => `'${name}': [${fields.map(row).join(', ')}],`);
   const source = `${HEADER}\n/** Every message, by \`<package>.<Message>\`. */\nexport const MESSAGES: Readonly<Record<string, readonly FieldSpec[]>> = {\n${entries.join('\n')}\n};\n`;
   const options = await prettier.resolveConfig(SCHEMA_PATH);
   return prettier.format(source, { ...options, filepath: SCHEMA_PATH });
