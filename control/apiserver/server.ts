@@ -3,9 +3,13 @@
  * Kubernetes' REST protocol closely enough that kubectl and client libraries work
  * unchanged (paths, verbs, query parameters, content types, metav1.Status errors).
  *
- * Request flow: resolve the resource → decode the body → registry (strategy: defaults,
- * validation) → store; lists and gets may answer as `Table` for kubectl; watches stream
- * newline-delimited JSON events from the resource's watch cache.
+ * Request flow, the chain written out in handlers/index.ts: authenticate (`userOf`) →
+ * resolve the resource → authorize (`authorize`) → the verb's handler in handlers/, one
+ * file per verb: admission → registry (strategy: defaults, validation; admission's
+ * validate phase) → store. Lists and gets may answer as `Table` for kubectl; watches
+ * stream newline-delimited JSON events from the resource's watch cache. This file keeps
+ * what is not a verb: serving, the filters (authentication, impersonation,
+ * authorization), upgrades, non-resource paths, bootstrap and metrics.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -14,29 +18,18 @@ import type { Duplex } from 'node:stream';
 import client from 'prom-client';
 import type winston from 'winston';
 import { parseFieldSelector } from '../../api/meta/fields.js';
-import { parseLabelSelector, SelectorParseError } from '../../api/meta/labels.js';
 import type { KubeObject } from '../../api/object.js';
 import type { Store } from '../storage/store.js';
-import { Registry, type DeleteOptions, type ListQuery } from './registry.js';
+import { Registry } from './registry.js';
 import { ServiceAllocator } from './service-allocator.js';
-import { decodeObject, readBody, resolveResource, type ResourceRequest } from './request.js';
-import {
-  findResource,
-  groupVersion,
-  isReview,
-  RESOURCES,
-  storagePrefix,
-  type ResourceInfo,
-} from './resources.js';
+import { readBody, resolveResource, type ResourceRequest } from './request.js';
+import { findResource, groupVersion, RESOURCES, storagePrefix, type ResourceInfo } from './resources.js';
 import type { WriteOptions } from './registry.js';
-import { ApiError, badRequest, requestHeaderFieldsTooLarge, toApiError, type Status } from './status.js';
+import { ApiError, badRequest, requestHeaderFieldsTooLarge, toApiError } from './status.js';
 import type { Strategy } from './strategy.js';
-import { bindPod, evictPod, toScale, updateScale } from './subresources.js';
-import { negotiateTable, parseIncludeObject, tableWatchTransformer, toTable } from './table.js';
 import { WatchCache } from './watchcache.js';
 import {
   KUBELET_SUBRESOURCES,
-  proxyPodLog,
   proxyPodUpgrade,
   writeRawStatus,
   type KubeletSubresource,
@@ -45,17 +38,7 @@ import { ResourceMetricsApi } from './resource-metrics.js';
 import { TunnelServer } from './tunnel.js';
 import { discoveryResponse, type DocumentResponse } from './discovery.js';
 import { openAPIResponse, warmOpenAPI } from './openapi.js';
-import {
-  applyFieldValidation,
-  checkFieldTypes,
-  checkPatchedFieldTypes,
-  duplicateFields,
-  fieldValidationDirective,
-  formatGoValue,
-  loadFieldSchemas,
-  pruneUnknownFields,
-  warningHeaders,
-} from './fieldvalidation.js';
+import { loadFieldSchemas, warningHeaders } from './fieldvalidation.js';
 import type { KeyPair } from '../../api/tls/certs.js';
 import { createAuthenticator, type Authenticator } from './auth/authn.js';
 import {
@@ -67,12 +50,7 @@ import {
   type Authorizer,
 } from './auth/authz.js';
 import { nodeAuthorizer } from './auth/node.js';
-import {
-  AdmissionChain,
-  admissionPlugins,
-  RequestAdmissionRecorder,
-  type AdmissionRequest,
-} from './admission/index.js';
+import { AdmissionChain, admissionPlugins, RequestAdmissionRecorder } from './admission/index.js';
 import { SYSTEM_NAMESPACES } from './admission/namespacelifecycle.js';
 import type { PodSecuritySettings } from './admission/podsecurity/config.js';
 import { signNodeCredential } from './auth/node-credential.js';
@@ -99,15 +77,10 @@ import {
   nodeNameOf,
   type UserInfo,
 } from './auth/user.js';
-import {
-  APPLY_PATCH_TYPE,
-  applyPatch,
-  createFromApply,
-  managerOrUserAgent,
-  patchTypeOf,
-  recordUpdate,
-  validatePatchOptions,
-} from './patch.js';
+import { newRequestScope, serveResource, type ServerServices } from './handlers/index.js';
+import { writeJson, writeStatus } from './handlers/response.js';
+
+export { writeJson, writeStatus } from './handlers/response.js';
 
 /** What ApiServerConfig passes to `strategyFor` (the kube-apiserver flags strategies depend on). */
 /** How long the server keeps an idle keep-alive connection (ms); more than a client's pool keeps one. */
@@ -204,6 +177,8 @@ export class ApiServer {
   private readonly rbacSource: RbacSource;
   /** The admission plugins (admission/index.ts), run after authorization. */
   private readonly admission: AdmissionChain;
+  /** What the verb handlers (handlers/) use of this server. */
+  private readonly services: ServerServices;
 
   constructor(cfg: ApiServerConfig) {
     if (!cfg.store) throw new Error('ApiServer: store is required');
@@ -299,6 +274,16 @@ export class ApiServer {
       tunnels: this.tunnels,
       ...(cfg.now ? { now: cfg.now } : {}),
     });
+    this.services = {
+      admission: this.admission,
+      tunnels: this.tunnels,
+      now: cfg.now,
+      minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds ?? 1800,
+      watchCache: (r) => this.watchCache(r),
+      escalationCheck: (rr, user, source) => this.escalationCheck(rr, user, source),
+      createNamespace: (body, opts) => this.createNamespace(body, opts),
+      review: (r, body, user) => this.review(r, body, user),
+    };
   }
 
   /**
@@ -617,7 +602,8 @@ export class ApiServer {
     });
     try {
       url = requestURL(req);
-      // Who is asking comes first: an anonymous request learns nothing, not even a 404.
+      // 1. Authenticate. Who is asking comes first: an anonymous request learns nothing,
+      // not even a 404.
       const user = await this.userOf(req, url);
       const rr = ResourceMetricsApi.handles(url.pathname)
         ? undefined
@@ -641,8 +627,20 @@ export class ApiServer {
       } else if (rr) {
         verb = rr.verb;
         resource = rr.subresource ? `${rr.resource.resource}/${rr.subresource}` : rr.resource.resource;
+        // 2. Authorize; then 3. admission and 4. the registry, in the verb's handler.
         await this.authorize(req, url, rr, user);
-        await this.serveResource(rr, req, res, url, user, admission);
+        await serveResource(
+          newRequestScope({
+            server: this.services,
+            rr,
+            registry: this.registries.get(rr.resource)!,
+            req,
+            res,
+            url,
+            user,
+            recorder: admission,
+          }),
+        );
       } else {
         await this.authorize(req, url, undefined, user);
         await this.serveNonResource(req, res, url);
@@ -813,353 +811,6 @@ export class ApiServer {
     throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
   }
 
-  private async serveResource(
-    rr: ResourceRequest,
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-    user: UserInfo,
-    admission: RequestAdmissionRecorder,
-  ): Promise<void> {
-    const registry = this.registries.get(rr.resource)!;
-    const q = url.searchParams;
-    const dryRun = q.getAll('dryRun').includes('All');
-    const sub = rr.subresource;
-    // Admission (admission/index.ts): the admit phase here, the validate phase as the
-    // registry's `admit` hook, on what it is about to write.
-    const admitRequest = (operation: AdmissionRequest['operation'], body?: KubeObject) =>
-      this.admission.admit(
-        {
-          operation,
-          resource: rr.resource,
-          subresource: sub,
-          namespace: rr.namespace,
-          name: rr.name ?? body?.metadata?.name ?? '',
-          body,
-          user,
-          dryRun,
-        },
-        admission,
-      );
-    const admit = (obj: KubeObject, old: KubeObject | undefined) =>
-      this.admission.validate(
-        {
-          operation: old ? 'UPDATE' : 'CREATE',
-          resource: rr.resource,
-          subresource: sub,
-          namespace: rr.namespace,
-          name: obj.metadata?.name ?? '',
-          object: obj,
-          oldObject: old,
-          user,
-          dryRun,
-        },
-        admission,
-      );
-    if (rr.verb === 'update' || rr.verb === 'patch') await admitRequest('UPDATE');
-    if (sub === 'log') {
-      if (rr.verb !== 'get')
-        throw new ApiError(405, 'MethodNotAllowed', `${req.method} is not supported on pods/log`);
-      await proxyPodLog({ pods: registry, tunnels: this.tunnels }, rr.namespace!, rr.name!, q, req, res);
-      return;
-    }
-    if (sub === 'exec' || sub === 'attach' || sub === 'portforward')
-      throw badRequest('Upgrade request required');
-    // A Namespace's finalize subresource is update-only, as Kubernetes serves it.
-    if (sub === 'finalize' && rr.verb !== 'update')
-      throw new ApiError(
-        405,
-        'MethodNotAllowed',
-        `${req.method ?? 'GET'} is not supported on ${rr.resource.resource}/${sub}`,
-      );
-    const table = rr.verb === 'get' || rr.verb === 'list' ? negotiateTable(req.headers.accept) : undefined;
-    const now = this.cfg.now?.() ?? new Date();
-    const manager = managerOrUserAgent(q.get('fieldManager') ?? undefined, req.headers['user-agent']);
-    const gv = groupVersion(rr.resource);
-    const resetFields = rr.resource.subresources.includes('status') && sub === undefined ? ['status'] : [];
-    // managedFields for every non-apply write, as Kubernetes' field manager records them.
-    // Bodies are decoded per request and results only serialized: the registry may keep them.
-    const write: WriteOptions = {
-      dryRun,
-      owned: true,
-      admit,
-      beforeWrite: (obj, old) => {
-        recordUpdate(obj, old, manager, gv, now, {
-          model: rr.resource.model,
-          ...(sub ? { subresource: sub } : {}),
-          resetFields,
-        });
-      },
-    };
-    switch (rr.verb) {
-      case 'get': {
-        const obj = await registry.get(rr.namespace, rr.name!);
-        if (sub === 'scale') writeJson(res, 200, toScale(obj));
-        else if (table)
-          writeJson(
-            res,
-            200,
-            toTable(rr.resource, [obj], {
-              includeObject: parseIncludeObject(q.get('includeObject')),
-              now,
-              version: table,
-            }),
-          );
-        else writeJson(res, 200, obj);
-        return;
-      }
-      case 'list': {
-        const list = await registry.list(rr.namespace, listQuery(q, registry));
-        if (table) {
-          writeJson(
-            res,
-            200,
-            toTable(rr.resource, list.items, {
-              includeObject: parseIncludeObject(q.get('includeObject')),
-              now,
-              version: table,
-              listMeta: list.metadata,
-            }),
-          );
-        } else {
-          writeJson(res, 200, list);
-        }
-        return;
-      }
-      case 'create': {
-        const body = this.decodeChecked(
-          await readBody(req),
-          req,
-          res,
-          q,
-          'create',
-          rr,
-          sub === undefined ? rr.resource.model : undefined,
-        );
-        await admitRequest('CREATE', body);
-        if (sub === 'binding') {
-          await bindPod(registry, rr.namespace!, rr.name!, body, dryRun);
-          writeJson(res, 201, {
-            kind: 'Status',
-            apiVersion: 'v1',
-            metadata: {},
-            status: 'Success',
-            code: 201,
-          });
-          return;
-        }
-        if (sub === 'eviction') {
-          writeJson(res, 201, await evictPod(registry, rr.namespace!, rr.name!, body));
-          return;
-        }
-        if (isReview(rr.resource)) {
-          writeJson(res, 201, await this.review(rr.resource, body, user));
-          return;
-        }
-        if (sub !== undefined || rr.name !== undefined)
-          throw new ApiError(
-            405,
-            'MethodNotAllowed',
-            `POST is not supported on ${rr.resource.resource}/${sub ?? '{name}'}`,
-          );
-        (await this.escalationCheck(rr, user, body))?.(body);
-        const created =
-          rr.resource.resource === 'namespaces' && rr.resource.group === ''
-            ? await this.createNamespace(body, write)
-            : await registry.create(rr.namespace, body, write);
-        writeJson(res, 201, created);
-        return;
-      }
-      case 'update': {
-        const body = this.decodeChecked(
-          await readBody(req),
-          req,
-          res,
-          q,
-          'update',
-          rr,
-          sub === 'scale' ? 'V1Scale' : rr.resource.model,
-        );
-        if (sub === 'scale') {
-          writeJson(res, 200, await updateScale(registry, rr.namespace!, rr.name!, body, dryRun));
-          return;
-        }
-        if (sub !== undefined && sub !== 'status' && sub !== 'finalize')
-          throw new ApiError(
-            405,
-            'MethodNotAllowed',
-            `PUT is not supported on ${rr.resource.resource}/${sub}`,
-          );
-        const opts = sub === 'status' || sub === 'finalize' ? { ...write, subresource: sub } : write;
-        let updated: KubeObject;
-        try {
-          const escalation = await this.escalationCheck(rr, user, body);
-          escalation?.(body, await registry.get(rr.namespace, rr.name!));
-          updated = await registry.update(rr.namespace, rr.name!, body, opts);
-        } catch (err) {
-          // Leases, Endpoints and Events are created by a PUT to a missing name: their
-          // strategies' allowCreateOnUpdate, as Kubernetes' AllowCreateOnUpdate.
-          if (!(
-            sub === undefined &&
-            registry.allowCreateOnUpdate &&
-            err instanceof ApiError &&
-            err.code === 404 &&
-            isNotFoundOf(err, rr)
-          ))
-            throw err;
-          const meta = (body.metadata ??= {});
-          if (meta.name !== undefined && meta.name !== rr.name) throw err;
-          meta.name = rr.name!;
-          delete meta.resourceVersion;
-          await admitRequest('CREATE', body);
-          writeJson(res, 201, await registry.create(rr.namespace, body, write));
-          return;
-        }
-        if (!dryRun) await registry.finishDeletionIfDone(updated);
-        writeJson(res, 200, updated);
-        return;
-      }
-      case 'watch':
-        await this.serveWatch(rr, registry, req, res, q);
-        return;
-      case 'patch': {
-        const contentType = req.headers['content-type'];
-        const type = patchTypeOf(contentType);
-        const force = q.get('force');
-        const patchOpts = {
-          ...(q.get('fieldManager') !== null ? { fieldManager: q.get('fieldManager')! } : {}),
-          ...(force !== null ? { force: force === 'true' } : {}),
-        };
-        validatePatchOptions(type, patchOpts);
-        const body = await readBody(req);
-        if (sub === 'scale') {
-          const current = await registry.get(rr.namespace, rr.name!);
-          const scale = applyPatch({
-            contentType: type,
-            original: toScale(current),
-            patch: body,
-            model: 'V1Scale',
-            ...patchOpts,
-            now,
-          });
-          writeJson(res, 200, await updateScale(registry, rr.namespace!, rr.name!, scale, dryRun));
-          return;
-        }
-        if (sub !== undefined && sub !== 'status')
-          throw new ApiError(
-            405,
-            'MethodNotAllowed',
-            `PATCH is not supported on ${rr.resource.resource}/${sub}`,
-          );
-        const isApply = type === APPLY_PATCH_TYPE;
-        const common = {
-          model: rr.resource.model,
-          apiVersion: gv,
-          kind: rr.resource.kind,
-          now,
-          ...patchOpts,
-          ...(sub ? { subresource: sub } : {}),
-          resetFields,
-        };
-        try {
-          // A binding's roleRef is the stored one (it cannot change); a role's rules are
-          // checked on the patched object.
-          const escalation = await this.escalationCheck(
-            rr,
-            user,
-            rr.resource.resource.endsWith('bindings')
-              ? await registry.get(rr.namespace, rr.name!)
-              : undefined,
-          );
-          const patched = await registry.guaranteedUpdate(
-            rr.namespace,
-            rr.name!,
-            (current) => {
-              const patched = applyPatch({ contentType: type, original: current, patch: body, ...common });
-              escalation?.(patched, current);
-              checkPatchedFieldTypes(rr.resource.model, patched, type, body);
-              // Server-side apply rejects undeclared fields itself, whatever the directive.
-              if (!isApply) this.checkPatchedFields(patched, type, body, res, q, rr.resource.model);
-              return patched;
-            },
-            {
-              ...(isApply ? { dryRun, owned: true, admit } : write),
-              ...(sub === 'status' ? { subresource: 'status' as const } : {}),
-            },
-          );
-          if (!dryRun) await registry.finishDeletionIfDone(patched);
-          writeJson(res, 200, patched);
-        } catch (err) {
-          // Server-side apply of an object that does not exist creates it.
-          if (!(
-            isApply &&
-            sub === undefined &&
-            err instanceof ApiError &&
-            err.code === 404 &&
-            isNotFoundOf(err, rr)
-          ))
-            throw err;
-          const obj = createFromApply({ patch: body, ...common });
-          const meta = (obj.metadata ??= {});
-          if (meta.name !== undefined && meta.name !== rr.name)
-            throw badRequest(
-              `the name of the object (${meta.name}) does not match the name on the URL (${rr.name})`,
-            );
-          meta.name = rr.name!;
-          await admitRequest('CREATE', obj);
-          (await this.escalationCheck(rr, user, obj))?.(obj);
-          const applied = { dryRun, owned: true, admit };
-          if (rr.resource.resource === 'namespaces' && rr.resource.group === '')
-            writeJson(res, 201, await this.createNamespace(obj, applied));
-          else writeJson(res, 201, await registry.create(rr.namespace, obj, applied));
-        }
-        return;
-      }
-      case 'delete': {
-        if (sub !== undefined)
-          throw new ApiError(
-            405,
-            'MethodNotAllowed',
-            `DELETE is not supported on ${rr.resource.resource}/${sub}`,
-          );
-        const opts = await deleteOptions(req, q);
-        const isNamespace = rr.resource.group === '' && rr.resource.resource === 'namespaces';
-        await admitRequest('DELETE');
-        const result = await registry.delete(rr.namespace, rr.name!, opts);
-        // A namespace being terminated answers 200 with the object, as Kubernetes does (its
-        // contents are removed by the namespace controller, which then finalizes it).
-        writeJson(res, result.deleted || isNamespace ? 200 : 202, result.object);
-        return;
-      }
-      case 'deletecollection': {
-        if (rr.resource.namespaced && rr.namespace === undefined) {
-          throw new ApiError(
-            405,
-            'MethodNotAllowed',
-            `deletecollection of ${rr.resource.resource} needs a namespace`,
-          );
-        }
-        const opts = await deleteOptions(req, q);
-        const list = await registry.list(rr.namespace, listQuery(q, registry));
-        for (const item of list.items) {
-          try {
-            await registry.delete(item.metadata!.namespace, item.metadata!.name!, opts);
-          } catch (err) {
-            if (!(err instanceof ApiError && err.code === 404)) throw err;
-          }
-        }
-        writeJson(res, 200, list);
-        return;
-      }
-      default:
-        throw new ApiError(
-          405,
-          'MethodNotAllowed',
-          `${rr.verb} is not supported on ${rr.resource.resource} yet`,
-        );
-    }
-  }
-
   /** Answers a SelfSubjectAccessReview, SubjectAccessReview or SelfSubjectReview. */
   private async review(r: ResourceInfo, body: KubeObject, user: UserInfo): Promise<KubeObject> {
     const typed = { ...body, apiVersion: groupVersion(r), kind: r.kind };
@@ -1168,62 +819,6 @@ export class ApiServer {
     if (r.resource === 'selfsubjectrulesreviews')
       return selfSubjectRulesReview(typed, user, (u, ns) => rulesFor(this.rbacSource, u, ns));
     return selfSubjectAccessReview(typed, user, this.authorizer);
-  }
-
-  /**
-   * Decodes a create/update body and applies `fieldValidation` (Strict: 400 for unknown
-   * or duplicate fields; Warn, the default: `Warning` headers). Unknown fields are dropped
-   * either way, as Kubernetes' decoder does. `model` undefined: no schema check
-   * (bodies that are not stored, such as bindings and evictions).
-   */
-  private decodeChecked(
-    raw: string,
-    req: IncomingMessage,
-    res: ServerResponse,
-    q: URLSearchParams,
-    verb: 'create' | 'update',
-    rr: ResourceRequest,
-    model: string | undefined,
-  ): KubeObject {
-    const directive = fieldValidationDirective(q, verb);
-    const obj = decodeObject(raw, req.headers['content-type']);
-    if (!model) return obj;
-    const isJson = !/yaml|protobuf/i.test(req.headers['content-type'] ?? '');
-    const duplicate = directive !== 'Ignore' && isJson ? duplicateFields(raw, { model, parsed: obj }) : [];
-    const unknown = pruneUnknownFields(model, obj);
-    // Wrong JSON types are refused before anything else looks at the object (and before
-    // strict-field errors), as Go decoding does; duplicateFields above needs it untouched.
-    checkFieldTypes(model, obj, model === 'V1Scale' ? 'Scale' : rr.resource.kind, rr.resource.version, raw);
-    const { warnings } = applyFieldValidation(
-      directive,
-      { unknown, duplicate },
-      { verb, kind: rr.resource.kind, version: rr.resource.version },
-    );
-    for (const h of warningHeaders(warnings)) res.appendHeader('Warning', h);
-    return obj;
-  }
-
-  /** fieldValidation for a patched object (Strict: 422 naming the patch, as Kubernetes). */
-  private checkPatchedFields(
-    patched: KubeObject,
-    type: string,
-    rawPatch: string,
-    res: ServerResponse,
-    q: URLSearchParams,
-    model: string,
-  ): void {
-    const directive = fieldValidationDirective(q, 'patch');
-    const duplicate =
-      directive !== 'Ignore' && type !== 'application/json-patch+json' ? duplicateFields(rawPatch) : [];
-    const badValue =
-      directive === 'Strict'
-        ? type === 'application/strategic-merge-patch+json'
-          ? formatGoValue(JSON.parse(rawPatch))
-          : JSON.stringify(patched)
-        : '';
-    const unknown = pruneUnknownFields(model, patched);
-    const { warnings } = applyFieldValidation(directive, { unknown, duplicate }, { verb: 'patch', badValue });
-    if (!res.headersSent) for (const h of warningHeaders(warnings)) res.appendHeader('Warning', h);
   }
 
   private async watchCache(r: ResourceInfo): Promise<WatchCache> {
@@ -1244,100 +839,6 @@ export class ApiServer {
   }
 
   /**
-   * A watch: newline-delimited JSON events (`{"type":...,"object":...}`) on a chunked
-   * 200 response, from the resource's watch cache, until `timeoutSeconds` (default: a
-   * random 30–60 min, as kube-apiserver spreads reconnects), the client leaves, or the
-   * watcher falls too far behind. With a Table Accept header (kubectl get -w), each
-   * object is sent as a one-row Table.
-   */
-  private async serveWatch(
-    rr: ResourceRequest,
-    registry: Registry,
-    req: IncomingMessage,
-    res: ServerResponse,
-    q: URLSearchParams,
-  ): Promise<void> {
-    const query = listQuery(q, registry);
-    // GET .../name?watch=true watches that one object, as Kubernetes does.
-    const only = rr.name;
-    const rv = q.get('resourceVersion') ?? '';
-    if (rv !== '' && !/^\d{1,16}$/.test(rv))
-      throw badRequest(
-        `resourceVersion: Invalid value: "${rv}": must be a resourceVersion returned by the server`,
-      );
-    const timeoutParam = q.get('timeoutSeconds');
-    if (timeoutParam !== null && !/^\d+$/.test(timeoutParam))
-      throw badRequest(`timeoutSeconds: Invalid value: "${timeoutParam}": must be a non-negative integer`);
-    const minTimeout = this.cfg.minRequestTimeoutSeconds ?? 1800;
-    const timeoutMs = timeoutParam
-      ? Number(timeoutParam) * 1000
-      : (minTimeout + Math.random() * minTimeout) * 1000;
-    const table = negotiateTable(req.headers.accept);
-    const toRow = table
-      ? tableWatchTransformer(rr.resource, {
-          includeObject: parseIncludeObject(q.get('includeObject')),
-          version: table,
-          ...(this.cfg.now ? { now: this.cfg.now } : {}),
-        })
-      : undefined;
-    const cache = await this.watchCache(rr.resource);
-    const filtered =
-      query.labelSelector !== undefined || query.fieldSelector !== undefined || only !== undefined;
-    res.writeHead(200, {
-      'Content-Type': 'application/json',
-      'Transfer-Encoding': 'chunked',
-      'Cache-Control': 'no-cache, private',
-    });
-    res.flushHeaders();
-    let timer: NodeJS.Timeout | undefined;
-    let corked = false;
-    const finished = new Promise<void>((resolve) => {
-      const watcher = cache.watch({
-        ...(rr.namespace !== undefined ? { namespace: rr.namespace } : {}),
-        sinceRevision: rv === '' ? undefined : Number(rv),
-        ...(q.get('sendInitialEvents') === 'true' ? { sendInitialEvents: true } : {}),
-        ...(filtered
-          ? {
-              filter: (obj: KubeObject) =>
-                (only === undefined || obj.metadata?.name === only) && registry.matches(obj, query),
-            }
-          : {}),
-        allowBookmarks: q.get('allowWatchBookmarks') === 'true',
-        timeoutMs,
-        onEvent: (ev) => {
-          // Events that arrive in one turn of the event loop leave in one write (one
-          // writev), not one syscall each.
-          if (!corked) {
-            corked = true;
-            res.cork();
-            setImmediate(() => {
-              corked = false;
-              res.uncork();
-            });
-          }
-          const line =
-            toRow && (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED')
-              ? `${JSON.stringify({ type: ev.type, object: toRow(ev.object) })}\n`
-              : ev.line();
-          return res.write(line);
-        },
-        onClose: (reason) => {
-          clearTimeout(timer);
-          // A watcher too slow to keep up is cut off, not left with a full send buffer.
-          if (reason === 'too slow') res.destroy();
-          else res.end();
-          resolve();
-        },
-      });
-      res.on('drain', () => watcher.resume());
-      res.on('close', () => watcher.stop());
-      timer = setTimeout(() => watcher.stop(), timeoutMs);
-      timer.unref();
-    });
-    await finished;
-  }
-
-  /**
    * The namespace `name`, or undefined when there is none: from the namespaces' watch
    * cache, as admission plugins read their informer; a namespace the cache has not seen
    * yet (just created) is looked up in the store.
@@ -1353,68 +854,6 @@ export class ApiServer {
       throw err;
     }
   }
-}
-
-/** The list parameters of a request: selectors (checked against the resource's selectable fields), limit, continue, resourceVersion. */
-function listQuery(q: URLSearchParams, registry: Registry): ListQuery {
-  const out: ListQuery = {};
-  try {
-    const ls = q.get('labelSelector');
-    if (ls) out.labelSelector = parseLabelSelector(ls);
-    const fs = q.get('fieldSelector');
-    if (fs) {
-      const sel = parseFieldSelector(fs);
-      const unsupported = sel.unsupportedField(registry.selectableFieldNames());
-      if (unsupported) throw badRequest(`field label not supported: ${unsupported}`);
-      out.fieldSelector = sel;
-    }
-  } catch (err) {
-    if (err instanceof SelectorParseError) throw badRequest(`unable to parse requirement: ${err.message}`);
-    throw err;
-  }
-  const limit = q.get('limit');
-  if (limit) {
-    if (!/^\d+$/.test(limit))
-      throw badRequest(`limit: Invalid value: "${limit}": must be a non-negative integer`);
-    out.limit = Number(limit);
-  }
-  const cont = q.get('continue');
-  if (cont) out.continue = cont;
-  const rv = q.get('resourceVersion');
-  if (rv) out.resourceVersion = rv;
-  return out;
-}
-
-/** DeleteOptions from the query and/or a DeleteOptions body (kubectl sends a body). */
-async function deleteOptions(req: IncomingMessage, q: URLSearchParams): Promise<DeleteOptions> {
-  const raw = await readBody(req);
-  const body = raw.trim() ? (decodeObject(raw, req.headers['content-type']) as Record<string, unknown>) : {};
-  const opts: DeleteOptions = {};
-  const grace =
-    q.get('gracePeriodSeconds') ??
-    (body.gracePeriodSeconds !== undefined ? String(body.gracePeriodSeconds) : null);
-  if (grace !== null) {
-    if (!/^-?\d+$/.test(grace))
-      throw badRequest(`gracePeriodSeconds: Invalid value: "${grace}": must be an integer`);
-    // Kubernetes treats a negative grace period as "use the default".
-    if (Number(grace) >= 0) opts.gracePeriodSeconds = Number(grace);
-  }
-  const policy = q.get('propagationPolicy') ?? (body.propagationPolicy as string | undefined);
-  if (policy !== undefined && policy !== null) {
-    if (policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
-      throw badRequest(
-        `propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
-      );
-    }
-    opts.propagationPolicy = policy;
-  } else if (q.get('orphanDependents') === 'true' || body.orphanDependents === true) {
-    opts.propagationPolicy = 'Orphan';
-  }
-  const pre = body.preconditions as DeleteOptions['preconditions'] | undefined;
-  if (pre) opts.preconditions = pre;
-  const bodyDryRun = Array.isArray(body.dryRun) && (body.dryRun as unknown[]).includes('All');
-  if (q.getAll('dryRun').includes('All') || bodyDryRun) opts.dryRun = true;
-  return opts;
 }
 
 /** Node's limit on a request line and its headers (bytes): `maxHeaderSize`, 16 KiB by default. */
@@ -1459,25 +898,7 @@ function requestURL(req: IncomingMessage): URL {
   }
 }
 
-/** Writes a JSON body. */
-export function writeJson(res: ServerResponse, code: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
 function writeDocument(res: ServerResponse, doc: DocumentResponse<string | Buffer>): void {
   res.writeHead(doc.status, { ...doc.headers, 'Content-Length': Buffer.byteLength(doc.body) });
   res.end(doc.body);
-}
-
-/** Writes a metav1.Status with its code. */
-export function writeStatus(res: ServerResponse, status: Status): void {
-  writeJson(res, status.code, status);
-}
-
-/** Whether `err` is the 404 of the very object `rr` names (not of another object it refers to). */
-function isNotFoundOf(err: ApiError, rr: ResourceRequest): boolean {
-  const d = err.details;
-  return d?.name === rr.name && d?.kind === rr.resource.resource && (d?.group ?? '') === rr.resource.group;
 }

@@ -1,0 +1,53 @@
+/**
+ * DELETE of one object and of a collection (kube-apiserver's handlers/delete.go:
+ * DeleteResource, DeleteCollection), with DeleteOptions from the query and the body.
+ * Objects with finalizers are only marked (deletionTimestamp) and answer 202; the
+ * registry removes them when the last finalizer goes.
+ */
+import { ApiError, methodNotAllowed } from '../status.js';
+import { deleteOptions, listQuery } from './options.js';
+import { writeJson } from './response.js';
+import { isNamespaces, type RequestScope } from './scope.js';
+
+/**
+ * DELETE `.../<name>`: 200 with the deleted object, 202 with the marked one while
+ * finalizers hold it; a Namespace answers 200 while it terminates, as Kubernetes (the
+ * namespace controller empties and then finalizes it).
+ * @throws ApiError 405 on a subresource; 400 for bad DeleteOptions; 403 from admission
+ *   (a system namespace); 404 when missing; 409 when a precondition fails.
+ */
+export async function deleteResource(scope: RequestScope): Promise<void> {
+  const { rr, registry, req, res, query } = scope;
+  if (rr.subresource !== undefined)
+    throw methodNotAllowed('DELETE', `${rr.resource.resource}/${rr.subresource}`);
+  const opts = await deleteOptions(req, query);
+  await scope.admit('DELETE');
+  const result = await registry.delete(rr.namespace, rr.name!, opts);
+  writeJson(res, result.deleted || isNamespaces(rr) ? 200 : 202, result.object);
+}
+
+/**
+ * DELETE of a collection of one namespace (or of a cluster-scoped resource), filtered by
+ * the list's selectors: deletes each listed object (one already gone is skipped) and
+ * answers 200 with the list as it was.
+ * @throws ApiError 405 for a namespaced resource without a namespace; 400 for bad
+ *   DeleteOptions or selectors.
+ */
+export async function deleteCollection(scope: RequestScope): Promise<void> {
+  const { rr, registry, req, res, query } = scope;
+  if (rr.resource.namespaced && rr.namespace === undefined)
+    throw methodNotAllowed(
+      'DELETE',
+      `${rr.resource.resource} of all namespaces (deletecollection needs a namespace)`,
+    );
+  const opts = await deleteOptions(req, query);
+  const list = await registry.list(rr.namespace, listQuery(query, registry));
+  for (const item of list.items) {
+    try {
+      await registry.delete(item.metadata!.namespace, item.metadata!.name!, opts);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 404)) throw err;
+    }
+  }
+  writeJson(res, 200, list);
+}
