@@ -6,7 +6,7 @@
  * backoff, 1 s doubling to 30 s), and go to the opened adapter afterwards.
  */
 import type winston from 'winston';
-import { realClock, sleep, type Clock } from '../api/clock.js';
+import { realClock, type Clock } from '../api/clock.js';
 import { CriError, openRuntime, type Runtime, type RuntimeKind } from '../cri/index.js';
 
 /** A runtime being opened in the background. */
@@ -48,7 +48,7 @@ export function connectRuntime(
           retryInMs: delay,
         });
       }
-      await sleep(clock, delay, stop.signal);
+      await clock.sleep(delay, stop.signal);
       delay = Math.min(delay * 2, 30_000);
     }
   })();

@@ -61,15 +61,6 @@ export const realClock: Clock = {
   },
 };
 
-/**
- * Resolves after `ms` milliseconds of `clock` time, or as soon as `signal` aborts (without
- * rejecting: the caller checks `signal.aborted`). Never rejects. The same as
- * `clock.sleep(ms, signal)`.
- */
-export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
-  return clock.sleep(ms, signal);
-}
-
 /** Lets every pending promise continuation run (one macrotask turn drains the microtask queue). */
 export function flushPromises(): Promise<void> {
   return new Promise<void>((resolve) => setImmediate(resolve));

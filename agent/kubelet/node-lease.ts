@@ -13,7 +13,7 @@
  * be read yet the Lease is written without one and gets it on a later renewal.
  */
 import type winston from 'winston';
-import { realClock, sleep, type Clock } from '../../api/clock.js';
+import { realClock, type Clock } from '../../api/clock.js';
 import { isNotFound } from '../../api/client/errors.js';
 import { resources } from '../../api/client/resource.js';
 import type { RestClient } from '../../api/client/rest.js';
@@ -135,7 +135,7 @@ export class NodeLeaseController {
           retryInMs: delay,
         });
       }
-      await sleep(this.clock, delay, signal);
+      await this.clock.sleep(delay, signal);
     }
   }
 }

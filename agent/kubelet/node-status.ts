@@ -22,7 +22,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type winston from 'winston';
-import { realClock, sleep, type Clock } from '../../api/clock.js';
+import { realClock, type Clock } from '../../api/clock.js';
 import { isAlreadyExists } from '../../api/client/errors.js';
 import type { EventRecorder } from '../../api/client/events.js';
 import { resources } from '../../api/client/resource.js';
@@ -318,7 +318,7 @@ export class NodeStatusManager {
           retryInMs: delay,
         });
       }
-      await sleep(this.cfg.clock, delay, signal);
+      await this.cfg.clock.sleep(delay, signal);
       delay = Math.min(delay * 2, 7_000);
     }
   }
@@ -507,7 +507,7 @@ export class NodeStatusManager {
       const abort = () => woken.abort();
       signal.addEventListener('abort', abort, { once: true });
       this.wake = abort;
-      await sleep(this.cfg.clock, this.cfg.updateFrequencyMs, woken.signal);
+      await this.cfg.clock.sleep(this.cfg.updateFrequencyMs, woken.signal);
       this.wake = undefined;
       signal.removeEventListener('abort', abort);
     }

@@ -10,7 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import type winston from 'winston';
 import WebSocket from 'ws';
-import { realClock, sleep, type Clock } from '../../api/clock.js';
+import { realClock, type Clock } from '../../api/clock.js';
 import { parseTunnelMessage, STREAM_UPGRADE, TUNNEL_CONNECT_PATH, TUNNEL_PATH } from '../../api/tunnel.js';
 
 export interface TunnelClientConfig {
@@ -87,7 +87,7 @@ export class TunnelClient {
         failures = opened ? 1 : failures + 1;
         const delay = tunnelBackoffMs(failures, random(), this.cfg.minBackoffMs, this.cfg.maxBackoffMs);
         this.cfg.logger.info('agent tunnel reconnecting', { node: this.cfg.nodeName, inMs: delay });
-        await sleep(clock, delay, signal);
+        await clock.sleep(delay, signal);
       }
     } finally {
       clearInterval(hold);

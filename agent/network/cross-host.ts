@@ -24,7 +24,7 @@
  * pod network (pod-network.ts) waits for `podMTU`, which depends on the backend.
  */
 import type winston from 'winston';
-import { realClock, sleep, type Clock } from '../../api/clock.js';
+import { realClock, type Clock } from '../../api/clock.js';
 import { ApiStatusError } from '../../api/client/errors.js';
 import { SharedInformer } from '../../api/client/informer.js';
 import { resources } from '../../api/client/resource.js';
@@ -319,7 +319,7 @@ export class CrossHostNetwork {
     this.woken = woken;
     const onAbort = () => woken.abort();
     signal.addEventListener('abort', onAbort, { once: true });
-    await sleep(this.clock, ms, woken.signal);
+    await this.clock.sleep(ms, woken.signal);
     signal.removeEventListener('abort', onAbort);
     this.woken = undefined;
     this.pendingWake = false;

@@ -12,7 +12,7 @@
  * failures are retried with backoff (1 s doubling to 30 s).
  */
 import type winston from 'winston';
-import { realClock, sleep, type Clock } from '../../api/clock.js';
+import { realClock, type Clock } from '../../api/clock.js';
 import type { NetworkService } from '../../cri/api.js';
 
 /** The label that marks what belongs to a node (networks, containers). */
@@ -176,7 +176,7 @@ export class PodNetworkManager {
         woken.signal.addEventListener('abort', () => resolve(), { once: true }),
       );
     } else {
-      await sleep(this.clock, ms, woken.signal);
+      await this.clock.sleep(ms, woken.signal);
     }
     this.wake = undefined;
     signal.removeEventListener('abort', abort);

@@ -25,7 +25,7 @@
  * briefly overlap with its successor.
  */
 import type { Clock } from '../clock.js';
-import { realClock, sleep } from '../clock.js';
+import { realClock } from '../clock.js';
 import type { Lease, LeaseClient, LeaseSpec } from './lease.js';
 import { formatMicroTime, isConflict, isNotFound } from './lease.js';
 
@@ -238,7 +238,7 @@ export class LeaderElector {
         this.logger.info('acquired leader lease', this.meta());
         return true;
       }
-      await sleep(this.clock, this.retryPeriodMs * (1 + this.random() * JITTER_FACTOR), signal);
+      await this.clock.sleep(this.retryPeriodMs * (1 + this.random() * JITTER_FACTOR), signal);
     }
     return false;
   }
@@ -260,7 +260,7 @@ export class LeaderElector {
         while (!round.signal.aborted) {
           ok = await this.tryAcquireOrRenew(round.signal);
           if (ok) break;
-          await sleep(this.clock, this.retryPeriodMs, round.signal);
+          await this.clock.sleep(this.retryPeriodMs, round.signal);
         }
       } finally {
         this.clock.clearTimeout(timer);
@@ -272,7 +272,7 @@ export class LeaderElector {
         this.logger.warn('failed to renew leader lease within the renew deadline', this.meta());
         return;
       }
-      await sleep(this.clock, this.retryPeriodMs, signal);
+      await this.clock.sleep(this.retryPeriodMs, signal);
       if (signal.aborted) return;
     }
   }

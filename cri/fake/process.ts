@@ -17,7 +17,7 @@
  *
  * Running a program costs nothing while it waits: no timers unless it sleeps.
  */
-import { sleep, type Clock } from '../../api/clock.js';
+import type { Clock } from '../../api/clock.js';
 
 /** One step of a fake program. */
 export type FakeStep =
@@ -189,7 +189,7 @@ export async function runFakeProgram(
         status = step.code;
         break;
       case 'sleep':
-        await sleep(clock, step.seconds * 1000, signal);
+        await clock.sleep(step.seconds * 1000, signal);
         status = 0;
         break;
       case 'exit':

@@ -30,7 +30,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { PassThrough, Readable, type Duplex } from 'node:stream';
-import { realClock, sleep, type Clock } from '../../api/clock.js';
+import { realClock, type Clock } from '../../api/clock.js';
 import type {
   Container,
   ContainerConfig,
@@ -484,7 +484,7 @@ export class FakeRuntime implements Runtime {
     }
     const deadline =
       timeoutSeconds > 0
-        ? sleep(this.state.clock, timeoutSeconds * 1000, kill.signal).then(() => 'deadline' as const)
+        ? this.state.clock.sleep(timeoutSeconds * 1000, kill.signal).then(() => 'deadline' as const)
         : undefined;
     const run = runFakeProgram(
       steps,
@@ -596,7 +596,7 @@ export class FakeRuntime implements Runtime {
       );
     }
     onProgress?.({ status: `Pulling from ${name}` });
-    if (this.state.pullDelayMs > 0) await sleep(this.state.clock, this.state.pullDelayMs);
+    if (this.state.pullDelayMs > 0) await this.state.clock.sleep(this.state.pullDelayMs);
     onProgress?.({ status: 'Download complete', current: 1, total: 1 });
     const id = this.state.addImage(name);
     this.state.pulls.push(name);

@@ -13,7 +13,7 @@
  * - tcpSocket is deprecated for hooks and not run (the kubelet only logs it); neither is a
  *   handler naming no action.
  */
-import { sleep, type Clock } from '../../../api/clock.js';
+import type { Clock } from '../../../api/clock.js';
 import { probeHttp, type ExecFn } from '../prober/probe.js';
 import { podDesc, type KubeletContainer, type KubeletPod, type LifecycleHandler } from './types.js';
 
@@ -95,7 +95,7 @@ export async function runLifecycleHandler(
     return '';
   }
   if (handler.sleep) {
-    await sleep(ctx.clock, Math.max(0, handler.sleep.seconds) * 1000, ctx.signal);
+    await ctx.clock.sleep(Math.max(0, handler.sleep.seconds) * 1000, ctx.signal);
     return '';
   }
   return '';

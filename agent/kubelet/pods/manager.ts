@@ -28,7 +28,7 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type winston from 'winston';
-import { realClock, sleep, type Clock } from '../../../api/clock.js';
+import { realClock, type Clock } from '../../../api/clock.js';
 import type { EventRecorder } from '../../../api/client/events.js';
 import { deletedObject, SharedInformer } from '../../../api/client/informer.js';
 import { resources } from '../../../api/client/resource.js';
@@ -262,7 +262,7 @@ export class PodManager {
         }
         downDelay = Math.min(RELIST_BACKOFF_MAX_MS, Math.max(period, downDelay * 2));
       }
-      await sleep(this.clock, downDelay > 0 ? downDelay : period, signal);
+      await this.clock.sleep(downDelay > 0 ? downDelay : period, signal);
     }
   }
 

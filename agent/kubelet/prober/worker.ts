@@ -16,7 +16,7 @@
  * Defaults: initialDelaySeconds 0, periodSeconds 10, timeoutSeconds 1, successThreshold
  * 1, failureThreshold 3. Time comes from the injected clock.
  */
-import { sleep, type Clock } from '../../../api/clock.js';
+import type { Clock } from '../../../api/clock.js';
 import type { Probe, ProbeType } from '../pods/types.js';
 import type { ProbeOutcome, ProbeTarget, ProbeVerdict } from './probe.js';
 
@@ -119,7 +119,7 @@ export class ProbeWorker {
       } catch {
         // A failing tick (a runtime hiccup) is retried next period.
       }
-      await sleep(this.cfg.clock, this.periodMs, signal);
+      await this.cfg.clock.sleep(this.periodMs, signal);
     }
   }
 }

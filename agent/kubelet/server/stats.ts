@@ -7,7 +7,7 @@
  * the kubelet's cumulative counters between two scrapes.
  */
 import { readFile } from 'node:fs/promises';
-import { realClock, sleep, type Clock } from '../../../api/clock.js';
+import { realClock, type Clock } from '../../../api/clock.js';
 import type { StatsSummary, UsageSample } from '../../../api/stats.js';
 import type { Runtime } from '../../../cri/api.js';
 import type { MachineProbe } from '../machine.js';
@@ -87,7 +87,7 @@ export class StatsProvider {
     const age = before ? clock.now() - before.at : Infinity;
     if (!before || age > maxMs) before = await this.sample();
     const wait = minMs - (clock.now() - before.at);
-    if (wait > 0) await sleep(clock, wait);
+    if (wait > 0) await clock.sleep(wait);
     const after = await this.sample();
     this.last = after;
     const windowSeconds = (after.at - before.at) / 1000;

@@ -26,7 +26,6 @@ import type { HandlerRegistration } from '../../../api/client/informer.js';
 import { deletedObject } from '../../../api/client/informer.js';
 import { apiVersionOf } from '../../../api/client/resource.js';
 import type { KubeObject, OwnerReference } from '../../../api/object.js';
-import { sleep } from '../../../api/clock.js';
 import { RateLimitingQueue } from '../../../api/workqueue/rateLimited.js';
 import type { Controller, ControllerContext, ControllerFactory } from '../context.js';
 import type { DiscoveredResource } from '../discovery.js';
@@ -91,16 +90,16 @@ export class GarbageCollector implements Controller {
 
   async run(signal: AbortSignal): Promise<void> {
     const { logger, clock } = this.ctx;
-    while (!signal.aborted && !(await this.resyncMonitors())) await sleep(clock, 1_000, signal);
+    while (!signal.aborted && !(await this.resyncMonitors())) await clock.sleep(1_000, signal);
     if (signal.aborted) return;
     // Workers act only on a complete graph: a dependent seen before its owner's informer
     // synced would otherwise look orphaned.
     while (!signal.aborted && ![...this.monitors.values()].every((m) => m.synced()))
-      await sleep(clock, 50, signal);
+      await clock.sleep(50, signal);
     logger.info('garbagecollector: graph synced', { monitors: this.monitors.size, nodes: this.graph.size });
     const resync = (async () => {
       while (!signal.aborted) {
-        await sleep(clock, RESOURCE_RESYNC_PERIOD_MS, signal);
+        await clock.sleep(RESOURCE_RESYNC_PERIOD_MS, signal);
         if (!signal.aborted) await this.resyncMonitors();
       }
     })();

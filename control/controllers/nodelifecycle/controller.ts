@@ -21,7 +21,7 @@
  * taints are added as soon as a node's condition calls for them.
  */
 import type { Clock } from '../../../api/clock.js';
-import { sleep } from '../../../api/clock.js';
+
 import { isNotFound } from '../../../api/client/errors.js';
 import type { EventRecorder } from '../../../api/client/events.js';
 import type { SharedInformer } from '../../../api/client/informer.js';
@@ -108,7 +108,7 @@ export class NodeLifecycleController implements Controller {
   private async monitor(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       for (const node of this.nodes.lister().list()) this.queue.add(node.metadata.name!);
-      await sleep(this.clock, this.monitorPeriodMs, signal);
+      await this.clock.sleep(this.monitorPeriodMs, signal);
     }
   }
 

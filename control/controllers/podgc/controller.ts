@@ -16,7 +16,7 @@
  * decisions depend on counts and on time, not on single objects.
  */
 import type { Clock } from '../../../api/clock.js';
-import { sleep } from '../../../api/clock.js';
+
 import { isConflict, isNotFound } from '../../../api/client/errors.js';
 import type { Lister } from '../../../api/client/lister.js';
 import { resources } from '../../../api/client/resource.js';
@@ -82,7 +82,7 @@ export class PodGCController implements Controller {
           this.logger.warn('podgc: pass failed', { error: err instanceof Error ? err.message : String(err) });
         }
         this.completedPasses++;
-        await sleep(this.clock, this.periodMs, signal);
+        await this.clock.sleep(this.periodMs, signal);
       }
     } finally {
       this.nodeQueue.shutDown();
