@@ -231,51 +231,77 @@ describe('etcd backend', () => {
     });
   });
 
-  it('a stopped etcd surfaces Unavailable within the deadlines, never a hang', async () => {
+  it("a stopped etcd surfaces Unavailable by the store's own deadlines, never a hang", async () => {
     const member = await startEtcd();
     let store: Store | undefined;
+    let patient: Store | undefined;
     try {
       const opts = { endpoints: member.endpoints, requestTimeoutMs: 1500, watchRetryTimeoutMs: 1500 };
+      // The same calls on a store with a much longer deadline: every call of the 1.5 s store
+      // must end before its twin of the 8 s one. That shows the configured deadline is what
+      // ended it (a store that ignored it, or fell back to its 10 s default, ends later),
+      // without timing anything against the wall clock of a loaded machine.
+      const patientOpts = { ...opts, requestTimeoutMs: 8000, watchRetryTimeoutMs: 8000 };
       store = await EtcdStore.open(opts);
+      patient = await EtcdStore.open(patientOpts);
       const kv = await store.create('/registry/pods/d/a', '{}');
       const seen = new Collector();
       await store.watch('/registry/pods/', 0, seen.handler);
       await member.stop();
 
-      // Each call must fail by the store's own deadlines (1.5 s; 0.5 s to dial). How fast
-      // is not the point (a loaded machine may be slow); a call that never settles is, so
-      // one still pending after HANG_MS counts as a hang.
-      const HANG_MS = 20_000;
+      // A call still pending after HANG_MS counts as a hang.
+      const HANG_MS = 30_000;
       const hung = Symbol('hung');
-      const settle = (call: Promise<unknown>) => {
+      const order: string[] = [];
+      const settle = (what: string, call: Promise<unknown>) => {
         let timer: NodeJS.Timeout | undefined;
         const watchdog = new Promise<typeof hung>((resolve) => {
           timer = setTimeout(() => resolve(hung), HANG_MS);
         });
-        return Promise.race([call, watchdog]).finally(() => clearTimeout(timer));
+        return Promise.race([call, watchdog]).finally(() => {
+          clearTimeout(timer);
+          order.push(what);
+        });
       };
-      const calls: [string, Promise<unknown>][] = [
-        ['get', store.get(kv.key)],
-        ['list', store.list('/registry/pods/')],
-        ['create', store.create('/registry/pods/d/b', '{}')],
-        ['update', store.update(kv.key, '{}', kv.modRevision)],
-        ['delete', store.delete(kv.key)],
-        ['currentRevision', store.currentRevision()],
-        ['watch', store.watch('/registry/pods/', kv.modRevision, new Collector().handler)],
-        ['compact', store.compact(kv.modRevision)],
-        ['open', EtcdStore.open({ ...opts, dialTimeoutMs: 500 })],
+      const callsOn = (s: Store, o: typeof opts): [string, () => Promise<unknown>][] => [
+        ['get', () => s.get(kv.key)],
+        ['list', () => s.list('/registry/pods/')],
+        ['create', () => s.create('/registry/pods/d/b', '{}')],
+        ['update', () => s.update(kv.key, '{}', kv.modRevision)],
+        ['delete', () => s.delete(kv.key)],
+        ['currentRevision', () => s.currentRevision()],
+        ['watch', () => s.watch('/registry/pods/', kv.modRevision, new Collector().handler)],
+        ['compact', () => s.compact(kv.modRevision)],
+        ['open', () => EtcdStore.open({ ...o, dialTimeoutMs: o.requestTimeoutMs === 1500 ? 500 : 8000 })],
       ];
-      const results = await Promise.allSettled(calls.map(([, call]) => settle(call)));
+      const fast = callsOn(store, opts).map(([what, call]) => settle(`fast ${what}`, call()));
+      // Settled together from the start: a twin that fails first is never an unhandled rejection.
+      const slowSettled = Promise.allSettled(
+        callsOn(patient, patientOpts).map(([what, call]) => settle(`slow ${what}`, call())),
+      );
+      const results = await Promise.allSettled(fast);
+      const names = callsOn(store, opts).map(([what]) => what);
       results.forEach((r, i) => {
-        const what = calls[i]![0];
+        const what = names[i]!;
         if (r.status === 'fulfilled') assert.fail(r.value === hung ? `${what} hung` : `${what} succeeded`);
         const err = r.reason as unknown;
         assert.ok(isStorageError(err, 'Unavailable'), `${what}: ${String(err)}`);
       });
+      const slowResults = await slowSettled;
+      slowResults.forEach((r, i) =>
+        assert.equal(r.status, 'rejected', `slow ${names[i]} settled as ${r.status}`),
+      );
+      for (const what of names) {
+        assert.ok(
+          order.indexOf(`fast ${what}`) < order.indexOf(`slow ${what}`),
+          `${what} on the 1.5 s store ended after its twin on the 8 s store: ${order.join(', ')}`,
+        );
+      }
       await seen.until('the watch error', () => seen.error !== undefined, 5_000);
       assert.ok(isStorageError(seen.error, 'Unavailable'), String(seen.error));
     } finally {
       await store?.close();
+      await patient?.close();
       await member.stop();
     }
   });
