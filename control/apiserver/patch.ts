@@ -16,6 +16,7 @@
  * Nothing here modifies its inputs; a failed patch throws an ApiError and changes nothing.
  */
 import { parse as parseYaml } from 'yaml';
+import { yamlNestingExceeds } from './yaml-nesting.js';
 import {
   forbidden,
   invalid as invalidField,
@@ -31,7 +32,7 @@ import { applyJsonPatch } from './patch/json-patch.js';
 import { applyMergePatch } from './patch/merge-patch.js';
 import { SmpError, strategicMergePatch } from './patch/strategic.js';
 import { ApiError, badRequest, invalid, unsupportedMediaType } from './status.js';
-import { checkValueNesting } from './request.js';
+import { checkValueNesting, MAX_JSON_NESTING_DEPTH, nestedTooDeeply } from './request.js';
 
 export { recordUpdate, type RecordUpdateOptions } from './patch/record-update.js';
 export { LAST_APPLIED_ANNOTATION } from './patch/apply.js';
@@ -247,6 +248,8 @@ export function decodeApplyPatch(body: string): JsonObject {
   try {
     value = JSON.parse(body);
   } catch {
+    // Before the parser, which recurses once per level (yaml-nesting.ts).
+    if (yamlNestingExceeds(body, MAX_JSON_NESTING_DEPTH)) throw nestedTooDeeply();
     try {
       value = parseYaml(body, { uniqueKeys: false });
     } catch (err) {

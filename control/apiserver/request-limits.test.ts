@@ -130,13 +130,31 @@ describe('request limits (API server)', () => {
         'application/yaml',
         `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep-yaml, annotations: ${'['.repeat(depth)}${']'.repeat(depth)}}\n`,
       ],
+      // A quote in a plain scalar (`it's`) must not hide the brackets after it from the check.
+      [
+        'application/yaml',
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: it's\ndata:\n  x: ${'['.repeat(depth)}${']'.repeat(depth)}\n`,
+      ],
+      // Block sequences nested on one line: two bytes a level, no bracket at all.
+      [
+        'application/yaml',
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dash\ndata:\n  x:\n    ${'- '.repeat(depth)}x\n`,
+      ],
+      [
+        'application/apply-patch+yaml',
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: it's\ndata:\n  x: ${'['.repeat(depth)}${']'.repeat(depth)}\n`,
+      ],
     ] as const) {
       const patch = type !== 'application/yaml';
-      const res = await fetch(`${api.url}/api/v1/namespaces/default/configmaps${patch ? '/shallow' : ''}`, {
-        method: patch ? 'PATCH' : 'POST',
-        headers: { 'Content-Type': type },
-        body: text,
-      });
+      const query = type === 'application/apply-patch+yaml' ? '?fieldManager=test' : '';
+      const res = await fetch(
+        `${api.url}/api/v1/namespaces/default/configmaps${patch ? '/shallow' : ''}${query}`,
+        {
+          method: patch ? 'PATCH' : 'POST',
+          headers: { 'Content-Type': type },
+          body: text,
+        },
+      );
       const s = (await res.json()) as { code: number; reason: string; message: string };
       assert.equal(res.status, 400, `${type}: ${s.message}`);
       assert.equal(s.reason, 'BadRequest');

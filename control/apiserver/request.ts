@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { yamlNestingExceeds } from './yaml-nesting.js';
 import type { KubeObject } from '../../api/object.js';
 import { decodeProtobufObject, PROTOBUF_MEDIA_TYPE } from './protobuf.js';
 import { findResource, type ResourceInfo, type Subresource } from './resources.js';
@@ -197,7 +198,7 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
 }
 
 /** 400 for a body nested deeper than MAX_JSON_NESTING_DEPTH, in Go encoding/json's words. */
-function nestedTooDeeply(): ApiError {
+export function nestedTooDeeply(): ApiError {
   return badRequest(
     `the body of the request could not be decoded: exceeded max depth (${MAX_JSON_NESTING_DEPTH} levels of arrays and objects)`,
   );
@@ -294,6 +295,8 @@ export function decodeObject(raw: Buffer | string, contentType: string | undefin
       throw badRequest(`the body of the request could not be decoded as JSON: ${(err as Error).message}`);
     }
   } else if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') {
+    // Before the parser, which recurses once per level (yaml-nesting.ts).
+    if (yamlNestingExceeds(body, MAX_JSON_NESTING_DEPTH)) throw nestedTooDeeply();
     try {
       value = parseYaml(body);
     } catch (err) {
