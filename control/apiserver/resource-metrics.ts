@@ -17,7 +17,7 @@ import type { StatsSummary, UsageSample } from '../../api/stats.js';
 import type { ListQuery, Registry } from './registry.js';
 import type { ResourceInfo } from './resources.js';
 import { decodePathSegment } from './request.js';
-import { ApiError, badRequest } from './status.js';
+import { ApiError, badRequest, methodNotAllowed } from './status.js';
 import type { TunnelServer } from './tunnel.js';
 
 export const METRICS_GROUP = 'metrics.k8s.io';
@@ -108,7 +108,7 @@ export class ResourceMetricsApi {
    */
   async serve(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD')
-      throw new ApiError(405, 'MethodNotAllowed', `${req.method} is not supported on ${METRICS_GROUP}`);
+      throw methodNotAllowed(req.method ?? 'GET', METRICS_GROUP);
     const rest = url.pathname
       .slice(PREFIX.length + 1)
       .split('/')

@@ -3,13 +3,17 @@
  * Kubernetes' REST protocol closely enough that kubectl and client libraries work
  * unchanged (paths, verbs, query parameters, content types, metav1.Status errors).
  *
- * Request flow, the chain written out in handlers/index.ts: authenticate (`userOf`) →
- * resolve the resource → authorize (`authorize`) → the verb's handler in handlers/, one
- * file per verb: admission → registry (strategy: defaults, validation; admission's
- * validate phase) → store. Lists and gets may answer as `Table` for kubectl; watches
- * stream newline-delimited JSON events from the resource's watch cache. This file keeps
- * what is not a verb: serving, the filters (authentication, impersonation,
- * authorization), upgrades, non-resource paths, bootstrap and metrics.
+ * Request flow, the chain written out in handlers/index.ts: authenticate
+ * (handlers/filters.ts) → resolve the resource → authorize (filters.ts) → the verb's
+ * handler in handlers/, one file per verb: admission → registry (strategy: defaults,
+ * validation; admission's validate phase) → store. Lists and gets may answer as `Table`
+ * for kubectl; watches stream newline-delimited JSON events from the resource's watch
+ * cache.
+ *
+ * This file keeps what is not a verb: construction, serving, upgrades, non-resource paths,
+ * bootstrap and metrics, and (about 800 lines until they move into the RBAC and Namespace
+ * strategies, issue 21 item 2) RBAC escalation prevention and a Namespace's `default`
+ * ServiceAccount.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -41,14 +45,7 @@ import { openAPIResponse, warmOpenAPI } from './openapi.js';
 import { loadFieldSchemas, warningHeaders } from './fieldvalidation.js';
 import type { KeyPair } from '../../api/tls/certs.js';
 import { createAuthenticator, type Authenticator } from './auth/authn.js';
-import {
-  forbidden,
-  privilegedGroupAuthorizer,
-  unauthorized,
-  unionAuthorizer,
-  type Attributes,
-  type Authorizer,
-} from './auth/authz.js';
+import { privilegedGroupAuthorizer, unionAuthorizer, type Authorizer } from './auth/authz.js';
 import { nodeAuthorizer } from './auth/node.js';
 import { AdmissionChain, admissionPlugins, RequestAdmissionRecorder } from './admission/index.js';
 import { SYSTEM_NAMESPACES } from './admission/namespacelifecycle.js';
@@ -59,7 +56,6 @@ import {
   BOOTSTRAP_CLUSTER_ROLES,
   CA_CERTS_PATH,
   NODE_CREDENTIAL_PATH,
-  PUBLIC_PATHS,
 } from './auth/policy.js';
 import { escalationMessage, FULL_AUTHORITY, onlyGCFieldsChanged, uncoveredRules } from './auth/escalation.js';
 import { rbacAuthorizer, rulesFor, rulesOf, type RbacSource } from './auth/rbac.js';
@@ -69,14 +65,14 @@ import {
   selfSubjectRulesReview,
   subjectAccessReview,
 } from './auth/reviews.js';
+import { nodeNameOf, type UserInfo } from './auth/user.js';
 import {
-  ADMIN_USER,
-  SYSTEM_ANONYMOUS,
-  SYSTEM_MASTERS,
-  SYSTEM_UNAUTHENTICATED,
-  nodeNameOf,
-  type UserInfo,
-} from './auth/user.js';
+  authenticateRequest,
+  authorizeRequest,
+  checkAccess,
+  INSECURE_USER,
+  type FilterConfig,
+} from './handlers/filters.js';
 import { newRequestScope, serveResource, type ServerServices } from './handlers/index.js';
 import { writeJson, writeStatus } from './handlers/response.js';
 
@@ -142,10 +138,6 @@ export interface ApiServerConfig {
   podSecurity?: PodSecuritySettings;
 }
 
-/** The user of every request when the server runs without `security`. */
-const INSECURE_USER: UserInfo = { name: ADMIN_USER, groups: [SYSTEM_MASTERS, 'system:authenticated'] };
-const ANONYMOUS_USER: UserInfo = { name: SYSTEM_ANONYMOUS, groups: [SYSTEM_UNAUTHENTICATED] };
-
 /** The metric children one request updates (see ApiServer.requestMetrics). */
 interface RequestMetrics {
   count: { inc(): void };
@@ -177,6 +169,8 @@ export class ApiServer {
   private readonly rbacSource: RbacSource;
   /** The admission plugins (admission/index.ts), run after authorization. */
   private readonly admission: AdmissionChain;
+  /** What authentication and authorization (handlers/filters.ts) use. */
+  private readonly filters: FilterConfig;
   /** What the verb handlers (handlers/) use of this server. */
   private readonly services: ServerServices;
 
@@ -256,6 +250,11 @@ export class ApiServer {
       }),
       rbacAuthorizer(this.rbacSource),
     );
+    this.filters = {
+      secure: cfg.security !== undefined,
+      authenticate: this.authenticate,
+      authorizer: this.authorizer,
+    };
     this.admission = new AdmissionChain(
       admissionPlugins({
         getNamespace: (name) => this.namespaceFromCache(name),
@@ -405,85 +404,6 @@ export class ApiServer {
   }
 
   /**
-   * The request's user: authenticated, anonymous on PUBLIC_PATHS, an admin without
-   * `security`.
-   * @throws ApiError 401 for a request without valid credentials elsewhere.
-   */
-  private async userOf(req: IncomingMessage, url: URL): Promise<UserInfo> {
-    if (!this.cfg.security) return INSECURE_USER;
-    const user = await this.authenticate(req);
-    if (user) return this.impersonate(req, user);
-    if ((PUBLIC_PATHS as readonly string[]).includes(url.pathname)) return ANONYMOUS_USER;
-    throw unauthorized();
-  }
-
-  /**
-   * User impersonation (`kubectl --as USER --as-group GROUP`): the `Impersonate-User` and
-   * `Impersonate-Group` headers replace the user when it may `impersonate` that user and
-   * each group (resources `users`, `groups` of the core group), as kube-apiserver's
-   * impersonation filter.
-   * @throws ApiError 403 when it may not; 400 for groups without a user.
-   */
-  private async impersonate(req: IncomingMessage, user: UserInfo): Promise<UserInfo> {
-    const as = req.headers['impersonate-user'];
-    const rawGroups = req.headers['impersonate-group'];
-    const groups = (Array.isArray(rawGroups) ? rawGroups : rawGroups ? [rawGroups] : []).flatMap((g) =>
-      g.split(',').map((x) => x.trim()),
-    );
-    if (as === undefined) {
-      if (groups.length > 0) throw badRequest('requested group impersonation without user impersonation');
-      return user;
-    }
-    const name = Array.isArray(as) ? as[0]! : as;
-    for (const [resource, target] of [
-      ['users', name] as const,
-      ...groups.map((g) => ['groups', g] as const),
-    ]) {
-      const attrs: Attributes = {
-        user,
-        verb: 'impersonate',
-        resourceRequest: true,
-        group: '',
-        resource,
-        name: target,
-      };
-      const d = await this.authorizer.authorize(attrs);
-      if (d.decision !== 'allow') throw forbidden(attrs, d.reason);
-    }
-    return { name, groups: [...groups.filter((g) => g !== 'system:authenticated'), 'system:authenticated'] };
-  }
-
-  /**
-   * Authorizes a request of `user` (the system:masters, Node and RBAC chain).
-   * @throws ApiError 403 Forbidden when no authorizer allows it.
-   */
-  private async authorize(
-    req: IncomingMessage,
-    url: URL,
-    rr: ResourceRequest | undefined,
-    user: UserInfo,
-  ): Promise<void> {
-    if (!this.cfg.security) return;
-    const method = (req.method ?? 'GET').toLowerCase();
-    const attrs: Attributes = rr
-      ? {
-          user,
-          verb: rr.verb,
-          resourceRequest: true,
-          group: rr.resource.group,
-          version: rr.resource.version,
-          resource: rr.resource.resource,
-          ...(rr.subresource ? { subresource: rr.subresource } : {}),
-          ...(rr.namespace !== undefined ? { namespace: rr.namespace } : {}),
-          ...(rr.name !== undefined ? { name: rr.name } : {}),
-        }
-      : { user, verb: method === 'head' ? 'get' : method, resourceRequest: false, path: url.pathname };
-    // Public paths are public to everyone, whatever RBAC says.
-    if (!rr && (PUBLIC_PATHS as readonly string[]).includes(url.pathname) && attrs.verb === 'get') return;
-    await this.checkAccess(attrs);
-  }
-
-  /**
    * RBAC escalation prevention for writes of Roles, ClusterRoles and their bindings
    * (auth/escalation.ts). `source` is the object whose roleRef a binding write grants: the
    * body of a create or update, the stored object for a patch (roleRef cannot change).
@@ -565,16 +485,6 @@ export class ApiServer {
   }
 
   /**
-   * Asks the authorizer chain about `attrs` (nothing to ask without `security`).
-   * @throws ApiError 403 Forbidden in Kubernetes' wording when it does not allow.
-   */
-  private async checkAccess(attrs: Attributes): Promise<void> {
-    if (!this.cfg.security) return;
-    const d = await this.authorizer.authorize(attrs);
-    if (d.decision !== 'allow') throw forbidden(attrs, d.reason);
-  }
-
-  /**
    * Creates a namespace and its `default` ServiceAccount. (Kubernetes' serviceaccount
    * controller does the latter; until the controller manager exists, it happens here.)
    */
@@ -604,7 +514,7 @@ export class ApiServer {
       url = requestURL(req);
       // 1. Authenticate. Who is asking comes first: an anonymous request learns nothing,
       // not even a 404.
-      const user = await this.userOf(req, url);
+      const user = await authenticateRequest(this.filters, req, url);
       const rr = ResourceMetricsApi.handles(url.pathname)
         ? undefined
         : resolveResource(req.method ?? 'GET', url.pathname, url.searchParams);
@@ -612,7 +522,7 @@ export class ApiServer {
         resource = 'metrics.k8s.io';
         const info = ResourceMetricsApi.requestInfo(url);
         if (info) {
-          await this.checkAccess({
+          await checkAccess(this.filters, {
             user,
             verb: info.verb,
             resourceRequest: true,
@@ -628,7 +538,7 @@ export class ApiServer {
         verb = rr.verb;
         resource = rr.subresource ? `${rr.resource.resource}/${rr.subresource}` : rr.resource.resource;
         // 2. Authorize; then 3. admission and 4. the registry, in the verb's handler.
-        await this.authorize(req, url, rr, user);
+        await authorizeRequest(this.filters, req, url, rr, user);
         await serveResource(
           newRequestScope({
             server: this.services,
@@ -642,7 +552,7 @@ export class ApiServer {
           }),
         );
       } else {
-        await this.authorize(req, url, undefined, user);
+        await authorizeRequest(this.filters, req, url, undefined, user);
         await this.serveNonResource(req, res, url);
       }
     } catch (err) {
@@ -711,8 +621,8 @@ export class ApiServer {
         throw badRequest(`${url.pathname} cannot be upgraded`);
       // Who asks, and whether they may: `create` on pods/exec, attach or portforward, even
       // for the websocket's GET (kube-apiserver's AuthorizePodWebsocketUpgradeCreatePermission).
-      const user = await this.userOf(req, url);
-      await this.authorize(req, url, { ...rr, verb: 'create' }, user);
+      const user = await authenticateRequest(this.filters, req, url);
+      await authorizeRequest(this.filters, req, url, { ...rr, verb: 'create' }, user);
       await proxyPodUpgrade(
         { pods: this.registries.get(rr.resource)!, tunnels: this.tunnels },
         rr.namespace!,

@@ -2,18 +2,21 @@
  * The endpoint handlers of resource requests, one file per verb, as kube-apiserver's
  * k8s.io/apiserver/pkg/endpoints/handlers:
  *
- *   get.ts     get, list                    create.ts  create (binding, eviction, reviews)
- *   update.ts  update (status, finalize,    patch.ts   patch and server-side apply
- *              scale)                       watch.ts   watch
- *   delete.ts  delete, deletecollection
+ *   get.ts      get, list
+ *   create.ts   create (and a Pod's binding and eviction, the access reviews)
+ *   update.ts   update (and status, finalize, scale)
+ *   patch.ts    patch and server-side apply
+ *   delete.ts   delete, deletecollection
+ *   watch.ts    watch
+ *   filters.ts  authentication (and impersonation), authorization
  *
- * The chain of every resource request, written out once (steps 1 and 2 are the server's
- * filters, server.ts `handle`; 3 and 4 are here):
+ * The chain of every resource request, written out once (steps 1 and 2 are the filters
+ * of filters.ts, which server.ts `handle` runs; 3 and 4 are here):
  *
- *   1. authenticate  ApiServer.userOf: client certificate or bearer token, then
+ *   1. authenticate  authenticateRequest: client certificate or bearer token, then
  *                    impersonation (401 without credentials, 403 when it may not
  *                    impersonate)
- *   2. authorize     ApiServer.authorize: system:masters, Node, RBAC on the request's
+ *   2. authorize     authorizeRequest: system:masters, Node, RBAC on the request's
  *                    attributes (403)
  *   3. admit         admission/index.ts, admit phase: an update or a patch in
  *                    `serveResource` below, on its URL alone; a create in create.ts once its
