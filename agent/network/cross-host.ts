@@ -165,7 +165,13 @@ export class CrossHostNetwork {
     const podCIDR = self?.spec?.podCIDR;
     if (!podCIDR) {
       this.confValue = conf;
-      throw new Error("waiting for the node's spec.podCIDR");
+      // A Node deleted under a running agent is not made again by it (as with the
+      // kubelet): say so rather than wait for a podCIDR that will not come.
+      throw new Error(
+        self
+          ? "waiting for the node's spec.podCIDR"
+          : `the Node ${this.cfg.nodeName} does not exist (deleted?); restart the agent to register it again`,
+      );
     }
     let backendData = 'null';
     let mtu: number;
