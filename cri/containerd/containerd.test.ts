@@ -1,0 +1,354 @@
+/**
+ * The containerd adapter against a real containerd (Debian's `containerd` 1.6 and `runc`)
+ * that this file starts for itself: its own root, state, socket and config under a temp
+ * dir, so the host's containerd (and Docker's) is never touched. Its CRI plugin runs
+ * sandboxes of `k8ts/pause:1.0` on a CNI bridge of this run (Debian's CNI plugins in
+ * /usr/lib/cni: bridge, host-local, loopback), with the images imported from Docker into
+ * its `k8s.io` namespace. Then: the conformance suite, and what is containerd's own.
+ *
+ * What this VM needs of containerd's config: `restrict_oom_score_adj = true` (runc may not
+ * set the sandbox's oom_score_adj of -998 here: "failed to update /proc/self/oom_score_adj:
+ * Permission denied"), and runc's state root under our own state dir. cgroups (v1, on a
+ * tmpfs) work with containerd's defaults.
+ *
+ * At the end, passed or failed: every sandbox is removed, containerd is stopped by its
+ * PID (and the shims it left, found by our socket in their command line), mounts left
+ * under the temp dir are unmounted, the bridge is deleted and the dir removed.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { PodSandboxConfig, Runtime } from '../api.js';
+import { runRuntimeConformance, type RuntimeHarness } from '../conformance.js';
+import { isCriError } from '../errors.js';
+import { CriClient } from './client.js';
+import { ContainerdRuntime } from './runtime.js';
+
+const RUN = randomBytes(3).toString('hex');
+const DIR = mkdtempSync(join(tmpdir(), 'k8ts-containerd-'));
+const SOCK = join(DIR, 'containerd.sock');
+const ENDPOINT = `unix://${SOCK}`;
+const BRIDGE = `k8tsctd${RUN}`;
+const SUBNET = `10.${randomInt(200, 250)}.${randomInt(0, 256)}.0/24`;
+const IMAGES = ['k8ts/pause:1.0', 'k8ts/busybox:1.0'];
+
+let containerd: ChildProcess | undefined;
+let seq = 0;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function writeConfig(): string {
+  for (const d of ['root', 'state', 'net.d', 'ipam', 'logs']) mkdirSync(join(DIR, d), { recursive: true });
+  const config = `version = 2
+root = "${DIR}/root"
+state = "${DIR}/state"
+[grpc]
+  address = "${SOCK}"
+[ttrpc]
+  address = "${SOCK}.ttrpc"
+[debug]
+  address = ""
+[metrics]
+  address = ""
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "k8ts/pause:1.0"
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "${DIR}/net.d"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        Root = "${DIR}/state/runc"
+`;
+  const path = join(DIR, 'config.toml');
+  writeFileSync(path, config);
+  const conflist = {
+    cniVersion: '0.4.0',
+    name: `k8ts-ctd-${RUN}`,
+    plugins: [
+      {
+        type: 'bridge',
+        bridge: BRIDGE,
+        isGateway: true,
+        ipMasq: false,
+        ipam: { type: 'host-local', ranges: [[{ subnet: SUBNET }]], dataDir: join(DIR, 'ipam') },
+      },
+    ],
+  };
+  writeFileSync(join(DIR, 'net.d', '10-k8ts-test.conflist'), JSON.stringify(conflist));
+  return path;
+}
+
+/** PIDs of processes whose command line names our socket (containerd's shims). */
+function shimPids(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8');
+      if (cmd.includes('containerd-shim') && cmd.includes(SOCK)) pids.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}
+
+async function stopPid(pid: number): Promise<void> {
+  const alive = (): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 50 && alive(); i++) await sleep(100);
+  if (alive()) process.kill(pid, 'SIGKILL');
+}
+
+/** Removes every sandbox (and so container) the test's containerd has. */
+async function removeAll(): Promise<void> {
+  const rt = await ContainerdRuntime.connect({ endpoint: ENDPOINT });
+  try {
+    for (const c of await rt.listContainers()) await rt.removeContainer(c.id).catch(() => undefined);
+    for (const s of await rt.listPodSandbox()) {
+      await rt.stopPodSandbox(s.id).catch(() => undefined);
+      await rt.removePodSandbox(s.id).catch(() => undefined);
+    }
+  } finally {
+    await rt.close();
+  }
+}
+
+before(async () => {
+  execFileSync('bash', ['scripts/start-dockerd.sh'], { stdio: 'inherit' });
+  execFileSync('bash', ['scripts/build-images.sh', 'pause', 'busybox'], { stdio: 'inherit' });
+  const config = writeConfig();
+  const log = openSync(join(DIR, 'containerd.log'), 'a');
+  containerd = spawn('containerd', ['--config', config, '--log-level', 'info'], {
+    stdio: ['ignore', log, log],
+  });
+  const exited = new Promise<never>((_resolve, reject) => {
+    containerd?.once('exit', (code) =>
+      reject(new Error(`containerd exited (${code}); see ${join(DIR, 'containerd.log')}`)),
+    );
+  });
+  exited.catch(() => undefined);
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const rt = await Promise.race([ContainerdRuntime.connect({ endpoint: ENDPOINT }), exited]).catch(
+      (err: unknown) => {
+        if (Date.now() > end || !isCriError(err, 'Unavailable')) throw err;
+        return undefined;
+      },
+    );
+    if (rt) {
+      await rt.close();
+      break;
+    }
+    await sleep(200);
+  }
+  const tar = join(DIR, 'images.tar');
+  execFileSync('docker', ['save', '-o', tar, ...IMAGES]);
+  execFileSync('ctr', ['-a', SOCK, '-n', 'k8s.io', 'images', 'import', tar], { stdio: 'inherit' });
+  rmSync(tar, { force: true });
+});
+
+after(async () => {
+  try {
+    if (containerd?.exitCode === null) await removeAll().catch(() => undefined);
+  } finally {
+    if (containerd?.pid !== undefined && containerd.exitCode === null) await stopPid(containerd.pid);
+    for (const pid of shimPids()) await stopPid(pid);
+    const mounts = readFileSync('/proc/mounts', 'utf8')
+      .split('\n')
+      .map((l) => l.split(' ')[1] ?? '')
+      .filter((m) => m.startsWith(`${DIR}/`))
+      .reverse();
+    for (const m of mounts) {
+      try {
+        execFileSync('umount', ['-l', m], { stdio: 'ignore' });
+      } catch {
+        // already gone
+      }
+    }
+    try {
+      execFileSync('ip', ['link', 'del', BRIDGE], { stdio: 'ignore' });
+    } catch {
+      // never made
+    }
+    rmSync(DIR, { recursive: true, force: true });
+  }
+});
+
+/** A fresh node name's runtime, and a cleanup that removes what it made. */
+async function newNode(): Promise<{ nodeName: string; runtime: ContainerdRuntime }> {
+  const nodeName = `ctd-test-${RUN}-${++seq}`;
+  return { nodeName, runtime: await ContainerdRuntime.connect({ endpoint: ENDPOINT, nodeName }) };
+}
+
+async function sweep(rt: Runtime): Promise<void> {
+  for (const c of await rt.listContainers()) await rt.removeContainer(c.id);
+  for (const s of await rt.listPodSandbox()) {
+    await rt.stopPodSandbox(s.id);
+    await rt.removePodSandbox(s.id);
+  }
+}
+
+runRuntimeConformance(
+  'containerd',
+  async (): Promise<RuntimeHarness> => {
+    const { nodeName, runtime } = await newNode();
+    const opened: Runtime[] = [runtime];
+    return {
+      runtime,
+      podNetwork: { name: `unused-${RUN}-${seq}`, subnet: '10.199.0.0/24', labels: {} },
+      otherSubnet: '10.199.1.0/24',
+      reconnect: async () => {
+        const again = await ContainerdRuntime.connect({ endpoint: ENDPOINT, nodeName });
+        opened.push(again);
+        return again;
+      },
+      cleanup: async () => {
+        try {
+          await sweep(runtime);
+        } finally {
+          for (const rt of opened) await rt.close();
+        }
+      },
+    };
+  },
+  { sharedLocalhost: true, podNetworks: false },
+);
+
+const sandboxConfig = (name: string, extra: Partial<PodSandboxConfig> = {}): PodSandboxConfig => ({
+  metadata: { name, namespace: 'containerd-only', uid: `uid-${RUN}-${name}`, attempt: 0 },
+  hostname: name,
+  portMappings: [],
+  labels: {},
+  annotations: {},
+  ...extra,
+});
+
+async function withNode(fn: (rt: ContainerdRuntime) => Promise<void>): Promise<void> {
+  const { runtime } = await newNode();
+  try {
+    await fn(runtime);
+  } finally {
+    await sweep(runtime).catch(() => undefined);
+    await runtime.close();
+  }
+}
+
+describe('containerd adapter', () => {
+  it('a socket where nothing listens: connect rejects Unavailable, naming the socket', async () => {
+    const missing = join(DIR, 'absent.sock');
+    await assert.rejects(
+      ContainerdRuntime.connect({ endpoint: `unix://${missing}`, timeoutMs: 5000 }),
+      (err) => {
+        assert.ok(isCriError(err, 'Unavailable'), String(err));
+        assert.match(err.message, new RegExp(missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+        return true;
+      },
+    );
+  });
+
+  it('an RPC containerd 1.6 does not implement is a CriError, not a crash', async () => {
+    const client = new CriClient(ENDPOINT);
+    try {
+      await assert.rejects(
+        client.callRuntime('CheckpointContainer', { containerId: 'x' }, 'checkpoint x'),
+        (err) => {
+          assert.ok(isCriError(err, 'Internal'), String(err));
+          assert.match(err.message, /does not implement CheckpointContainer/);
+          return true;
+        },
+      );
+      await assert.rejects(client.callRuntime('NoSuchRpc', {}, 'nothing'), (err) =>
+        isCriError(err, 'Internal'),
+      );
+    } finally {
+      client.close();
+    }
+  });
+
+  it('another node on the same containerd does not see this one’s sandboxes', async () => {
+    await withNode(async (a) => {
+      await withNode(async (b) => {
+        const id = await a.runPodSandbox(sandboxConfig('mine'));
+        assert.deepEqual(
+          (await a.listPodSandbox()).map((s) => s.id),
+          [id],
+        );
+        assert.deepEqual(await b.listPodSandbox(), []);
+        await assert.rejects(b.podSandboxStatus(id), (err) => isCriError(err, 'NotFound'));
+      });
+    });
+  });
+
+  it('a host-network sandbox runs (no hostname is set) and has the node’s namespace', async () => {
+    await withNode(async (rt) => {
+      const id = await rt.runPodSandbox(
+        sandboxConfig('hostnet', {
+          linux: { securityContext: { namespaceOptions: { network: 'NODE', pid: 'CONTAINER', ipc: 'POD' } } },
+        }),
+      );
+      assert.equal((await rt.podSandboxStatus(id)).state, 'SANDBOX_READY');
+    });
+  });
+
+  it('logs: the CRI log file, partial lines joined, tail and timestamps', async () => {
+    await withNode(async (rt) => {
+      const logDirectory = join(DIR, 'logs', `pod-${RUN}`);
+      mkdirSync(logDirectory, { recursive: true });
+      const sb = sandboxConfig('logs', { logDirectory });
+      const sandboxId = await rt.runPodSandbox(sb);
+      const id = await rt.createContainer(
+        sandboxId,
+        {
+          metadata: { name: 'main', attempt: 0 },
+          image: { image: 'k8ts/busybox:1.0' },
+          command: [
+            'sh',
+            '-c',
+            'echo one; sleep 0.2; echo two >&2; sleep 0.2; printf three; sleep 0.2; echo -four',
+          ],
+          labels: {},
+          annotations: {},
+          logPath: 'main/0.log',
+        },
+        sb,
+      );
+      await rt.startContainer(id);
+      const end = Date.now() + 30_000;
+      while ((await rt.containerStatus(id)).state !== 'CONTAINER_EXITED') {
+        assert.ok(Date.now() < end, 'container did not exit');
+        await sleep(100);
+      }
+      const read = async (opts: Parameters<Runtime['containerLogs']>[1]): Promise<string> => {
+        const chunks: Buffer[] = [];
+        for await (const c of await rt.containerLogs(id, opts)) chunks.push(Buffer.from(c as Buffer));
+        return Buffer.concat(chunks).toString();
+      };
+      assert.equal((await rt.containerStatus(id)).logPath, join(logDirectory, 'main/0.log'));
+      assert.equal(await read({}), 'one\ntwo\nthree-four\n');
+      assert.equal(await read({ tailLines: 1 }), 'three-four\n');
+      assert.match(await read({ timestamps: true }), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z one\n/);
+    });
+  });
+});
