@@ -33,6 +33,7 @@ Usage:
                    [--pod-security-admission-config-file FILE]
   k8ts agent       --server URL (--token T | --token-file F) [--node-name NAME] [--node-ip IP]
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
+  k8ts agent       --cleanup [--node-name NAME]   (remove the agent's routes, VXLAN device and firewall rules)
                    (the token is needed to join once; the node credential is kept in DIR/tls)
   k8ts kubeconfig  [--data-dir DIR] [--user NAME [--group GROUP ...]]
   k8ts token       create [--ttl 24h (0: never)] [--description TEXT] | list | delete ID [--data-dir DIR]
@@ -78,6 +79,14 @@ async function agentCommand(argv: string[]): Promise<number> {
   const options = await parseAgentOptions(argv);
   if (options === 'help') {
     process.stdout.write(HELP);
+    return 0;
+  }
+  if ('cleanup' in options) {
+    const { cleanupNodeNetwork } = await import('./agent/network/cleanup.js');
+    const { runHostCommand } = await import('./agent/network/host-command.js');
+    const { clusterIPInterfaceFor } = await import('./agent/proxy/cluster-ip.js');
+    for (const line of await cleanupNodeNetwork(runHostCommand, clusterIPInterfaceFor(options.nodeName)))
+      process.stdout.write(`${line}\n`);
     return 0;
   }
   const { server, token, nodeName, nodeIP, nodePortAddress, dataDir, runtime, logLevel } = options;

@@ -14,7 +14,7 @@ import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
-import { startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { cliCommand, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 import { startSimulatedHosts, type SimulatedHost, type SimulatedHosts } from './support/simulated-hosts.js';
 import { until, untilTruthy } from './support/wait.js';
 
@@ -445,10 +445,13 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
           }
           return [...all].every((p) => seen.has(p));
         },
-        90_000,
+        180_000,
         300,
       ).catch(async (err: Error) => {
         const diag = await Promise.all([
+          k.kubectl('get', 'pods', '-o', 'wide'),
+          k.kubectl('get', 'endpointslices', '-o', 'yaml'),
+          h2.docker(['ps', '-a', '--format', '{{.Names}} {{.Status}}']),
           h1.exec(['bridge', 'fdb', 'show', 'dev', 'k8ts.1']),
           h2.exec(['ip', 'route']),
           h2.exec(['bridge', 'fdb', 'show', 'dev', 'k8ts.1']),
@@ -495,6 +498,28 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
         assert.doesNotMatch(await neigh(), /PERMANENT/);
         assert.doesNotMatch(await fdb(), new RegExp(`dst ${h2.ip.replace(/\./g, '\\.')}`));
       }
+    });
+
+    it('leaves its kernel state on stop, and `k8ts agent --cleanup` removes it all', async () => {
+      const h1 = lan.hosts[0]!;
+      await agents.get(h1.name)!.stop();
+      const state = async () => ({
+        vxlan: (await h1.exec(['ip', 'link', 'show', 'k8ts.1'])).code === 0,
+        routes: (await h1.exec(['ip', '-4', 'route', 'show', 'proto', '107'])).stdout.trim(),
+        chains:
+          (await h1.exec(['iptables', '-S'])).stdout.includes('K8TS-FORWARD') ||
+          (await h1.exec(['iptables', '-t', 'nat', '-S'])).stdout.includes('K8TS-POSTROUTING'),
+        nft: (await h1.exec(['nft', 'list', 'table', 'ip', 'k8ts-local-nodeports'])).code === 0,
+      });
+      // A stopped agent leaves everything in place, so traffic keeps flowing across a restart.
+      const before = await state();
+      assert.equal(before.vxlan, backend === 'vxlan');
+      assert.equal(before.chains, true);
+      assert.equal(before.nft, true, 'the externalTrafficPolicy Local table');
+      const cli = cliCommand();
+      const r = await h1.exec([cli.cmd, ...cli.args, 'agent', '--cleanup', '--node-name', nodeOf(h1)]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(await state(), { vxlan: false, routes: '', chains: false, nft: false });
     });
   });
 }

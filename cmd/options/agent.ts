@@ -26,8 +26,15 @@ export const AGENT_FLAGS = {
   'data-dir': { type: 'string' },
   runtime: { type: 'string', default: 'docker' },
   'log-level': { type: 'string', default: 'info' },
+  cleanup: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
+
+/** `k8ts agent --cleanup [--node-name NAME]`: remove the agent's kernel state and exit (agent/network/cleanup.ts). */
+export interface AgentCleanupOptions {
+  cleanup: true;
+  nodeName: string;
+}
 
 /** What `k8ts agent` runs: a node agent joining `server` (agent/main.ts's AgentConfig, less its parts). */
 export interface AgentOptions extends NodeOptions {
@@ -45,13 +52,19 @@ export interface AgentOptions extends NodeOptions {
 /**
  * Parses and checks `k8ts agent`'s arguments (argv without `k8ts agent`). Reads
  * --token-file, and looks for DATA_DIR/tls/kubelet-client.crt when no token is given.
- * @returns 'help' for --help/-h, else the checked options with every default filled in.
+ * @returns 'help' for --help/-h; for --cleanup, the node name only; else the checked
+ *   options with every default filled in.
  * @throws UsageError naming the first wrong flag and what it must be; parseArgs' own
  *   ERR_PARSE_ARGS_* errors for unknown flags or missing values.
  */
-export async function parseAgentOptions(argv: string[]): Promise<AgentOptions | 'help'> {
+export async function parseAgentOptions(
+  argv: string[],
+): Promise<AgentOptions | AgentCleanupOptions | 'help'> {
   const { values } = parseArgs({ args: argv, strict: true, options: AGENT_FLAGS });
   if (values.help) return 'help';
+  // Cleaning up needs no server: only the node's name (its ClusterIP interface's).
+  if (values.cleanup)
+    return { cleanup: true, nodeName: (await parseNodeFlags({ 'node-name': values['node-name'] })).nodeName };
   const server = values.server;
   if (!server)
     throw new UsageError('--server URL is required (the control process, e.g. https://10.0.0.1:6443)');
