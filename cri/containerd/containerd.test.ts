@@ -9,7 +9,8 @@
  * What this VM needs of containerd's config: `restrict_oom_score_adj = true` (runc may not
  * set the sandbox's oom_score_adj of -998 here: "failed to update /proc/self/oom_score_adj:
  * Permission denied"), and runc's state root under our own state dir. cgroups (v1, on a
- * tmpfs) work with containerd's defaults.
+ * tmpfs) work with containerd's defaults. Sandboxes' network namespaces are mounted under
+ * the state dir too (`netns_mounts_under_state_dir`), not in the host's /var/run/netns.
  *
  * Without root, containerd, ctr or runc everything is skipped, saying why; without the CNI
  * plugins (Debian's containernetworking-plugins, which containerd only suggests) what
@@ -68,6 +69,8 @@ const SKIP_NET =
     : undefined);
 
 let containerd: ChildProcess | undefined;
+const running = (): boolean =>
+  containerd?.pid !== undefined && containerd.exitCode === null && containerd.signalCode === null;
 let seq = 0;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -90,6 +93,7 @@ state = "${DIR}/state"
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "${CNI_DIR}"
     conf_dir = "${DIR}/net.d"
@@ -204,9 +208,9 @@ before(async () => {
 
 after(async () => {
   try {
-    if (containerd?.exitCode === null) await removeAll().catch(() => undefined);
+    if (running()) await removeAll().catch(() => undefined);
   } finally {
-    if (containerd?.pid !== undefined && containerd.exitCode === null) await stopPid(containerd.pid);
+    if (running() && containerd?.pid !== undefined) await stopPid(containerd.pid);
     for (const pid of shimPids()) await stopPid(pid);
     const mounts = readFileSync('/proc/mounts', 'utf8')
       .split('\n')
@@ -396,4 +400,27 @@ describe('containerd adapter', { skip: SKIP_ALL ?? false }, () => {
       });
     },
   );
+
+  // Last: it stops this file's containerd.
+  it('containerd stopped: calls reject Unavailable, naming the socket; the adapter does not crash', async () => {
+    const rt = await ContainerdRuntime.connect({ endpoint: ENDPOINT, nodeName: `stopped-${RUN}` });
+    try {
+      await removeAll();
+      assert.ok(containerd?.pid !== undefined);
+      await stopPid(containerd.pid);
+      for (const call of [
+        () => rt.status(),
+        () => rt.listPodSandbox(),
+        () => rt.imageStatus('k8ts/busybox:1.0'),
+      ]) {
+        await assert.rejects(call(), (err) => {
+          assert.ok(isCriError(err, 'Unavailable'), String(err));
+          assert.ok(err.message.includes(SOCK), err.message);
+          return true;
+        });
+      }
+    } finally {
+      await rt.close();
+    }
+  });
 });

@@ -170,7 +170,12 @@ export class ContainerdRuntime implements Runtime {
     const client = new CriClient(opts.endpoint ?? DEFAULT_CRI_ENDPOINT, opts.timeoutMs);
     const rt = new ContainerdRuntime(client, opts.nodeName || undefined);
     try {
-      await rt.version();
+      await rt.runtimeCall(
+        'Version',
+        { version: 'v1' },
+        'version',
+        Math.min(opts.timeoutMs ?? 15_000, 15_000),
+      );
     } catch (err) {
       client.close();
       throw err;
