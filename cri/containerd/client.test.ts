@@ -1,5 +1,6 @@
 /**
- * The CRI client's pure parts: endpoints as gRPC targets, and gRPC errors as CriErrors
+ * The CRI client's pure parts: endpoints as gRPC targets, gRPC errors as CriErrors and the
+ * streaming server's final status as an exit code
  * (containerd.test.ts shows them against a real containerd).
  */
 import assert from 'node:assert/strict';
@@ -7,6 +8,7 @@ import { describe, it } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { CriError } from '../errors.js';
 import { criErrorOf, grpcTarget, socketPathOf } from './client.js';
+import { exitCodeOfStatus } from './streams.js';
 
 const SOCK = '/run/containerd/containerd.sock';
 const grpcError = (code: status, details: string): Error =>
@@ -67,5 +69,23 @@ describe('CRI client', () => {
     assert.equal(plain.code, 'Internal');
     const already = new CriError('NotFound', 'kept');
     assert.equal(criErrorOf(already, 'Status', 'status', SOCK), already);
+  });
+});
+
+describe('CRI streaming status', () => {
+  it('the v4 error channel: Success is 0, NonZeroExitCode is its cause, anything else rejects', () => {
+    assert.equal(exitCodeOfStatus(''), 0);
+    assert.equal(exitCodeOfStatus('{"metadata":{},"status":"Success"}'), 0);
+    assert.equal(
+      exitCodeOfStatus(
+        '{"metadata":{},"status":"Failure","message":"command terminated with non-zero exit code","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"7"}]}}',
+      ),
+      7,
+    );
+    assert.throws(
+      () => exitCodeOfStatus('{"status":"Failure","message":"container not found"}'),
+      (err) => err instanceof CriError && /container not found/.test(err.message),
+    );
+    assert.throws(() => exitCodeOfStatus('not json'), CriError);
   });
 });

@@ -401,6 +401,60 @@ describe('containerd adapter', { skip: SKIP_ALL ?? false }, () => {
     },
   );
 
+  it(
+    'exec and attach through the CRI streaming server: streams and exit codes',
+    { skip: SKIP_NET ?? false },
+    async () => {
+      await withNode(async (rt) => {
+        const sb = sandboxConfig('stream');
+        const sandboxId = await rt.runPodSandbox(sb);
+        const id = await rt.createContainer(
+          sandboxId,
+          {
+            metadata: { name: 'main', attempt: 0 },
+            image: { image: 'k8ts/busybox:1.0' },
+            command: ['sh', '-c', 'read line; echo "got $line"; exit 4'],
+            labels: {},
+            annotations: {},
+            stdin: true,
+            stdinOnce: true,
+          },
+          sb,
+        );
+        await rt.startContainer(id);
+        const collect = (s: NodeJS.ReadableStream | undefined): Promise<string> => {
+          const chunks: Buffer[] = [];
+          s?.on('data', (c: Buffer) => chunks.push(c));
+          return new Promise((resolve) => {
+            if (!s) resolve('');
+            else s.on('end', () => resolve(Buffer.concat(chunks).toString()));
+          });
+        };
+        const ex = await rt.exec(id, ['sh', '-c', 'read x; echo "out $x"; echo err >&2; exit 7'], {
+          stdin: true,
+          stdout: true,
+          stderr: true,
+          tty: false,
+        });
+        const [out, err] = [collect(ex.stdout), collect(ex.stderr)];
+        ex.stdin?.write('hello\n');
+        assert.equal(await ex.exitCode, 7);
+        assert.equal(await out, 'out hello\n');
+        assert.equal(await err, 'err\n');
+
+        const at = await rt.attach(id, { stdin: true, stdout: true, stderr: true, tty: false });
+        const atOut = collect(at.stdout);
+        at.stdin?.write('there\n');
+        assert.equal(await at.exitCode, 4);
+        assert.equal(await atOut, 'got there\n');
+        await assert.rejects(
+          rt.exec(id, ['true'], { stdin: false, stdout: true, stderr: true, tty: false }),
+          (e) => isCriError(e, 'FailedPrecondition'),
+        );
+      });
+    },
+  );
+
   // Last: it stops this file's containerd.
   it('containerd stopped: calls reject Unavailable, naming the socket; the adapter does not crash', async () => {
     const rt = await ContainerdRuntime.connect({ endpoint: ENDPOINT, nodeName: `stopped-${RUN}` });

@@ -19,8 +19,9 @@
  *   reason ContainerCannotRun, started and finished when created.
  * - Stop and remove of what is gone succeed; a gRPC error is a CriError (client.ts).
  * - Logs are read from the CRI log file the runtime writes (`<RFC3339Nano> <stream> <P|F>
- *   <text>`), when the sandbox has a logDirectory. Exec, attach and port-forward need the
- *   CRI streaming server and are not written yet: they reject Internal, saying so.
+ *   <text>`), when the sandbox has a logDirectory. Exec and attach go through the CRI
+ *   streaming server the runtime's Exec/Attach URL names (streams.ts, WebSocket);
+ *   port-forward is not written yet: it rejects Internal, saying so.
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -52,6 +53,7 @@ import type {
 import { CriError } from '../errors.js';
 import { familiarName, parseImageReference } from '../reference.js';
 import { CriClient, DEFAULT_CRI_ENDPOINT, type Message } from './client.js';
+import { openStreamSession } from './streams.js';
 
 /** The label naming the node that owns an object (as the docker adapter's). */
 export const LABEL_NODE = 'io.k8ts.node';
@@ -377,12 +379,54 @@ export class ContainerdRuntime implements Runtime {
     return out;
   }
 
-  async exec(containerId: string, cmd: string[], _opts: StreamOptions): Promise<StreamSession> {
-    throw this.notYet(`exec ${JSON.stringify(cmd)} in container ${containerId}`);
+  async exec(containerId: string, cmd: string[], opts: StreamOptions): Promise<StreamSession> {
+    const what = `exec ${JSON.stringify(cmd)} in container ${containerId}`;
+    await this.requireRunning(containerId);
+    const r = await this.runtimeCall(
+      'Exec',
+      {
+        containerId,
+        cmd,
+        tty: opts.tty,
+        stdin: opts.stdin,
+        stdout: opts.stdout,
+        stderr: opts.stderr && !opts.tty,
+      },
+      what,
+    );
+    return openStreamSession(String(r.url), opts, what);
   }
 
-  async attach(containerId: string, _opts: StreamOptions): Promise<StreamSession> {
-    throw this.notYet(`attach to container ${containerId}`);
+  async attach(containerId: string, opts: StreamOptions): Promise<StreamSession> {
+    const what = `attach to container ${containerId}`;
+    await this.requireRunning(containerId);
+    const r = await this.runtimeCall(
+      'Attach',
+      {
+        containerId,
+        tty: opts.tty,
+        stdin: opts.stdin,
+        stdout: opts.stdout,
+        stderr: opts.stderr && !opts.tty,
+      },
+      what,
+    );
+    const session = await openStreamSession(String(r.url), opts, what);
+    // The session ended (stdin closed, detached) while the container runs on: 0, as the
+    // kubelet reports an attach that returns without error; else the container's exit code.
+    const exitCode = session.exitCode
+      .catch(() => 0)
+      .then(async () => {
+        // The runtime records the exit a moment after the output ends.
+        for (let i = 0; ; i++) {
+          const st = await this.containerStatus(containerId);
+          if (st.state !== 'CONTAINER_RUNNING') return st.exitCode;
+          if (i >= 20) return 0;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      });
+    exitCode.catch(() => undefined);
+    return { ...session, exitCode };
   }
 
   async portForward(podSandboxId: string, port: number): Promise<Duplex> {
@@ -444,6 +488,12 @@ export class ContainerdRuntime implements Runtime {
 
   private notYet(what: string): CriError {
     return new CriError('Internal', `${what}: not supported by the containerd adapter yet`);
+  }
+
+  private async requireRunning(containerId: string): Promise<void> {
+    const st = await this.containerStatus(containerId);
+    if (st.state !== 'CONTAINER_RUNNING')
+      throw new CriError('FailedPrecondition', `container ${containerId} is not running (${st.state})`);
   }
 
   private checkOpen(what: string): void {
