@@ -455,6 +455,51 @@ describe('containerd adapter', { skip: SKIP_ALL ?? false }, () => {
     },
   );
 
+  it(
+    'port-forward through the CRI streaming server reaches 127.0.0.1 in the pod',
+    { skip: SKIP_NET ?? false },
+    async () => {
+      await withNode(async (rt) => {
+        const sb = sandboxConfig('pf');
+        const sandboxId = await rt.runPodSandbox(sb);
+        const id = await rt.createContainer(
+          sandboxId,
+          {
+            metadata: { name: 'web', attempt: 0 },
+            image: { image: 'k8ts/busybox:1.0' },
+            command: [
+              'sh',
+              '-c',
+              'mkdir -p /tmp/w && echo pf-body > /tmp/w/index.html && exec httpd -f -p 127.0.0.1:8080 -h /tmp/w',
+            ],
+            labels: {},
+            annotations: {},
+          },
+          sb,
+        );
+        await rt.startContainer(id);
+        const get = async (port: number): Promise<string> => {
+          const s = await rt.portForward(sandboxId, port);
+          const chunks: Buffer[] = [];
+          return new Promise<string>((resolve, reject) => {
+            s.on('data', (c: Buffer) => chunks.push(c));
+            s.on('end', () => resolve(Buffer.concat(chunks).toString()));
+            s.on('error', reject);
+            s.write('GET / HTTP/1.0\r\n\r\n');
+          });
+        };
+        const end = Date.now() + 30_000;
+        let body = '';
+        while (!body.includes('pf-body')) {
+          assert.ok(Date.now() < end, `no answer through port-forward: ${body}`);
+          body = await get(8080).catch((err: unknown) => String(err));
+          if (!body.includes('pf-body')) await sleep(200);
+        }
+        await assert.rejects(get(8081), (err) => isCriError(err, 'Unavailable'));
+      });
+    },
+  );
+
   // Last: it stops this file's containerd.
   it('containerd stopped: calls reject Unavailable, naming the socket; the adapter does not crash', async () => {
     const rt = await ContainerdRuntime.connect({ endpoint: ENDPOINT, nodeName: `stopped-${RUN}` });

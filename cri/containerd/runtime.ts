@@ -20,8 +20,9 @@
  * - Stop and remove of what is gone succeed; a gRPC error is a CriError (client.ts).
  * - Logs are read from the CRI log file the runtime writes (`<RFC3339Nano> <stream> <P|F>
  *   <text>`), when the sandbox has a logDirectory. Exec and attach go through the CRI
- *   streaming server the runtime's Exec/Attach URL names (streams.ts, WebSocket);
- *   port-forward is not written yet: it rejects Internal, saying so.
+ *   streaming server the runtime's Exec/Attach/PortForward URL names (streams.ts,
+ *   WebSocket). A refused port-forward shows as an error of the returned stream (the
+ *   server reports it after the connection is made), not as a rejection.
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -53,7 +54,7 @@ import type {
 import { CriError } from '../errors.js';
 import { familiarName, parseImageReference } from '../reference.js';
 import { CriClient, DEFAULT_CRI_ENDPOINT, type Message } from './client.js';
-import { openStreamSession } from './streams.js';
+import { openPortForward, openStreamSession } from './streams.js';
 
 /** The label naming the node that owns an object (as the docker adapter's). */
 export const LABEL_NODE = 'io.k8ts.node';
@@ -430,7 +431,12 @@ export class ContainerdRuntime implements Runtime {
   }
 
   async portForward(podSandboxId: string, port: number): Promise<Duplex> {
-    throw this.notYet(`port-forward to ${podSandboxId}:${port}`);
+    const what = `port-forward to port ${port} of sandbox ${podSandboxId}`;
+    const st = await this.podSandboxStatus(podSandboxId);
+    if (st.state !== 'SANDBOX_READY')
+      throw new CriError('FailedPrecondition', `pod sandbox ${podSandboxId} is not ready`);
+    const r = await this.runtimeCall('PortForward', { podSandboxId, port: [port] }, what);
+    return openPortForward(String(r.url), port, what);
   }
 
   // ---- ImageService ----

@@ -9,7 +9,7 @@
  * predates it): ending `stdin` here stops sending; the process's stdin closes when the
  * session does.
  */
-import { PassThrough, Writable } from 'node:stream';
+import { Duplex, PassThrough, Writable } from 'node:stream';
 import WebSocket from 'ws';
 import type { StreamOptions, StreamSession } from '../api.js';
 import { CriError } from '../errors.js';
@@ -105,4 +105,58 @@ export async function openStreamSession(
     exitCode,
     close: () => ws.close(),
   };
+}
+
+/**
+ * A byte stream to `port` through the CRI streaming server's port-forward URL (WebSocket,
+ * `v4.channel.k8s.io`, `?port=N`): channel 0 carries the data both ways, channel 1 the
+ * server's error; the first frame on each is the port (2 bytes, little-endian). A refused
+ * connection (nothing listens on the port in the pod) arrives on the error channel: the
+ * stream is destroyed with CriError Unavailable and the runtime's words.
+ */
+export async function openPortForward(url: string, port: number, what: string): Promise<Duplex> {
+  const target = new URL(url.replace(/^http/, 'ws'));
+  target.searchParams.set('port', String(port));
+  const ws = new WebSocket(target, ['v4.channel.k8s.io']);
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', (err) => reject(new CriError('Unavailable', `${what}: ${err.message}`, { cause: err })));
+    ws.once('unexpected-response', (_req, res) =>
+      reject(new CriError('Internal', `${what}: the streaming server answered ${res.statusCode}`)),
+    );
+  });
+  const prefixSeen = new Set<number>();
+  const stream = new Duplex({
+    read: () => undefined,
+    write: (chunk: Buffer, _enc, done) => {
+      if (ws.readyState !== WebSocket.OPEN) return done(new CriError('Unavailable', `${what}: closed`));
+      ws.send(Buffer.concat([Buffer.from([0]), chunk]), { binary: true }, (err) => done(err ?? null));
+    },
+    final: (done) => {
+      ws.close();
+      done();
+    },
+    destroy: (err, done) => {
+      ws.close();
+      done(err);
+    },
+  });
+  ws.on('message', (data: Buffer) => {
+    if (data.length === 0) return;
+    const channel = data[0] ?? -1;
+    let payload = data.subarray(1);
+    if (!prefixSeen.has(channel)) {
+      prefixSeen.add(channel);
+      payload = payload.subarray(2);
+    }
+    if (payload.length === 0) return;
+    if (channel === 0) stream.push(payload);
+    else if (channel === 1)
+      stream.destroy(new CriError('Unavailable', `${what}: ${payload.toString('utf8')}`));
+  });
+  ws.once('close', () => stream.push(null));
+  ws.on('error', (err) =>
+    stream.destroy(new CriError('Unavailable', `${what}: ${err.message}`, { cause: err })),
+  );
+  return stream;
 }
