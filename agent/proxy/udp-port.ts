@@ -15,7 +15,7 @@
  */
 import dgram from 'node:dgram';
 import { isIPv6 } from 'node:net';
-import type { Balancer} from './balancer.js';
+import type { Balancer } from './balancer.js';
 import { endpointKey, type Endpoint } from './balancer.js';
 import type { ProxyMetrics } from './metrics.js';
 import {

@@ -604,7 +604,8 @@ export class DockerRuntime implements Runtime {
     if (existing) {
       const subnets = (existing.IPAM?.Config ?? []).map((c) => c.Subnet);
       const inUse = Object.keys(existing.Containers ?? {}).length > 0;
-      const mtuMatches = (existing.Options?.[mtuOption] ?? undefined) === (config.mtu ? String(config.mtu) : undefined);
+      const mtuMatches =
+        (existing.Options?.[mtuOption] ?? undefined) === (config.mtu ? String(config.mtu) : undefined);
       // A network in use keeps its MTU: pods keep running, and new ones get the new MTU
       // once the last old one has gone and the network is made again.
       if (subnets.includes(config.subnet) && (mtuMatches || inUse)) return;
