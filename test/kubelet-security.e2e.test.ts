@@ -46,6 +46,7 @@ import { PodManager } from '../agent/kubelet/pods/manager.js';
 import { hostMounter } from '../agent/kubelet/pods/mount.js';
 import { openRuntime, type Runtime } from '../cri/index.js';
 import { startTestApi, type TestApi } from './support/api.js';
+import { removeNodeFromDocker } from './support/k8ts-agent.js';
 import { untilTruthy as until } from './support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -69,25 +70,6 @@ let dataDir: string;
 let hostDir: string;
 const SECRET = `host-secret-${RUN}`;
 const events: Recorded[] = [];
-
-/** Removes every container of this run's node (app containers first) and its network. */
-async function sweep(): Promise<void> {
-  const items = await docker.listContainers({ all: true, filters: { label: [`io.k8ts.node=${NODE}`] } });
-  items.sort(
-    (a, b) =>
-      Number(a.Labels['io.k8ts.type'] === 'podsandbox') - Number(b.Labels['io.k8ts.type'] === 'podsandbox'),
-  );
-  for (const c of items) {
-    await docker
-      .getContainer(c.Id)
-      .remove({ force: true })
-      .catch(() => undefined);
-  }
-  await docker
-    .getNetwork(NETWORK)
-    .remove()
-    .catch(() => undefined);
-}
 
 before(async () => {
   execFileSync('bash', ['scripts/start-dockerd.sh'], { stdio: 'ignore' });
@@ -121,7 +103,7 @@ before(async () => {
 
 after(async () => {
   await manager?.stop();
-  await sweep();
+  await removeNodeFromDocker(NODE);
   await runtime?.close();
   await api?.stop();
   if (dataDir) {

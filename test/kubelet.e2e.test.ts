@@ -25,6 +25,7 @@ import { PodManager, type PodManagerConfig } from '../agent/kubelet/pods/manager
 import type { ContainerFilter } from '../cri/api.js';
 import { openRuntime, type Runtime } from '../cri/index.js';
 import { startTestApi, type TestApi } from './support/api.js';
+import { removeNodeFromDocker } from './support/k8ts-agent.js';
 import { untilTruthy as until } from './support/wait.js';
 
 const RUN = randomBytes(3).toString('hex');
@@ -79,25 +80,6 @@ function recordingListContainers(rt: Runtime, calls: string[]): Runtime {
   });
 }
 
-/** Removes every container of this run's node (app containers first) and its network. */
-async function sweep(): Promise<void> {
-  const items = await docker.listContainers({ all: true, filters: { label: [`io.k8ts.node=${NODE}`] } });
-  items.sort(
-    (a, b) =>
-      Number(a.Labels['io.k8ts.type'] === 'podsandbox') - Number(b.Labels['io.k8ts.type'] === 'podsandbox'),
-  );
-  for (const c of items) {
-    await docker
-      .getContainer(c.Id)
-      .remove({ force: true })
-      .catch(() => undefined);
-  }
-  await docker
-    .getNetwork(NETWORK)
-    .remove()
-    .catch(() => undefined);
-}
-
 before(async () => {
   execFileSync('bash', ['scripts/start-dockerd.sh'], { stdio: 'ignore' });
   execFileSync('bash', ['scripts/build-images.sh'], { stdio: 'ignore' });
@@ -117,7 +99,7 @@ before(async () => {
 
 after(async () => {
   await manager?.stop();
-  await sweep();
+  await removeNodeFromDocker(NODE);
   await runtime?.close();
   await api?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });

@@ -117,12 +117,23 @@ export async function startK8tsAgent(opts: K8tsAgentOptions): Promise<K8tsAgent>
   };
 }
 
-/** Removes every container and network labelled `io.k8ts.node=<nodeName>` (what a test node left behind). */
+/**
+ * Removes every container and network labelled `io.k8ts.node=<nodeName>` (what a test node
+ * left behind): app containers before the sandboxes whose namespaces they join, then the
+ * networks.
+ */
 export async function removeNodeFromDocker(nodeName: string): Promise<void> {
   const filter = `label=io.k8ts.node=${nodeName}`;
-  const containers = (await run('docker', ['ps', '-aq', '--filter', filter])).stdout
+  const listed = (
+    await run('docker', ['ps', '-a', '--filter', filter, '--format', '{{.ID}} {{.Label "io.k8ts.type"}}'])
+  ).stdout
     .split('\n')
-    .filter(Boolean);
+    .filter(Boolean)
+    .map((line) => line.split(' ') as [string, string | undefined]);
+  const containers = [
+    ...listed.filter(([, type]) => type !== 'podsandbox'),
+    ...listed.filter(([, type]) => type === 'podsandbox'),
+  ].map(([id]) => id);
   if (containers.length > 0) await run('docker', ['rm', '-f', ...containers]);
   const networks = (await run('docker', ['network', 'ls', '-q', '--filter', filter])).stdout
     .split('\n')
