@@ -6,34 +6,21 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import winston from 'winston';
-import { createCA, signLeaf } from '../api/tls/certs.js';
-import { ApiServer } from './apiserver/server.js';
-import { nameValidatorFor, strategyFor } from './apiserver/strategies/index.js';
+import { signLeaf } from '../api/tls/certs.js';
+import type { ApiServer } from './apiserver/server.js';
 import { kubeconfig } from './main.js';
 import { MemoryStore } from './storage/memory.js';
 import { createToken, DEFAULT_TOKEN_TTL_SECONDS, listTokens } from './tokens.js';
+import { startSecureApiServer } from './apiserver/auth/testing.js';
 
 describe('k8ts token create', () => {
   const store = new MemoryStore();
   const dataDir = mkdtempSync(join(tmpdir(), 'k8ts-tokens-'));
   let server: ApiServer;
   before(async () => {
-    const ca = await createCA('test-ca');
-    const served = await signLeaf(ca, {
-      usage: 'server',
-      commonName: 'k8ts',
-      sans: [{ type: 'ip', value: '127.0.0.1' }],
-    });
-    server = new ApiServer({
-      store,
-      strategyFor,
-      nameValidatorFor,
-      port: 0,
-      logger: winston.createLogger({ silent: true }),
-      security: { ca, serving: { cert: served.cert, key: served.key! } },
-    });
-    const url = `https://127.0.0.1:${(await server.start()).port}`;
+    const started = await startSecureApiServer(store);
+    server = started.server;
+    const { ca, url } = started;
     const admin = await signLeaf(ca, { usage: 'client', user: 'root', groups: ['system:masters'] });
     writeFileSync(
       join(dataDir, 'kubeconfig.yaml'),

@@ -4,16 +4,15 @@
 // changes nothing; what the kubelet needs keeps working.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import winston from 'winston';
 import { configuredFetch, type ConfiguredFetch } from '../../../api/client/fetch.js';
-import { createCA, signLeaf, type KeyPair } from '../../../api/tls/certs.js';
+import { signLeaf, type KeyPair } from '../../../api/tls/certs.js';
 import { MemoryStore } from '../../storage/memory.js';
-import { ApiServer } from '../server.js';
+import type { ApiServer } from '../server.js';
 import type { KubeObject } from '../../../api/object.js';
 import type { UserInfo } from '../auth/user.js';
 import { findResource } from '../resources.js';
-import { nameValidatorFor, strategyFor } from '../strategies/index.js';
 import { nodeRestrictionViolation } from './noderestriction.js';
+import { startSecureApiServer } from '../auth/testing.js';
 
 interface Answer {
   code: number;
@@ -63,21 +62,7 @@ describe('NodeRestriction (a node credential against the API server)', () => {
   const get = async (path: string) => (await send(admin, 'GET', path)).body;
 
   before(async () => {
-    ca = await createCA('test-ca');
-    const served = await signLeaf(ca, {
-      usage: 'server',
-      commonName: 'k8ts',
-      sans: [{ type: 'ip', value: '127.0.0.1' }],
-    });
-    server = new ApiServer({
-      store,
-      strategyFor,
-      nameValidatorFor,
-      port: 0,
-      logger: winston.createLogger({ silent: true }),
-      security: { ca, serving: { cert: served.cert, key: served.key! } },
-    });
-    url = `https://127.0.0.1:${(await server.start()).port}`;
+    ({ ca, server, url } = await startSecureApiServer(store));
     admin = await as('root', ['system:masters']);
     n1 = await as('system:node:n1', ['system:nodes']);
     // n1 registers itself; an admin marks it trusted. n2 is another node, with its network annotations.

@@ -16,9 +16,9 @@ import {
 } from '../../../api/tls/certs.js';
 import { TunnelClient } from '../../../agent/kubelet/tunnel.js';
 import { MemoryStore } from '../../storage/memory.js';
-import { ApiServer } from '../server.js';
-import { nameValidatorFor, strategyFor } from '../strategies/index.js';
+import type { ApiServer } from '../server.js';
 import { bootstrapTokenSecret } from './bootstrap-token.js';
+import { startSecureApiServer } from './testing.js';
 
 describe('ApiServer with security', () => {
   const store = new MemoryStore();
@@ -37,21 +37,7 @@ describe('ApiServer with security', () => {
   };
 
   before(async () => {
-    ca = await createCA('test-ca');
-    const served = await signLeaf(ca, {
-      usage: 'server',
-      commonName: 'k8ts',
-      sans: [{ type: 'ip', value: '127.0.0.1' }],
-    });
-    server = new ApiServer({
-      store,
-      strategyFor,
-      nameValidatorFor,
-      port: 0,
-      logger: winston.createLogger({ silent: true }),
-      security: { ca, serving: { cert: served.cert, key: served.key! } },
-    });
-    url = `https://127.0.0.1:${(await server.start()).port}`;
+    ({ ca, server, url } = await startSecureApiServer(store));
     await server
       .registry('', 'v1', 'secrets')
       .create('kube-system', bootstrapTokenSecret('abcdef', '0123456789abcdef'));

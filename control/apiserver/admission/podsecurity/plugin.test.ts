@@ -9,13 +9,12 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import winston from 'winston';
 import { configuredFetch, type ConfiguredFetch } from '../../../../api/client/fetch.js';
-import { createCA, signLeaf, type KeyPair } from '../../../../api/tls/certs.js';
+import { signLeaf } from '../../../../api/tls/certs.js';
 import { kubeconfig } from '../../../main.js';
 import { MemoryStore } from '../../../storage/memory.js';
 import { run } from '../../../../test/support/k8ts-server.js';
-import { ApiServer } from '../../server.js';
-import { nameValidatorFor, strategyFor } from '../../strategies/index.js';
 import { DEFAULT_POD_SECURITY, withDefaultLevel, type PodSecuritySettings } from './config.js';
+import { startSecureApiServer } from '../../auth/testing.js';
 
 interface Answer {
   code: number;
@@ -26,12 +25,6 @@ interface Answer {
 /** A server with `settings`, its admin (and other users) over HTTPS, and its request log. */
 async function startServer(settings: PodSecuritySettings) {
   const store = new MemoryStore();
-  const ca: KeyPair = await createCA('test-ca');
-  const served = await signLeaf(ca, {
-    usage: 'server',
-    commonName: 'k8ts',
-    sans: [{ type: 'ip', value: '127.0.0.1' }],
-  });
   const log: Record<string, unknown>[] = [];
   const logger = winston.createLogger({
     level: 'info',
@@ -47,16 +40,7 @@ async function startServer(settings: PodSecuritySettings) {
       }),
     ],
   });
-  const server = new ApiServer({
-    store,
-    strategyFor,
-    nameValidatorFor,
-    port: 0,
-    logger,
-    security: { ca, serving: { cert: served.cert, key: served.key! } },
-    podSecurity: settings,
-  });
-  const url = `https://127.0.0.1:${(await server.start()).port}`;
+  const { ca, server, url } = await startSecureApiServer(store, { logger, podSecurity: settings });
   const as = async (user: string): Promise<ConfiguredFetch> => {
     const { cert, key } = await signLeaf(ca, { usage: 'client', user, groups: ['system:masters'] });
     return configuredFetch({ ca: ca.cert, cert, key: key! });
