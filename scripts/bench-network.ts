@@ -51,8 +51,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { LABEL_POD_NAME, LABEL_TYPE, TYPE_SANDBOX } from '../cri/docker/labels.js';
-import { startK8tsAgent, type K8tsAgent } from '../test/support/k8ts-agent.js';
-import { run, startK8tsServer, type CommandResult, type K8tsServer } from '../test/support/k8ts-server.js';
+import type { K8tsAgent } from '../test/support/k8ts-agent.js';
+import { run, type CommandResult, type K8tsServer } from '../test/support/k8ts-server.js';
+import { sleeperPod, startAgentOnHost, startServerOnSegment } from '../test/support/simulated-cluster.js';
 import {
   startSimulatedHosts,
   type SimulatedHost,
@@ -334,18 +335,6 @@ async function mtuTowards(netns: string, ip: string): Promise<number> {
   return link[0]!.mtu;
 }
 
-/** A busybox pod on `node` that only holds a network namespace. */
-const holderPod = (name: string, node: string) => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name, labels: { app: 'bench-network' } },
-  spec: {
-    nodeName: node,
-    terminationGracePeriodSeconds: 0,
-    containers: [{ name: 'c', image: 'k8ts/busybox:1.0', command: ['sleep', '3600'] }],
-  },
-});
-
 /** The pod's network namespace: its sandbox's, found by label in its host's engine. */
 async function podEndpoint(k: K8tsServer, h: SimulatedHost, pod: string): Promise<Endpoint> {
   const ip = await until(
@@ -384,23 +373,11 @@ async function startCluster(backend: Backend): Promise<Path[]> {
     images: ['k8ts/pause:1.0', 'k8ts/busybox:1.0'],
   });
   undo.push(() => lan.stop());
-  const k = await startK8tsServer({
-    args: ['--flannel-backend', backend, '--bind-address', lan.gatewayIP, '--datastore', 'memory'],
-    readyTimeoutMs: 60_000,
-  });
+  const k = await startServerOnSegment(lan, backend);
   undo.push(() => k.stop());
   const nodeOf = (h: SimulatedHost) => `bench-net-${RUN}-${backend}-${h.name}`;
   for (const h of lan.hosts) {
-    const agent: K8tsAgent = await startK8tsAgent({
-      server: k.url,
-      token: k.nodeToken(),
-      nodeName: nodeOf(h),
-      nodeIP: h.ip,
-      dataDir: `${h.dir}/agent`,
-      wrapper: h.nsenter,
-      env: { DOCKER_HOST: h.dockerHost },
-      readyTimeoutMs: 60_000,
-    });
+    const agent: K8tsAgent = await startAgentOnHost(k, h, nodeOf(h));
     undo.push(() => agent.stop());
   }
   const [h1, h2] = lan.hosts as [SimulatedHost, SimulatedHost];
@@ -412,7 +389,7 @@ async function startCluster(backend: Backend): Promise<Path[]> {
   for (const [name, h] of pods)
     must(
       `create pod ${name}`,
-      await k.kubectlIn(JSON.stringify(holderPod(name, nodeOf(h))), 'apply', '-f', '-'),
+      await k.kubectlIn(JSON.stringify(sleeperPod(name, nodeOf(h), 'bench-network')), 'apply', '-f', '-'),
     );
   const [serverPod, clientSame, clientCross] = await Promise.all(
     pods.map(([name, h]) => podEndpoint(k, h, name)),

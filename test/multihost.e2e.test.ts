@@ -13,8 +13,9 @@ import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
-import { cliCommand, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import type { K8tsAgent } from './support/k8ts-agent.js';
+import { cliCommand, type K8tsServer } from './support/k8ts-server.js';
+import { sleeperPod, startAgentOnHost, startServerOnSegment } from './support/simulated-cluster.js';
 import { startSimulatedHosts, type SimulatedHost, type SimulatedHosts } from './support/simulated-hosts.js';
 import { until, untilTruthy } from './support/wait.js';
 
@@ -44,18 +45,6 @@ const normalize = (line: string): string => line.trim().replace(/\[::ffff:([\d.]
 
 /** `spring-server 1.0 on <pod>` → `<pod>`. */
 const podOf = (body: string): string => /on (\S+)/.exec(body)?.[1] ?? `?${body}`;
-
-/** A busybox pod pinned to `node` that sleeps (a client to exec from). */
-const clientPod = (name: string, node: string) => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name, labels: { app: 'mh-client' } },
-  spec: {
-    nodeName: node,
-    terminationGracePeriodSeconds: 0,
-    containers: [{ name: 'c', image: 'k8ts/busybox:1.0', command: ['sleep', '3600'] }],
-  },
-});
 
 /**
  * A `whoami` pod pinned to `node`: busybox httpd whose CGI answers `<pod> <client address>`,
@@ -90,19 +79,9 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
     let k: K8tsServer;
     const agents = new Map<string, K8tsAgent>();
     const nodeOf = (h: SimulatedHost) => `mh-e2e-${process.pid}-${backend}-${h.name}`;
-    let serverURL: string;
 
     const startAgent = async (h: SimulatedHost) => {
-      const agent = await startK8tsAgent({
-        server: serverURL,
-        token: k.nodeToken(),
-        nodeName: nodeOf(h),
-        nodeIP: h.ip,
-        dataDir: `${h.dir}/agent`,
-        wrapper: h.nsenter,
-        env: { DOCKER_HOST: h.dockerHost },
-        readyTimeoutMs: 60_000,
-      });
+      const agent = await startAgentOnHost(k, h, nodeOf(h));
       agents.set(h.name, agent);
       return agent;
     };
@@ -146,11 +125,7 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
 
     before(async () => {
       lan = await startSimulatedHosts({ count: 2 });
-      k = await startK8tsServer({
-        args: ['--flannel-backend', backend, '--bind-address', lan.gatewayIP, '--datastore', 'memory'],
-        readyTimeoutMs: 60_000,
-      });
-      serverURL = k.url;
+      k = await startServerOnSegment(lan, backend);
       for (const h of lan.hosts) await startAgent(h);
       await untilTruthy(
         'both nodes Ready',
@@ -241,7 +216,7 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
 
     it('reaches pods on the other host by pod IP, and the ClusterIP from pods on each host', async () => {
       for (const h of lan.hosts) {
-        const r = await apply(clientPod(`client-${h.name}`, nodeOf(h)));
+        const r = await apply(sleeperPod(`client-${h.name}`, nodeOf(h), 'mh-client'));
         assert.equal(r.code, 0, r.stderr);
       }
       await untilTruthy(

@@ -1,0 +1,54 @@
+/**
+ * A k8ts cluster on simulated hosts (simulated-hosts.ts), as the multi-host tests and
+ * `bench:network` start it: the control process in the machine's namespace on the
+ * segment's gateway address, and one `k8ts agent` per host, run inside the host's
+ * namespace against the host's own engine.
+ *
+ *   const lan = await startSimulatedHosts({ count: 2 });
+ *   const k = await startServerOnSegment(lan, 'vxlan');
+ *   const agent = await startAgentOnHost(k, lan.hosts[0], 'node-1');
+ *   await k.kubectlIn(JSON.stringify(sleeperPod('client', 'node-1', 'demo')), 'apply', '-f', '-');
+ */
+import type { Backend } from '../../api/netconf.js';
+import { startK8tsAgent, type K8tsAgent } from './k8ts-agent.js';
+import { startK8tsServer, type K8tsServer } from './k8ts-server.js';
+import type { SimulatedHost, SimulatedHosts } from './simulated-hosts.js';
+
+/** `k8ts server` with the cross-host `backend`, bound to the segment's gateway address, memory store. */
+export function startServerOnSegment(lan: SimulatedHosts, backend: Backend): Promise<K8tsServer> {
+  return startK8tsServer({
+    args: ['--flannel-backend', backend, '--bind-address', lan.gatewayIP, '--datastore', 'memory'],
+    readyTimeoutMs: 60_000,
+  });
+}
+
+/**
+ * `k8ts agent` on host `h` as node `nodeName`, joined with the server's node token, its
+ * data dir in the host's dir (so a restart finds its node credential). The caller stops it.
+ */
+export function startAgentOnHost(k: K8tsServer, h: SimulatedHost, nodeName: string): Promise<K8tsAgent> {
+  return startK8tsAgent({
+    server: k.url,
+    token: k.nodeToken(),
+    nodeName,
+    nodeIP: h.ip,
+    dataDir: `${h.dir}/agent`,
+    wrapper: h.nsenter,
+    env: { DOCKER_HOST: h.dockerHost },
+    readyTimeoutMs: 60_000,
+  });
+}
+
+/** A busybox pod pinned to `nodeName` (spec.nodeName) that only sleeps: a network namespace to exec in or measure from. */
+export function sleeperPod(name: string, nodeName: string, app: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { app } },
+    spec: {
+      nodeName,
+      terminationGracePeriodSeconds: 0,
+      containers: [{ name: 'c', image: 'k8ts/busybox:1.0', command: ['sleep', '3600'] }],
+    },
+  };
+}
