@@ -15,20 +15,32 @@ import { applyIpBatch, listPodRoutes, routeChanges } from './routes.js';
 import { removeVxlanDevice } from './vxlan.js';
 
 /**
+ * Removes what the cross-host backends made: the VXLAN device, the proto 107 routes and
+ * both iptables chains (a switch to backend none, and --cleanup).
+ * @returns how many routes were removed.
+ * @throws Error when a removal fails for another reason than absence.
+ */
+export async function removeCrossHostState(host: HostCommand): Promise<number> {
+  await removeVxlanDevice(host);
+  const routes = await listPodRoutes(host);
+  await applyIpBatch(host, 'remove pod routes', routeChanges(routes, []));
+  await removeFirewall(host);
+  return routes.length;
+}
+
+/**
  * Removes the kernel state listed in the file comment; `clusterIPInterface` is the node's
  * ClusterIP interface name (clusterIPInterfaceFor(nodeName)).
  * @returns one line per kind of state, saying what was done.
  * @throws Error when a removal fails for another reason than absence (e.g. not root).
  */
 export async function cleanupNodeNetwork(host: HostCommand, clusterIPInterface: string): Promise<string[]> {
-  const done: string[] = [];
-  await removeVxlanDevice(host);
-  done.push('VXLAN device k8ts.1: removed (or absent)');
-  const routes = await listPodRoutes(host);
-  await applyIpBatch(host, 'remove pod routes', routeChanges(routes, []));
-  done.push(`routes to other nodes' pods (proto 107): ${routes.length} removed`);
-  await removeFirewall(host);
-  done.push('iptables chains K8TS-FORWARD, K8TS-POSTROUTING: removed (or absent)');
+  const routes = await removeCrossHostState(host);
+  const done = [
+    'VXLAN device k8ts.1: removed (or absent)',
+    `routes to other nodes' pods (proto 107): ${routes} removed`,
+    'iptables chains K8TS-FORWARD, K8TS-POSTROUTING: removed (or absent)',
+  ];
   const nft = await host('nft', ['delete', 'table', 'ip', LOCAL_NODEPORTS_TABLE]);
   done.push(`nft table ip ${LOCAL_NODEPORTS_TABLE}: ${nft.code === 0 ? 'removed' : 'absent'}`);
   const link = await host('ip', ['link', 'del', clusterIPInterface]);

@@ -39,11 +39,11 @@ import {
   type NetConf,
 } from '../../api/netconf.js';
 import type { ConfigMap, Node } from '../../api/types.js';
-import { ensureFirewall, removeFirewall } from './firewall.js';
+import { removeCrossHostState } from './cleanup.js';
+import { ensureFirewall } from './firewall.js';
 import { runHostCommand, type HostCommand } from './host-command.js';
 import { syncHostGw, type RefusedPeer } from './host-gw.js';
 import { peersOf } from './peers.js';
-import { applyIpBatch, listPodRoutes, routeChanges } from './routes.js';
 import { ensureVxlanDevice, interfaceWithAddress, removeVxlanDevice, syncVxlanPeers } from './vxlan.js';
 
 /** Settings of a CrossHostNetwork. */
@@ -297,9 +297,7 @@ export class CrossHostNetwork {
 
   /** Removes what a backend other than none made (a switch to none). */
   private async teardown(): Promise<void> {
-    await removeVxlanDevice(this.host);
-    await applyIpBatch(this.host, 'remove pod routes', routeChanges(await listPodRoutes(this.host), []));
-    await removeFirewall(this.host);
+    await removeCrossHostState(this.host);
   }
 
   /**

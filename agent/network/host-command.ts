@@ -16,13 +16,20 @@ export interface CommandResult {
 /** Runs `file` with `args` (and `stdin`, when given); never rejects. */
 export type HostCommand = (file: string, args: readonly string[], stdin?: string) => Promise<CommandResult>;
 
-/** The real programs, with a 30 s deadline each. */
-export const runHostCommand: HostCommand = (file, args, stdin) =>
-  new Promise((resolve) => {
+/**
+ * Runs the real `file` with a deadline of `timeoutMs` (killed then, exit code 1 and the
+ * error's message as stderr); never rejects.
+ */
+export function runProgram(
+  file: string,
+  args: readonly string[],
+  opts: { stdin?: string; timeoutMs: number },
+): Promise<CommandResult> {
+  return new Promise((resolve) => {
     const child = execFile(
       file,
       [...args],
-      { timeout: 30_000, maxBuffer: 64 << 20 },
+      { timeout: opts.timeoutMs, maxBuffer: 64 << 20 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
         resolve({
@@ -33,8 +40,13 @@ export const runHostCommand: HostCommand = (file, args, stdin) =>
       },
     );
     child.stdin?.on('error', () => {});
-    child.stdin?.end(stdin ?? '');
+    child.stdin?.end(opts.stdin ?? '');
   });
+}
+
+/** The real programs, with a 30 s deadline each. */
+export const runHostCommand: HostCommand = (file, args, stdin) =>
+  runProgram(file, args, { stdin, timeoutMs: 30_000 });
 
 /**
  * Runs a command that must succeed.

@@ -21,7 +21,7 @@
  * The same clusterIP may then be present twice, which Linux allows. An address this
  * manager did not add (already present) is never removed by it.
  */
-import { execFile } from 'node:child_process';
+import { runProgram } from '../network/host-command.js';
 import { createHash } from 'node:crypto';
 import type winston from 'winston';
 
@@ -31,17 +31,7 @@ export type IpCommand = (
 ) => Promise<{ code: number; stdout: string; stderr: string }>;
 
 /** The real `ip` of iproute2. */
-export const runIp: IpCommand = (args) =>
-  new Promise((resolve) => {
-    execFile('ip', [...args], { timeout: 10_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({
-        code,
-        stdout: String(stdout),
-        stderr: String(stderr || (err && !stderr ? err.message : '')),
-      });
-    });
-  });
+export const runIp: IpCommand = (args) => runProgram('ip', args, { timeoutMs: 10_000 });
 
 /**
  * The default interface of node `nodeName`: `k8ts-` and 7 hex digits of the name's SHA-1
