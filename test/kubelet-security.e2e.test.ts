@@ -142,6 +142,20 @@ const statusOf = (p: Pod | undefined, name = 'app'): ContainerStatus | undefined
 const waitingOf = (p: Pod | undefined, name = 'app') =>
   statusOf(p, name)?.state?.waiting as { reason?: string; message?: string } | undefined;
 
+/** Waits (at most `timeoutMs`) until pod `name`'s app runs or is refused with CreateContainerConfigError. */
+function untilRunningOrRefused(name: string, timeoutMs: number): Promise<Pod> {
+  return until(
+    'the app running or refused',
+    async () => {
+      const pod = await getPod(name);
+      return statusOf(pod)?.state?.running || waitingOf(pod)?.reason === 'CreateContainerConfigError'
+        ? pod
+        : undefined;
+    },
+    timeoutMs,
+  );
+}
+
 async function running(name: string): Promise<Pod> {
   return until(
     `${name} Running`,
@@ -321,16 +335,7 @@ describe('kubelet security with real Docker', () => {
         },
       );
       const name = created.metadata.name!;
-      const p = await until(
-        'the app running or refused',
-        async () => {
-          const pod = await getPod(name);
-          return statusOf(pod)?.state?.running || waitingOf(pod)?.reason === 'CreateContainerConfigError'
-            ? pod
-            : undefined;
-        },
-        60_000,
-      );
+      const p = await untilRunningOrRefused(name, 60_000);
       const apps = await docker.listContainers({
         all: true,
         filters: {
@@ -485,16 +490,7 @@ describe('kubelet security with real Docker', () => {
         containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sleep', '3600'], securityContext }],
       } as unknown as Partial<Pod['spec']> & { containers: Pod['spec']['containers'] });
       const name = created.metadata.name!;
-      const p = await until(
-        'the app running or refused',
-        async () => {
-          const pod = await getPod(name);
-          return statusOf(pod)?.state?.running || waitingOf(pod)?.reason === 'CreateContainerConfigError'
-            ? pod
-            : undefined;
-        },
-        30_000,
-      );
+      const p = await untilRunningOrRefused(name, 30_000);
       if (refusal) {
         assert.equal(waitingOf(p)?.reason, 'CreateContainerConfigError', JSON.stringify(statusOf(p)?.state));
         assert.equal(
