@@ -21,7 +21,7 @@
  * restarted agent adopts them.
  */
 import { mkdirSync } from 'node:fs';
-import type winston from 'winston';
+import type { Logger } from '../api/log.js';
 import { realClock, type Clock } from '../api/clock.js';
 import { EventRecorder, SHUTDOWN_FLUSH_MS } from '../api/client/events.js';
 import { SharedInformer } from '../api/client/informer.js';
@@ -71,7 +71,7 @@ export interface AgentConfig {
   /** Close a given Runtime on stop(). Default false. */
   ownsRuntime?: boolean;
   /** Default: JSON lines on stderr at info. */
-  logger?: winston.Logger;
+  logger?: Logger;
   clock?: Clock;
   /** Where capacity and usage come from; default the host (systeminformation, statfs of dataDir). */
   machine?: MachineProbe;

@@ -5,7 +5,7 @@
  * with CriError Unavailable until cri/'s openRuntime() has succeeded (retried with
  * backoff, 1 s doubling to 30 s), and go to the opened adapter afterwards.
  */
-import type winston from 'winston';
+import type { Logger } from '../api/log.js';
 import { realClock, type Clock } from '../api/clock.js';
 import { CriError, openRuntime, type Runtime, type RuntimeKind } from '../cri/index.js';
 
@@ -23,7 +23,7 @@ export interface ConnectingRuntime {
 export function connectRuntime(
   kind: RuntimeKind,
   nodeName: string,
-  logger: winston.Logger,
+  logger: Logger,
   clock: Clock = realClock,
 ): ConnectingRuntime {
   let current: Runtime | undefined;

@@ -4,7 +4,7 @@
  * failures a test can switch on, a made-up machine, and a logger that keeps its lines.
  * Pod-level tests use cri/fake's FakeRuntime instead.
  */
-import type winston from 'winston';
+import type { Logger } from '../api/log.js';
 import type { PodNetworkConfig, Runtime, RuntimeStatus } from '../cri/api.js';
 import { CriError } from '../cri/errors.js';
 import type { MachineInfo, MachineProbe, MachineUsage } from './kubelet/machine.js';
@@ -101,7 +101,7 @@ export interface LogLine {
 }
 
 /** A logger that keeps what it is told (only the methods the agent uses). */
-export function captureLogger(): { logger: winston.Logger; lines: LogLine[] } {
+export function captureLogger(): { logger: Logger; lines: LogLine[] } {
   const lines: LogLine[] = [];
   const at =
     (level: string) =>
@@ -109,5 +109,5 @@ export function captureLogger(): { logger: winston.Logger; lines: LogLine[] } {
       lines.push({ level, message, meta });
     };
   const logger = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
-  return { logger: logger as unknown as winston.Logger, lines };
+  return { logger: logger as unknown as Logger, lines };
 }

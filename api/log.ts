@@ -21,6 +21,31 @@ export function createLogger(level: LogLevel, defaultMeta?: Record<string, strin
   });
 }
 
+/**
+ * Where components log: the four levels, each with a message and structured context. The
+ * winston logger createLogger() returns fits, and so does any test double; code takes this
+ * interface, never winston's own type, so only this file knows which library logs.
+ */
+export interface Logger {
+  debug(message: string, meta?: Record<string, unknown>): void;
+  info(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: Record<string, unknown>): void;
+  error(message: string, meta?: Record<string, unknown>): void;
+  /** winston's: true when the logger drops everything. */
+  silent?: boolean;
+  /** winston's: whether a line at `level` would be written. */
+  isLevelEnabled?(level: string): boolean;
+}
+
+/**
+ * Whether `logger` would write a line at `level`: false for a silent logger or a level below
+ * its threshold, true when the logger cannot say. For hot paths that would otherwise build
+ * a line only to have it dropped.
+ */
+export function logsAt(logger: Logger, level: LogLevel): boolean {
+  return logger.silent !== true && (logger.isLevelEnabled?.(level) ?? true);
+}
+
 /** A logger that writes nothing (tests). */
 export function silentLogger(): winston.Logger {
   return winston.createLogger({ silent: true });

@@ -18,7 +18,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { join } from 'node:path';
-import type winston from 'winston';
+import type { Logger } from '../../api/log.js';
 import { caHash, certificateSubject, createCertificateRequest, notAfter } from '../../api/tls/certs.js';
 import { JoinTokenError, parseJoinToken } from '../../control/apiserver/auth/bootstrap-token.js';
 import { CA_CERTS_PATH, NODE_CREDENTIAL_PATH } from '../../control/apiserver/auth/policy.js';
@@ -145,7 +145,7 @@ export interface BootstrapOptions {
   token?: string;
   nodeName: string;
   dataDir: string;
-  logger: winston.Logger;
+  logger: Logger;
   signal?: AbortSignal;
 }
 

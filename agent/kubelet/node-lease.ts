@@ -12,7 +12,7 @@
  * ownerReference to the Node, so it goes when the Node is deleted; when the Node cannot
  * be read yet the Lease is written without one and gets it on a later renewal.
  */
-import type winston from 'winston';
+import type { Logger } from '../../api/log.js';
 import { realClock, type Clock } from '../../api/clock.js';
 import { isNotFound } from '../../api/client/errors.js';
 import { resources } from '../../api/client/resource.js';
@@ -29,7 +29,7 @@ export const DEFAULT_NODE_LEASE_DURATION_SECONDS = 40;
 export interface NodeLeaseConfig {
   client: RestClient;
   nodeName: string;
-  logger: winston.Logger;
+  logger: Logger;
   clock?: Clock;
   /** spec.leaseDurationSeconds; default 40. */
   leaseDurationSeconds?: number;
@@ -41,7 +41,7 @@ export interface NodeLeaseConfig {
 export class NodeLeaseController {
   private readonly client: RestClient;
   private readonly nodeName: string;
-  private readonly logger: winston.Logger;
+  private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly durationSeconds: number;
   private readonly renewIntervalMs: number;

@@ -21,7 +21,7 @@
  * NodeHasSufficientMemory, ...).
  */
 import { isDeepStrictEqual } from 'node:util';
-import type winston from 'winston';
+import type { Logger } from '../../api/log.js';
 import { realClock, type Clock } from '../../api/clock.js';
 import { isAlreadyExists } from '../../api/client/errors.js';
 import type { EventRecorder } from '../../api/client/events.js';
@@ -256,7 +256,7 @@ export interface NodeStatusConfig {
   nodeIP: string;
   /** Why the pod network is not usable yet (kubelet wording), or undefined once it is. */
   podNetworkError: () => string | undefined;
-  logger: winston.Logger;
+  logger: Logger;
   recorder?: EventRecorder;
   clock?: Clock;
   /** Milliseconds between status computations; default 10 000 (nodeStatusUpdateFrequency). */

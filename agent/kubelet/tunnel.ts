@@ -8,7 +8,7 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
-import type winston from 'winston';
+import type { Logger } from '../../api/log.js';
 import WebSocket from 'ws';
 import { realClock, type Clock } from '../../api/clock.js';
 import { parseTunnelMessage, STREAM_UPGRADE, TUNNEL_CONNECT_PATH, TUNNEL_PATH } from '../../api/tunnel.js';
@@ -27,7 +27,7 @@ export interface TunnelClientConfig {
   nodeName: string;
   /** Receives each stream: a connected socket carrying HTTP/1.1 requests for the kubelet API. */
   onStream: (socket: Socket) => void;
-  logger: winston.Logger;
+  logger: Logger;
   clock?: Clock;
   /** First reconnect delay, ms; default 1000. */
   minBackoffMs?: number;

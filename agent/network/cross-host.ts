@@ -23,7 +23,7 @@
  * Until the first run has succeeded `error` says why (in the Ready condition), and the
  * pod network (pod-network.ts) waits for `podMTU`, which depends on the backend.
  */
-import type winston from 'winston';
+import type { Logger } from '../../api/log.js';
 import { realClock, type Clock } from '../../api/clock.js';
 import { ApiStatusError } from '../../api/client/errors.js';
 import { SharedInformer } from '../../api/client/informer.js';
@@ -52,7 +52,7 @@ export interface CrossHostNetworkConfig {
   nodeName: string;
   /** The node's public IP: where other nodes send its pods' traffic (its InternalIP). */
   nodeIP: string;
-  logger: Pick<winston.Logger, 'info' | 'warn' | 'debug'>;
+  logger: Pick<Logger, 'info' | 'warn' | 'debug'>;
   clock?: Clock;
   /** The kernel's programs; default the real `ip`, `bridge`, `iptables`. */
   host?: HostCommand;

@@ -11,7 +11,7 @@
  * checked again every `resyncMs` (it may have been removed, or the runtime restarted);
  * failures are retried with backoff (1 s doubling to 30 s).
  */
-import type winston from 'winston';
+import type { Logger } from '../../api/log.js';
 import { realClock, type Clock } from '../../api/clock.js';
 import type { NetworkService } from '../../cri/api.js';
 
@@ -27,7 +27,7 @@ export function podNetworkName(nodeName: string): string {
 export interface PodNetworkManagerConfig {
   runtime: Pick<NetworkService, 'ensurePodNetwork'>;
   nodeName: string;
-  logger: winston.Logger;
+  logger: Logger;
   clock?: Clock;
   /** Milliseconds between checks that the network still exists; default 60 000. */
   resyncMs?: number;

@@ -23,7 +23,7 @@
  */
 import { runProgram } from '../network/host-command.js';
 import { createHash } from 'node:crypto';
-import type winston from 'winston';
+import type { Logger } from '../../api/log.js';
 
 /** Runs `ip` with arguments; resolves with its exit code and stderr. */
 export type IpCommand = (
@@ -49,7 +49,7 @@ export type AddressMode = 'dummy' | 'loopback' | 'disabled';
 export interface ClusterIPAddressesConfig {
   /** The dummy interface's name (at most 15 characters), e.g. `k8ts-svc0`. */
   interfaceName: string;
-  logger: Pick<winston.Logger, 'info' | 'warn'>;
+  logger: Pick<Logger, 'info' | 'warn'>;
   /** Default: the real `ip`. */
   ip?: IpCommand;
 }

@@ -26,7 +26,7 @@
  *   proxy's, as kube-proxy captures it).
  * SCTP ports are not served (logged once per Service port).
  */
-import type winston from 'winston';
+import type { Logger } from '../../api/log.js';
 import { realClock, type Clock } from '../../api/clock.js';
 import { InformerFactory } from '../../api/client/factory.js';
 import { deletedObject, type SharedInformer } from '../../api/client/informer.js';
@@ -45,6 +45,7 @@ import { DEFAULT_CONNECT_TIMEOUT_MS } from './forwarder.js';
 import { ProxyMetrics } from './metrics.js';
 import { ServicePortProxy, type BindFailure, type ListenAddress } from './service-port.js';
 import { UdpServicePortProxy } from './udp-port.js';
+import { errorMessage } from '../../api/errors.js';
 
 /** The label an EndpointSlice names its Service with. */
 export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
@@ -76,7 +77,7 @@ export interface ProxyConfig {
   nodeIP?: string;
   /** The dummy interface holding ClusterIPs (at most 15 characters), e.g. `k8ts-svc0`. */
   clusterIPInterface: string;
-  logger: winston.Logger;
+  logger: Logger;
   /** Default: the real clock. Session affinity expiry and the periodic resync use it. */
   clock?: Clock;
   /** Milliseconds an endpoint gets to accept a connection before the next is tried; default 1000. */
@@ -198,7 +199,7 @@ export class Proxy {
         this.cfg.logger.warn('proxy: sync failed; retrying', {
           service: key,
           requeues,
-          error: err instanceof Error ? err.message : String(err),
+          error: errorMessage(err),
         }),
     });
     if (!(await this.informers.waitForCacheSync(timeoutMs))) {

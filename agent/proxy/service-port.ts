@@ -10,7 +10,7 @@
  * with kube-proxy's iptables rules.
  */
 import net from 'node:net';
-import type winston from 'winston';
+import type { Logger } from '../../api/log.js';
 import type { Clock } from '../../api/clock.js';
 import { Balancer, type Endpoint } from './balancer.js';
 import { dialFirst, splice } from './forwarder.js';
@@ -107,7 +107,7 @@ export interface ServicePortConfig {
   portName: string;
   clock: Clock;
   metrics: ProxyMetrics;
-  logger: Pick<winston.Logger, 'debug' | 'info' | 'warn'>;
+  logger: Pick<Logger, 'debug' | 'info' | 'warn'>;
   /** Milliseconds an endpoint gets to accept before the next is tried. */
   connectTimeoutMs: number;
 }

@@ -26,6 +26,7 @@
  */
 import type { Clock } from '../clock.js';
 import { realClock } from '../clock.js';
+import type { Logger } from '../log.js';
 import type { Lease, LeaseClient, LeaseSpec } from './lease.js';
 import { formatMicroTime, isConflict, isNotFound } from './lease.js';
 
@@ -59,11 +60,8 @@ export interface LeaderCallbacks {
   onNewLeader?(identity: string): void;
 }
 
-/** Where the elector logs; winston's Logger fits. */
-export interface ElectionLogger {
-  info(message: string, meta?: Record<string, unknown>): void;
-  warn(message: string, meta?: Record<string, unknown>): void;
-}
+/** Where the elector logs: the two levels it uses of the house Logger. */
+export type ElectionLogger = Pick<Logger, 'info' | 'warn'>;
 
 /** Configuration of a LeaderElector. Durations in seconds, as the `--leader-elect-*` flags. */
 export interface LeaderElectionConfig {

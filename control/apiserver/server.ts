@@ -20,7 +20,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import client from 'prom-client';
-import type winston from 'winston';
+import { logsAt, type Logger } from '../../api/log.js';
 import { parseFieldSelector } from '../../api/meta/fields.js';
 import type { KubeObject } from '../../api/object.js';
 import type { Store } from '../storage/store.js';
@@ -97,7 +97,7 @@ export interface ApiServerConfig {
   bindAddress?: string;
   /** Port; 0 = any free port (the chosen one is in `start()`'s result). */
   port?: number;
-  logger: winston.Logger;
+  logger: Logger;
   now?: () => Date;
   /**
    * Seconds; a watch without `timeoutSeconds` ends after a random time between this and
@@ -572,7 +572,7 @@ export class ApiServer {
       // One JSON line per request; never the body or the Authorization header. (Building a
       // line a silent logger drops costs as much as a small request's own work.)
       const logger = this.cfg.logger;
-      if (!logger.silent && logger.isInfoEnabled()) {
+      if (logsAt(logger, 'info')) {
         logger.info('request', {
           verb,
           path: url.pathname,
@@ -640,7 +640,7 @@ export class ApiServer {
       writeRawStatus(socket, apiErr);
     } finally {
       const logger = this.cfg.logger;
-      if (!logger.silent && logger.isInfoEnabled())
+      if (logsAt(logger, 'info'))
         logger.info('request', {
           verb: 'upgrade',
           path: url.pathname,

@@ -205,6 +205,9 @@ describe('service allocation: create (default ranges)', () => {
   }
 });
 
+// The nodePorts these tests ask for lie in the static band (30000-30085 of the default
+// range), which dynamic allocations leave alone while the rest has room: a test that lets a
+// port be picked for it can never take one another test names.
 describe('service allocation: release and rollback', () => {
   let api: TestApi;
   before(async () => (api = await startTestApi()));
@@ -216,7 +219,7 @@ describe('service allocation: release and rollback', () => {
     const spec = {
       type: 'NodePort' as const,
       clusterIP: '10.43.0.20',
-      ports: [{ port: 80, nodePort: 30100 }],
+      ports: [{ port: 80, nodePort: 30040 }],
     };
     await create(svc(spec, 'first'));
     assert.equal((await failure(create(svc(spec, 'second')))).code, 422);
@@ -232,8 +235,8 @@ describe('service allocation: release and rollback', () => {
         {
           type: 'NodePort',
           ports: [
-            { port: 80, name: 'a', nodePort: 30101 },
-            { port: 81, name: 'b', nodePort: 30102 },
+            { port: 80, name: 'a', nodePort: 30041 },
+            { port: 81, name: 'b', nodePort: 30042 },
           ],
         },
         'multi',
@@ -241,14 +244,14 @@ describe('service allocation: release and rollback', () => {
     );
     s.spec.ports = [s.spec.ports![0]!];
     await api.client.update(resources.services, s);
-    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30102 }] }, 'took-b'));
+    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30042 }] }, 'took-b'));
     const current = await api.client.get<Service>(resources.services, 'default', 'multi');
     current.spec.type = 'ClusterIP';
     delete current.spec.externalTrafficPolicy;
     delete current.spec.ports![0]!.nodePort;
     const updated = await api.client.update(resources.services, current);
     assert.equal(updated.spec.ports![0]!.nodePort, undefined);
-    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30101 }] }, 'took-a'));
+    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30041 }] }, 'took-a'));
     // And back to NodePort: a nodePort is allocated again.
     updated.spec.type = 'NodePort';
     const back = await api.client.update(resources.services, updated);
@@ -256,7 +259,7 @@ describe('service allocation: release and rollback', () => {
   });
 
   it('a rejected create changes nothing: what it had allocated is rolled back', async () => {
-    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30110 }] }, 'holder'));
+    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30050 }] }, 'holder'));
     const err = await failure(
       create(
         svc(
@@ -264,8 +267,8 @@ describe('service allocation: release and rollback', () => {
             type: 'NodePort',
             clusterIP: '10.43.0.30',
             ports: [
-              { port: 80, name: 'a', nodePort: 30111 },
-              { port: 81, name: 'b', nodePort: 30110 },
+              { port: 80, name: 'a', nodePort: 30051 },
+              { port: 81, name: 'b', nodePort: 30050 },
             ],
           },
           'rejected',
@@ -274,37 +277,37 @@ describe('service allocation: release and rollback', () => {
     );
     assert.match(
       err.message,
-      /spec\.ports\[1\]\.nodePort: Invalid value: 30110: provided port is already allocated/,
+      /spec\.ports\[1\]\.nodePort: Invalid value: 30050: provided port is already allocated/,
     );
     const ok = await create(
-      svc({ type: 'NodePort', clusterIP: '10.43.0.30', ports: [{ port: 80, nodePort: 30111 }] }, 'later'),
+      svc({ type: 'NodePort', clusterIP: '10.43.0.30', ports: [{ port: 80, nodePort: 30051 }] }, 'later'),
     );
     assert.equal(ok.spec.clusterIP, '10.43.0.30');
   });
 
   it('a rejected update keeps the old allocations and takes no new ones', async () => {
     const s = await create(
-      svc({ type: 'NodePort', ports: [{ port: 80, name: 'a', nodePort: 30120 }] }, 'upd'),
+      svc({ type: 'NodePort', ports: [{ port: 80, name: 'a', nodePort: 30060 }] }, 'upd'),
     );
-    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30121 }] }, 'upd-holder'));
+    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30061 }] }, 'upd-holder'));
     s.spec.ports = [
-      { port: 80, name: 'a', nodePort: 30122 },
-      { port: 81, name: 'b', nodePort: 30121 },
+      { port: 80, name: 'a', nodePort: 30062 },
+      { port: 81, name: 'b', nodePort: 30061 },
     ];
     assert.equal((await failure(api.client.update(resources.services, s))).code, 422);
-    // 30120 is still held by upd; 30122 was rolled back.
+    // 30060 is still held by upd; 30062 was rolled back.
     assert.equal(
-      (await failure(create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30120 }] })))).code,
+      (await failure(create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30060 }] })))).code,
       422,
     );
-    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30122 }] }));
+    await create(svc({ type: 'NodePort', ports: [{ port: 80, nodePort: 30062 }] }));
   });
 
   it('a dry-run create allocates nothing', async () => {
     const spec = {
       type: 'NodePort' as const,
       clusterIP: '10.43.0.40',
-      ports: [{ port: 80, nodePort: 30130 }],
+      ports: [{ port: 80, nodePort: 30070 }],
     };
     const dry = await api.client.create(resources.services, svc(spec, 'dry'), { dryRun: true });
     assert.equal(dry.spec.clusterIP, '10.43.0.40');

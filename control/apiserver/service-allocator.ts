@@ -33,6 +33,7 @@ import { isStorageError } from '../storage/errors.js';
 import type { Store } from '../storage/store.js';
 import type { FinishFunc, RegistryHooks } from './registry.js';
 import { internalError, invalid, type ApiError } from './status.js';
+import { errorMessage } from '../../api/errors.js';
 
 /** k3s' default service CIDR. */
 export const DEFAULT_SERVICE_CLUSTER_IP_RANGE = '10.43.0.0/16';
@@ -542,7 +543,7 @@ export class ServiceAllocator implements RegistryHooks {
       this.repairing = this.repair()
         .catch((err: unknown) =>
           this.logger.warn('service allocator repair failed', {
-            error: err instanceof Error ? err.message : String(err),
+            error: errorMessage(err),
           }),
         )
         .finally(() => {
@@ -568,7 +569,7 @@ export class ServiceAllocator implements RegistryHooks {
   private onReleaseError(err: unknown, obj?: KubeObject): void {
     this.logger.warn('service allocator: release failed; the item stays allocated', {
       ...(obj ? { service: `${obj.metadata?.namespace}/${obj.metadata?.name}` } : {}),
-      error: err instanceof Error ? err.message : String(err),
+      error: errorMessage(err),
     });
   }
 

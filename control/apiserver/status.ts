@@ -8,6 +8,7 @@
  *     message, reason, details?: { name, group, kind, causes? }, code }
  */
 import { isStorageError } from '../storage/errors.js';
+import { errorMessage } from '../../api/errors.js';
 
 /** The `reason` values of metav1.Status that this API server answers with. */
 export const StatusReason = {
@@ -250,5 +251,5 @@ export function toApiError(err: unknown, ref?: ResourceRef): ApiError {
         });
     }
   }
-  return internalError(err instanceof Error ? err.message : String(err));
+  return internalError(errorMessage(err));
 }

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type winston from 'winston';
+import type { Logger } from '../../api/log.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { STREAM_UPGRADE, TUNNEL_CONNECT_PATH, TUNNEL_PATH } from '../../api/tunnel.js';
 import { ApiError } from './status.js';
@@ -19,7 +19,7 @@ import { ApiError } from './status.js';
 export interface TunnelServerConfig {
   /** True when `req` may act as node `node` (see ApiServer.authenticateTunnel). */
   authenticate: (req: IncomingMessage, node: string) => Promise<boolean>;
-  logger: winston.Logger;
+  logger: Logger;
   /** Milliseconds an agent has to dial back for a stream; default 10 000. */
   dialTimeoutMs?: number;
   /** Milliseconds between pings of each control websocket; default 20 000 (two missed: closed). */

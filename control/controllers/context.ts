@@ -8,14 +8,9 @@ import type { Clock } from '../../api/clock.js';
 import type { EventRecorder } from '../../api/client/events.js';
 import type { InformerFactory } from '../../api/client/factory.js';
 import type { RestClient } from '../../api/client/rest.js';
+import type { Logger } from '../../api/log.js';
 
-/** Where components log; winston's Logger fits. `meta` is structured context. */
-export interface Logger {
-  debug(message: string, meta?: Record<string, unknown>): void;
-  info(message: string, meta?: Record<string, unknown>): void;
-  warn(message: string, meta?: Record<string, unknown>): void;
-  error(message: string, meta?: Record<string, unknown>): void;
-}
+export type { Logger } from '../../api/log.js';
 
 /** A logger that drops everything (tests). */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

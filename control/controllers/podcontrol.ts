@@ -9,6 +9,7 @@ import { resources } from '../../api/client/resource.js';
 import type { RestClient } from '../../api/client/rest.js';
 import type { KubeObject, OwnerReference } from '../../api/object.js';
 import type { Pod, PodTemplateSpec } from '../../api/types.js';
+import { errorMessage } from '../../api/errors.js';
 
 /** Event reasons, as Kubernetes' pkg/controller names them. */
 export const FAILED_CREATE_POD_REASON = 'FailedCreate';
@@ -120,7 +121,12 @@ export class RealPodControl implements PodControl {
     } catch (err) {
       // Every create in a terminating namespace fails the same way; no event for each.
       if (!hasStatusCause(err, NAMESPACE_TERMINATING_CAUSE))
-        this.recorder.event(owner, 'Warning', FAILED_CREATE_POD_REASON, `Error creating: ${errorText(err)}`);
+        this.recorder.event(
+          owner,
+          'Warning',
+          FAILED_CREATE_POD_REASON,
+          `Error creating: ${errorMessage(err)}`,
+        );
       throw err;
     }
     this.recorder.event(
@@ -137,8 +143,8 @@ export class RealPodControl implements PodControl {
       await this.client.delete(resources.pods, namespace, name);
     } catch (err) {
       if (isNotFound(err)) throw err;
-      this.recorder.event(owner, 'Warning', FAILED_DELETE_POD_REASON, `Error deleting: ${errorText(err)}`);
-      throw new Error(`unable to delete pods: ${errorText(err)}`, { cause: err });
+      this.recorder.event(owner, 'Warning', FAILED_DELETE_POD_REASON, `Error deleting: ${errorMessage(err)}`);
+      throw new Error(`unable to delete pods: ${errorMessage(err)}`, { cause: err });
     }
     this.recorder.event(owner, 'Normal', SUCCESSFUL_DELETE_POD_REASON, `Deleted pod: ${name}`);
   }
@@ -146,8 +152,4 @@ export class RealPodControl implements PodControl {
   patchPod(namespace: string, name: string, patch: unknown): Promise<Pod> {
     return this.client.patch<Pod>(resources.pods, namespace, name, 'strategic', patch);
   }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

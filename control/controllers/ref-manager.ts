@@ -26,6 +26,7 @@ import type { RestClient } from '../../api/client/rest.js';
 import type { LabelSelector } from '../../api/meta/labels.js';
 import type { KubeObject, OwnerReference } from '../../api/object.js';
 import { controllerOf } from '../../api/podutil.js';
+import { errorMessage } from '../../api/errors.js';
 
 /** The owner's type as written into ownerReferences (the controller's GroupVersionKind). */
 export interface OwnerKind {
@@ -88,12 +89,9 @@ export function recheckDeletionTimestamp(getObject: () => Promise<KubeObject>): 
     try {
       obj = await getObject();
     } catch (err) {
-      throw new Error(
-        `can't recheck DeletionTimestamp: ${err instanceof Error ? err.message : String(err)}`,
-        {
-          cause: err,
-        },
-      );
+      throw new Error(`can't recheck DeletionTimestamp: ${errorMessage(err)}`, {
+        cause: err,
+      });
     }
     const meta = obj.metadata;
     if (meta?.deletionTimestamp) {
@@ -203,7 +201,7 @@ export class ControllerRefManager<T extends KubeObject> {
       await (this.canAdoptResult ??= this.opts.canAdopt());
     } catch (err) {
       throw new Error(
-        `can't adopt ${resource.kind} ${meta.namespace}/${meta.name} (${meta.uid}): ${err instanceof Error ? err.message : String(err)}`,
+        `can't adopt ${resource.kind} ${meta.namespace}/${meta.name} (${meta.uid}): ${errorMessage(err)}`,
         { cause: err },
       );
     }

@@ -6,6 +6,7 @@
 import { runWorkers } from '../../api/workqueue/workers.js';
 import type { RateLimitingQueue } from '../../api/workqueue/rateLimited.js';
 import type { Logger } from './context.js';
+import { errorMessage } from '../../api/errors.js';
 
 /** Options of runQueue(). */
 export interface RunQueueOptions<T> {
@@ -38,7 +39,7 @@ export async function runQueue<T>(opts: RunQueueOptions<T>): Promise<void> {
         opts.logger.warn(`${opts.name}: reconcile failed; retrying`, {
           key: String(key),
           requeues,
-          error: err instanceof Error ? err.message : String(err),
+          error: errorMessage(err),
         });
       },
     });

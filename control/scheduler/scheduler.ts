@@ -50,6 +50,7 @@ import { SchedulingQueue } from './queue/scheduling-queue.js';
 import type { QueuedPodInfo } from './queue/scheduling-queue.js';
 import { SchedulingAlgorithm } from './schedule-one.js';
 import type { CycleState } from './framework/cycle-state.js';
+import { errorMessage } from '../../api/errors.js';
 
 /** kube-scheduler's default profile name. */
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
@@ -431,7 +432,7 @@ export class Scheduler {
       .catch((err: unknown) =>
         this.logger.warn('scheduler: cannot update the PodScheduled condition', {
           pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
-          error: err instanceof Error ? err.message : String(err),
+          error: errorMessage(err),
         }),
       );
   }

@@ -33,6 +33,7 @@ import { EtcdWatch, toRevision } from './etcd-watch.js';
 import { StorageError, isStorageError } from './errors.js';
 import type { KeyValue, ListOptions, ListResult, Store, Watch, WatchHandler } from './store.js';
 import { KEY_ROOT, checkKey, checkPrefix, checkRevision, checkValue, prefixEnd } from './validate.js';
+import { errorMessage } from '../../api/errors.js';
 
 /** Options of `EtcdStore.open`: client URLs, an optional key namespace, and deadlines in ms. */
 export interface EtcdStoreOptions {
@@ -503,7 +504,7 @@ export class EtcdStore implements Store {
 
   private toStorageError(err: unknown): StorageError {
     if (err instanceof StorageError) return err;
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     if (this.closed || (err instanceof Error && err.name === 'ClientClosedError')) {
       return new StorageError('Closed', 'store closed');
     }

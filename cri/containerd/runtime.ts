@@ -55,6 +55,7 @@ import { CriError } from '../errors.js';
 import { familiarName, parseImageReference } from '../reference.js';
 import { CriClient, DEFAULT_CRI_ENDPOINT, type Message } from './client.js';
 import { openPortForward, openStreamSession } from './streams.js';
+import { errorMessage } from '../../api/errors.js';
 
 /** The label naming the node that owns an object (as the docker adapter's). */
 export const LABEL_NODE = 'io.k8ts.node';
@@ -462,7 +463,7 @@ export class ContainerdRuntime implements Runtime {
     } catch (err) {
       if (err instanceof CriError && (err.code === 'Unavailable' || err.code === 'InvalidArgument'))
         throw err;
-      throw new CriError('ImagePullFailed', err instanceof Error ? err.message : String(err), { cause: err });
+      throw new CriError('ImagePullFailed', errorMessage(err), { cause: err });
     }
     onProgress?.({ status: `Pulled ${image}` });
     const pulled = await this.imageStatus(image);

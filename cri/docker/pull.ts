@@ -6,6 +6,7 @@
 import type { Readable } from 'node:stream';
 import type { PullProgress } from '../api.js';
 import { CriError } from '../errors.js';
+import { errorMessage } from '../../api/errors.js';
 
 interface PullMessage {
   status?: string;
@@ -61,7 +62,7 @@ export async function followPull(
       }
     }
   } catch (err) {
-    throw new CriError('ImagePullFailed', `${what}: ${err instanceof Error ? err.message : String(err)}`, {
+    throw new CriError('ImagePullFailed', `${what}: ${errorMessage(err)}`, {
       cause: err,
     });
   }

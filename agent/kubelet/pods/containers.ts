@@ -14,7 +14,7 @@
  *   (whole seconds, at least 2 s left, as minimumGracePeriodInSeconds); a failure records
  *   FailedPreStopHook and the stop goes on.
  */
-import type winston from 'winston';
+import type { Logger } from '../../../api/log.js';
 import type { Clock } from '../../../api/clock.js';
 import type { EventRecorder } from '../../../api/client/events.js';
 import type { RestClient } from '../../../api/client/rest.js';
@@ -30,6 +30,7 @@ import type { Mounter } from './mount.js';
 import type { ContainerRuntimeStatus } from './runtime-status.js';
 import { specContainer, type KubeletContainer, type KubeletPod } from './types.js';
 import { containerMounts, MountError, podDir, type PodVolumes } from './volumes.js';
+import { errorMessage } from '../../../api/errors.js';
 
 /** The least grace (seconds) left for SIGTERM after a preStop hook (minimumGracePeriodInSeconds). */
 export const MINIMUM_GRACE_PERIOD_SECONDS = 2;
@@ -65,7 +66,7 @@ export interface ContainerDeps {
   dataDir: string;
   recorder: Pick<EventRecorder, 'event'>;
   clock: Clock;
-  logger: winston.Logger;
+  logger: Logger;
   images: ImageManager;
   mounter: Mounter;
   nodeAllocatable?: () => Promise<Record<string, string>>;
@@ -141,15 +142,15 @@ export async function startContainer(ctx: ContainerContext, req: StartContainerR
     id = await runtime.createContainer(sandboxId, cfg, sandboxConfig);
   } catch (err) {
     if (isCriError(err, 'Unavailable')) throw err;
-    recorder.event(ref, 'Warning', 'Failed', `Error: ${errorText(err)}`);
-    throw new ContainerStartError('CreateContainerError', errorText(err), { cause: err });
+    recorder.event(ref, 'Warning', 'Failed', `Error: ${errorMessage(err)}`);
+    throw new ContainerStartError('CreateContainerError', errorMessage(err), { cause: err });
   }
   recorder.event(ref, 'Normal', 'Created', `Created container ${container.name}`);
   try {
     await runtime.startContainer(id);
   } catch (err) {
     if (isCriError(err, 'Unavailable')) throw err;
-    const message = `failed to start container "${id}": ${errorText(err)}`;
+    const message = `failed to start container "${id}": ${errorMessage(err)}`;
     recorder.event(ref, 'Warning', 'Failed', `Error: ${message}`);
     throw new ContainerStartError('RunContainerError', message, { cause: err });
   }
@@ -175,7 +176,7 @@ export async function startContainer(ctx: ContainerContext, req: StartContainerR
       logger.warn('postStart hook failed', {
         ...ctx.log,
         container: container.name,
-        error: errorText(err),
+        error: errorMessage(err),
       });
       // As the kubelet: the hook's message stays out of the event (it may hold secrets).
       recorder.event(ref, 'Warning', 'FailedPostStartHook', 'PostStartHook failed');
@@ -186,7 +187,7 @@ export async function startContainer(ctx: ContainerContext, req: StartContainerR
         message: 'FailedPostStartHook',
         podIP,
       });
-      throw new ContainerStartError('PostStartHookError', errorText(err), { cause: err });
+      throw new ContainerStartError('PostStartHookError', errorMessage(err), { cause: err });
     }
   }
 }
@@ -235,7 +236,7 @@ export async function killContainer(ctx: ContainerContext, req: KillContainerReq
           ...ctx.log,
           container: c.name,
           overdue,
-          error: errorText(err),
+          error: errorMessage(err),
         });
         // A hook cut short by the stop is no hook failure (the kubelet has stopped waiting for it).
         if (!overdue) recorder.event(ref, 'Warning', 'FailedPreStopHook', 'PreStopHook failed');
@@ -264,9 +265,4 @@ export async function killContainer(ctx: ContainerContext, req: KillContainerReq
     });
   }
   await runtime.stopContainer(c.id, left);
-}
-
-/** An error's message, or the thrown value as a string. */
-export function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -14,7 +14,7 @@
  *   ErrImagePull.
  * Every failure also records a Warning `Failed` event "Error: <reason>", as the kubelet does.
  */
-import type winston from 'winston';
+import type { Logger } from '../../../api/log.js';
 import type { Clock } from '../../../api/clock.js';
 import type { EventRecorder, EventTarget } from '../../../api/client/events.js';
 import type { ImageService } from '../../../cri/api.js';
@@ -23,6 +23,7 @@ import { parseImageReference } from '../../../cri/reference.js';
 import { Backoff } from './backoff.js';
 import { ContainerStartError } from './errors.js';
 import type { KubeletContainer, KubeletPod } from './types.js';
+import { errorMessage } from '../../../api/errors.js';
 
 /** The effective pull policy of a container (SetDefaults_Container's rule when unset). */
 export function pullPolicyOf(container: KubeletContainer): 'Always' | 'IfNotPresent' | 'Never' {
@@ -50,7 +51,7 @@ export interface ImageManagerConfig {
   images: ImageService;
   recorder: Pick<EventRecorder, 'event'>;
   clock: Clock;
-  logger: winston.Logger;
+  logger: Logger;
   /** First pull backoff, ms (default 10 000). */
   backoffInitialMs?: number;
   /** Longest pull backoff, ms (default 300 000). */
@@ -118,7 +119,7 @@ export class ImageManager {
     } catch (err) {
       if (isCriError(err, 'Unavailable')) throw err;
       this.backoff.next(key);
-      const why = err instanceof Error ? err.message : String(err);
+      const why = errorMessage(err);
       const reason = isCriError(err, 'InvalidArgument') ? 'InvalidImageName' : 'ErrImagePull';
       recorder.event(ref, 'Warning', 'Failed', `Failed to pull image "${image}": ${why}`);
       return fail(reason, why, err);

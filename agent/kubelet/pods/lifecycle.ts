@@ -16,6 +16,7 @@
 import type { Clock } from '../../../api/clock.js';
 import { probeHttp, type ExecFn } from '../prober/probe.js';
 import { podDesc, type KubeletContainer, type KubeletPod, type LifecycleHandler } from './types.js';
+import { errorMessage } from '../../../api/errors.js';
 
 /** User-Agent of lifecycle httpGet hooks (the kubelet's `kube-lifecycle/<major.minor>`). */
 export const LIFECYCLE_USER_AGENT = 'kube-lifecycle/1.32';
@@ -64,7 +65,7 @@ export async function runLifecycleHandler(
     try {
       out = await ctx.exec(containerId, cmd, Math.max(1, timeoutSeconds));
     } catch (err) {
-      throw fail(err instanceof Error ? err.message : String(err), '');
+      throw fail(errorMessage(err), '');
     }
     const msg = out.stdout.toString('utf8') + out.stderr.toString('utf8');
     if (out.exitCode !== 0) throw fail(`command '${cmd.join(' ')}' exited with ${out.exitCode}: `, msg);

@@ -27,7 +27,7 @@
  */
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type winston from 'winston';
+import type { Logger } from '../../../api/log.js';
 import { realClock, type Clock } from '../../../api/clock.js';
 import type { EventRecorder } from '../../../api/client/events.js';
 import { deletedObject, SharedInformer } from '../../../api/client/informer.js';
@@ -47,6 +47,7 @@ import { hostMounter, type Mounter } from './mount.js';
 import { tearDownVolumes } from './volumes.js';
 import { RuntimePodSyncer, type PodNetwork, type PodSyncerDeps } from './sync.js';
 import { PodWorker, type PodWorkerState } from './worker.js';
+import { errorMessage } from '../../../api/errors.js';
 
 /** Settings of a PodManager. */
 export interface PodManagerConfig {
@@ -60,7 +61,7 @@ export interface PodManagerConfig {
   recorder: Pick<EventRecorder, 'event'>;
   /** Default: the real clock. */
   clock?: Clock;
-  logger: winston.Logger;
+  logger: Logger;
   /** The agent's directory; pod volumes go under `<dataDir>/pods/<uid>`. */
   dataDir: string;
   /** Milliseconds between relists of the runtime (default 1000). */
@@ -84,7 +85,7 @@ const RELIST_BACKOFF_MAX_MS = 30_000;
 export class PodManager {
   private readonly cfg: PodManagerConfig;
   private readonly clock: Clock;
-  private readonly logger: winston.Logger;
+  private readonly logger: Logger;
   private readonly workers = new Map<string, PodWorker>();
   /** UIDs whose worker is done; later informer updates of them (before the delete arrives) are ignored. */
   private readonly finished = new Set<string>();
@@ -257,7 +258,7 @@ export class PodManager {
         if (downDelay === 0) {
           this.logger.warn('container runtime relist failed', {
             node: this.cfg.nodeName,
-            error: err instanceof Error ? err.message : String(err),
+            error: errorMessage(err),
           });
         }
         downDelay = Math.min(RELIST_BACKOFF_MAX_MS, Math.max(period, downDelay * 2));
@@ -328,7 +329,7 @@ export class PodManager {
         this.logger.warn('removing an orphaned pod failed; will retry', {
           pod: name,
           uid,
-          error: err instanceof Error ? err.message : String(err),
+          error: errorMessage(err),
         });
       }
     }

@@ -25,7 +25,8 @@
  * - syncTerminatedPod removes containers, sandboxes and volumes, then deletes the pod
  *   object with grace 0 and a uid precondition.
  */
-import type winston from 'winston';
+import type { Logger } from '../../../api/log.js';
+import { errorMessage } from '../../../api/errors.js';
 import type { Clock } from '../../../api/clock.js';
 import { isConflict, isNotFound } from '../../../api/client/errors.js';
 import type { EventRecorder } from '../../../api/client/events.js';
@@ -41,7 +42,6 @@ import type { Backoff } from './backoff.js';
 import { podSandboxConfig } from './config.js';
 import {
   containerRef,
-  errorText,
   gracePeriodOf,
   killContainer,
   startContainer,
@@ -76,7 +76,7 @@ export interface PodSyncerDeps {
   dataDir: string;
   recorder: Pick<EventRecorder, 'event'>;
   clock: Clock;
-  logger: winston.Logger;
+  logger: Logger;
   images: ImageManager;
   /** CrashLoopBackOff per container. */
   crashBackoff: Backoff;
@@ -213,7 +213,7 @@ export class RuntimePodSyncer implements PodSyncer {
               pod,
               'Warning',
               'FailedCreatePodSandBox',
-              `Failed to create pod sandbox: ${errorText(err)}`,
+              `Failed to create pod sandbox: ${errorMessage(err)}`,
             );
           }
           throw err;

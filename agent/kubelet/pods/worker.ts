@@ -25,11 +25,12 @@
  *   newest pod seen has a deletionTimestamp, or it was removed) to stop starting containers.
  * - stop() ends the loop without touching containers (a restarted agent adopts them).
  */
-import type winston from 'winston';
+import type { Logger } from '../../../api/log.js';
 import type { Clock } from '../../../api/clock.js';
 import type { Pod } from '../../../api/types.js';
 import { isCriError } from '../../../cri/errors.js';
 import { kubeletPod, type KubeletPod } from './types.js';
+import { errorMessage } from '../../../api/errors.js';
 
 /** The worker's states (see the file comment). */
 export type PodWorkerState = 'syncing' | 'terminating' | 'terminated';
@@ -80,7 +81,7 @@ export interface PodWorkerConfig {
   /** Acts on the runtime for this pod (a RuntimePodSyncer, or a fake in tests). */
   syncer: PodSyncer;
   clock: Clock;
-  logger: winston.Logger;
+  logger: Logger;
   /** Milliseconds between syncs of a pod nothing happens to (kubelet: 60 s). */
   resyncIntervalMs: number;
   /** Called once the worker is done (pod cleaned up and gone). */
@@ -184,11 +185,11 @@ export class PodWorker {
           Math.max(ERROR_BACKOFF_INITIAL_MS, this.errorDelayMs * 2),
         );
         const level = isCriError(err, 'Unavailable') ? 'warn' : 'error';
-        logger.log(level, 'pod sync failed, will retry', {
+        logger[level]('pod sync failed, will retry', {
           ...this.log,
           state: this.st,
           retryInMs: this.errorDelayMs,
-          error: err instanceof Error ? err.message : String(err),
+          error: errorMessage(err),
         });
         nextAt = clock.now() + this.errorDelayMs;
       }

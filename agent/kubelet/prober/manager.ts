@@ -10,7 +10,7 @@
  * Failed runs are recorded as Warning `Unhealthy` events on the container
  * ("Readiness probe failed: HTTP probe failed with statuscode: 503").
  */
-import type winston from 'winston';
+import type { Logger } from '../../../api/log.js';
 import type { Clock } from '../../../api/clock.js';
 import type { EventRecorder } from '../../../api/client/events.js';
 import type { ObjectReference } from '../../../api/types.js';
@@ -22,7 +22,7 @@ import { initialResult, ProbeWorker, type ContainerView } from './worker.js';
 export interface ProbeManagerConfig {
   clock: Clock;
   recorder: Pick<EventRecorder, 'event'>;
-  logger: winston.Logger;
+  logger: Logger;
   /** The runtime's ExecSync, for exec probes. */
   exec: ExecFn;
   /** Called when a published result of a pod's container changes. */

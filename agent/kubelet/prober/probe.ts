@@ -20,6 +20,7 @@ import { connect } from 'node:net';
 import type { ExecSyncResponse } from '../../../cri/api.js';
 import { isCriError } from '../../../cri/errors.js';
 import type { IntOrString, KubeletContainer, ProbeHandler } from '../pods/types.js';
+import { errorMessage } from '../../../api/errors.js';
 
 /** The kubelet's probe.Result (Warning counts as Success and is not used here). */
 export type ProbeVerdict = 'Success' | 'Failure' | 'Unknown';
@@ -65,7 +66,7 @@ function describeNetError(err: unknown, hostPort: string, timedOut: boolean): st
   if (code === 'ECONNREFUSED') return `dial tcp ${hostPort}: connect: connection refused`;
   if (code === 'EHOSTUNREACH') return `dial tcp ${hostPort}: connect: no route to host`;
   if (code === 'ECONNRESET') return `read tcp ${hostPort}: read: connection reset by peer`;
-  return `dial tcp ${hostPort}: ${err instanceof Error ? err.message : String(err)}`;
+  return `dial tcp ${hostPort}: ${errorMessage(err)}`;
 }
 
 const hostPortOf = (host: string, port: number) =>
@@ -183,7 +184,7 @@ export async function probeExec(
     if (isCriError(err, 'DeadlineExceeded')) {
       return { result: 'Failure', output: `command ${JSON.stringify(cmd.join(' '))} timed out` };
     }
-    return { result: 'Unknown', output: err instanceof Error ? err.message : String(err) };
+    return { result: 'Unknown', output: errorMessage(err) };
   }
 }
 

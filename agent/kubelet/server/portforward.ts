@@ -19,7 +19,7 @@
  * than MAX_BUFFERED bytes unsent pauses the pod sockets that feed it.
  */
 import type { Duplex } from 'node:stream';
-import type winston from 'winston';
+import type { Logger } from '../../../api/log.js';
 import type { WebSocket } from 'ws';
 import { RST_STATUS, SpdySession, type SpdyHeaders } from './spdy.js';
 
@@ -99,7 +99,7 @@ interface Pair {
 export function servePortForward(
   t: PortForwardTransport,
   dial: (port: number) => Promise<Duplex>,
-  logger: winston.Logger,
+  logger: Logger,
 ): void {
   const ws = byteTransport(t);
   const sockets = new Set<Duplex>();

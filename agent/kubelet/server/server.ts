@@ -23,7 +23,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Transform, type Duplex } from 'node:stream';
-import type winston from 'winston';
+import type { Logger } from '../../../api/log.js';
 import { WebSocketServer } from 'ws';
 import type { Container, Runtime, StreamOptions } from '../../../cri/api.js';
 import { isCriError } from '../../../cri/errors.js';
@@ -36,7 +36,7 @@ import type { StatsProvider } from './stats.js';
 export interface KubeletServerConfig {
   runtime: Runtime;
   stats: StatsProvider;
-  logger: winston.Logger;
+  logger: Logger;
 }
 
 /** An error answered as a metav1.Status. */

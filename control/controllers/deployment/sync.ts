@@ -53,6 +53,7 @@ import {
   replicaCount,
   specReplicas,
 } from './replicasets.js';
+import { errorMessage } from '../../../api/errors.js';
 
 /** What the sync steps need from the controller. */
 export interface SyncContext {
@@ -184,7 +185,7 @@ async function getNewReplicaSet(
     created = await ctx.client.create<ReplicaSet>(resources.replicasets, rs);
   } catch (err) {
     if (!isAlreadyExists(err)) {
-      const msg = `Failed to create new replica set "${rs.metadata.name}": ${err instanceof Error ? err.message : String(err)}`;
+      const msg = `Failed to create new replica set "${rs.metadata.name}": ${errorMessage(err)}`;
       if (hasProgressDeadline(d)) {
         setDeploymentCondition(
           (d.status ??= {}),

@@ -44,6 +44,7 @@ import {
   subsetsEqual,
   truncateSubsets,
 } from './subsets.js';
+import { errorMessage } from '../../../api/errors.js';
 
 /** The annotation of Endpoints used as leader-election locks (resourcelock.LeaderElectionRecordAnnotationKey); never cleaned up. */
 const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
@@ -212,7 +213,7 @@ export class EndpointsController implements Controller {
     } catch (err) {
       // Creates fail for as long as the namespace is being deleted: drop the key.
       if (!current && isNamespaceTerminating(err)) return;
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       if (!current)
         this.recorder.event(
           next,

@@ -30,6 +30,7 @@ import { runQueue } from '../run.js';
 import type { NamespaceProblems } from './conditions.js';
 import { namespaceConditions, sameConditions } from './conditions.js';
 import { contentProblems, deletableNamespacedResources, deleteAllContent } from './deleter.js';
+import { errorMessage } from '../../../api/errors.js';
 
 /** The spec finalizer the namespace controller owns (core/v1 FinalizerKubernetes). */
 export const FINALIZER_KUBERNETES = 'kubernetes';
@@ -92,7 +93,7 @@ export class NamespaceController implements Controller {
       await this.writeStatus(ns, {
         NamespaceDeletionDiscoveryFailure: {
           reason: 'DiscoveryFailed',
-          message: `Discovery failed for some groups: ${err instanceof Error ? err.message : String(err)}`,
+          message: `Discovery failed for some groups: ${errorMessage(err)}`,
         },
       });
       throw err;

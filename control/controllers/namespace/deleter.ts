@@ -13,6 +13,7 @@ import type { KubeObject } from '../../../api/object.js';
 import type { DiscoveredResource } from '../discovery.js';
 import { supportsVerbs } from '../discovery.js';
 import type { NamespaceProblems } from './conditions.js';
+import { errorMessage } from '../../../api/errors.js';
 
 /** What one pass over a namespace's content found. */
 export interface ContentDeletionResult {
@@ -80,7 +81,7 @@ export async function deleteAllContent(
         out.estimateSeconds = Math.max(out.estimateSeconds, gracefulSecondsLeft(item, nowMs));
       }
     } catch (err) {
-      out.errors.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+      out.errors.push(`${name}: ${errorMessage(err)}`);
     }
   }
   return out;

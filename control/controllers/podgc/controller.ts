@@ -27,6 +27,7 @@ import { DelayingQueue } from '../../../api/workqueue/delaying.js';
 import type { Condition, Node, Pod } from '../../../api/types.js';
 import type { Controller, ControllerContext, ControllerFactory, Logger } from '../context.js';
 import { byEvictionAndCreationTimestamp, isPodTerminated, terminatedPodsToDelete } from './select.js';
+import { errorMessage } from '../../../api/errors.js';
 
 /** Default seconds between passes (gcCheckPeriod). */
 export const GC_CHECK_PERIOD_SECONDS = 20;
@@ -79,7 +80,7 @@ export class PodGCController implements Controller {
         try {
           await this.gc();
         } catch (err) {
-          this.logger.warn('podgc: pass failed', { error: err instanceof Error ? err.message : String(err) });
+          this.logger.warn('podgc: pass failed', { error: errorMessage(err) });
         }
         this.completedPasses++;
         await this.clock.sleep(this.periodMs, signal);

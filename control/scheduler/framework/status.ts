@@ -1,3 +1,4 @@
+import { errorMessage } from '../../../api/errors.js';
 /**
  * The result of running a plugin at one extension point (Kubernetes' framework.Status):
  * a code and the human reasons behind it, never an exception. `Status.success` is the one
@@ -49,7 +50,7 @@ export class Status {
 
   /** `Error` with the error's message as its reason. */
   static error(err: unknown): Status {
-    return new Status(Code.Error, [err instanceof Error ? err.message : String(err)]);
+    return new Status(Code.Error, [errorMessage(err)]);
   }
 
   isSuccess(): boolean {
