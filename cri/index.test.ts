@@ -21,7 +21,14 @@ describe('openRuntime', () => {
     await assert.rejects(openRuntime('docker', { nodeName: '' }), /nodeName is required/);
   });
 
+  it('containerd with nothing at the endpoint rejects Unavailable, naming the socket', async () => {
+    await assert.rejects(
+      openRuntime('containerd', { endpoint: 'unix:///nonexistent/containerd.sock', timeoutMs: 3000 }),
+      (e: unknown) => isCriError(e, 'Unavailable') && e.message.includes('/nonexistent/containerd.sock'),
+    );
+  });
+
   it('an unknown kind names the known ones', async () => {
-    await assert.rejects(openRuntime('containerd' as RuntimeKind, {} as never), /known: docker, fake/);
+    await assert.rejects(openRuntime('cri-o' as RuntimeKind, {} as never), /known: docker, containerd, fake/);
   });
 });

@@ -4,34 +4,38 @@
  *
  *   const runtime = await openRuntime('docker', { nodeName: 'node-a' });
  *
- * Adapters: `docker` (dockerode, docker/runtime.ts) and `fake` (memory: unit tests and
- * simulated nodes, fake/runtime.ts). `containerd` is in the CLI contract but not written
- * yet: asking for it fails with a message saying so.
+ * Adapters: `docker` (dockerode, docker/runtime.ts), `containerd` (CRI v1 over gRPC to
+ * the runtime's socket, containerd/runtime.ts: containerd's CRI plugin, or any CRI
+ * runtime) and `fake` (memory: unit tests and simulated nodes, fake/runtime.ts).
  */
 import type { Runtime } from './api.js';
+import type { ContainerdRuntimeOptions } from './containerd/runtime.js';
 import type { DockerRuntimeOptions } from './docker/runtime.js';
 import type { FakeRuntimeOptions } from './fake/runtime.js';
 
 export type * from './api.js';
 export { CriError, CRI_ERROR_CODES, isCriError, type CriErrorCode } from './errors.js';
+export type { ContainerdRuntimeOptions } from './containerd/runtime.js';
 export type { DockerRuntimeOptions } from './docker/runtime.js';
 export type { FakeRuntimeOptions } from './fake/runtime.js';
 
 /** The adapters openRuntime knows, with the options each takes. */
 export interface RuntimeOptionsByKind {
   docker: DockerRuntimeOptions;
+  containerd: ContainerdRuntimeOptions;
   fake: FakeRuntimeOptions;
 }
 
 export type RuntimeKind = keyof RuntimeOptionsByKind;
 
 /** The runtime kinds, as the CLI's `--runtime` accepts them. */
-export const RUNTIME_KINDS: readonly RuntimeKind[] = ['docker', 'fake'];
+export const RUNTIME_KINDS: readonly RuntimeKind[] = ['docker', 'containerd', 'fake'];
 
 /**
  * Opens the adapter `kind` with `opts`.
  * @throws Error for a kind that is not (yet) an adapter, or options the adapter refuses
- *   (docker without a nodeName); CriError Unavailable when docker does not answer.
+ *   (docker without a nodeName); CriError Unavailable when docker, or the CRI runtime at
+ *   containerd's endpoint, does not answer (the message names the socket).
  */
 export async function openRuntime<K extends RuntimeKind>(
   kind: K,
@@ -43,13 +47,17 @@ export async function openRuntime<K extends RuntimeKind>(
       const { DockerRuntime } = await import('./docker/runtime.js');
       return DockerRuntime.connect(opts as DockerRuntimeOptions);
     }
+    case 'containerd': {
+      const { ContainerdRuntime } = await import('./containerd/runtime.js');
+      return ContainerdRuntime.connect(opts as ContainerdRuntimeOptions);
+    }
     case 'fake': {
       const { FakeRuntime } = await import('./fake/runtime.js');
       return new FakeRuntime(opts as FakeRuntimeOptions);
     }
     default:
       throw new Error(
-        `runtime ${JSON.stringify(kind)} is not available (known: ${RUNTIME_KINDS.join(', ')}; containerd is not written yet)`,
+        `runtime ${JSON.stringify(kind)} is not available (known: ${RUNTIME_KINDS.join(', ')})`,
       );
   }
 }
