@@ -13,7 +13,7 @@ import {
   type ApplyPatchOptions,
 } from './patch.js';
 import { ApiError } from './status.js';
-import { loadModels } from './openapi.js';
+import { loadModels } from './openapi/index.js';
 
 // The patch schemas come from the client-node models the OpenAPI catalog loads.
 await loadModels();

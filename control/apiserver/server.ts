@@ -41,7 +41,7 @@ import {
 import { ResourceMetricsApi } from './resource-metrics.js';
 import { TunnelServer } from './tunnel.js';
 import { discoveryResponse, type DocumentResponse } from './discovery.js';
-import { openAPIResponse, warmOpenAPI } from './openapi.js';
+import { openAPIResponse, warmOpenAPI } from './openapi/index.js';
 import { loadFieldSchemas, warningHeaders } from './fieldvalidation.js';
 import type { KeyPair } from '../../api/tls/certs.js';
 import { createAuthenticator, type Authenticator } from './auth/authn.js';

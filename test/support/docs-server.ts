@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { discoveryResponse } from '../../control/apiserver/discovery.js';
 import type { DocumentResponse } from '../../control/apiserver/discovery.js';
-import { openAPIResponse } from '../../control/apiserver/openapi.js';
+import { openAPIResponse } from '../../control/apiserver/openapi/index.js';
 
 export interface RecordedRequest {
   method: string;

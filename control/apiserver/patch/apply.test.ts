@@ -5,7 +5,7 @@ import { ApiError } from '../status.js';
 import { LAST_APPLIED_ANNOTATION, serverSideApply, type ServerSideApplyOptions } from './apply.js';
 import type { JsonObject } from './json.js';
 import { recordUpdate } from './record-update.js';
-import { loadModels } from '../openapi.js';
+import { loadModels } from '../openapi/index.js';
 
 // The patch schemas come from the client-node models the OpenAPI catalog loads.
 await loadModels();

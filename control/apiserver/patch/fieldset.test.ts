@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FieldSet, keyElement, pathString, valueElement } from './fieldset.js';
-import { loadModels } from '../openapi.js';
+import { loadModels } from '../openapi/index.js';
 
 // The patch schemas come from the client-node models the OpenAPI catalog loads.
 await loadModels();

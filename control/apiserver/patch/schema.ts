@@ -9,7 +9,7 @@
  * (a model the package does not have, `any`, a field a model does not declare) is
  * `untyped`, which the mechanisms treat as plain JSON (maps merge by key, lists replace).
  */
-import { modelAttributeTypeMap } from '../openapi.js';
+import { modelAttributeTypeMap } from '../openapi/index.js';
 
 /** The type of a value at some place in an object. */
 export type SchemaType =

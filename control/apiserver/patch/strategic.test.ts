@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JsonObject } from './json.js';
 import { SmpError, strategicMergePatch } from './strategic.js';
-import { loadModels } from '../openapi.js';
+import { loadModels } from '../openapi/index.js';
 
 // The patch schemas come from the client-node models the OpenAPI catalog loads.
 await loadModels();

@@ -1,5 +1,5 @@
 /**
- * `/openapi/v2` in its protobuf form: the Swagger 2.0 document of openapi.ts encoded as
+ * `/openapi/v2` in its protobuf form: the Swagger 2.0 document of v2.ts encoded as
  * gnostic's `openapi.v2.Document` (github.com/google/gnostic-models, openapiv2/OpenAPIv2.proto),
  * which is what client-go's `OpenAPISchema()` asks for (Accept
  * `application/com.github.proto-openapi.spec.v2@v1.0+protobuf`) and kube-openapi's
@@ -31,7 +31,7 @@
  */
 import protobuf from 'protobufjs';
 import { stringify as yamlStringify } from 'yaml';
-import type { OpenAPIV2Document, OperationV2, ParameterV2, PathItemV2, SchemaObject } from './openapi.js';
+import type { OpenAPIV2Document, OperationV2, ParameterV2, PathItemV2, SchemaObject } from './documents.js';
 
 /** The Content-Type kube-apiserver answers the protobuf form with (for both Accept spellings). */
 export const CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE =

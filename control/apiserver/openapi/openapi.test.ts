@@ -1,3 +1,4 @@
+// One file for the folder (899 lines): its cases share the documents built once per process and two real-kubectl fixtures.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -5,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { DocumentResponse } from './discovery.js';
+import type { DocumentResponse } from '../discovery.js';
 import {
   CONTENT_TYPE_OPENAPI_V2_PROTOBUF,
   CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE,
@@ -22,7 +23,7 @@ import {
   openAPIV3Paths,
   parseModelDocs,
   warmOpenAPI,
-} from './openapi.js';
+} from './index.js';
 import type {
   OpenAPIV2Document,
   OpenAPIV3Document,
@@ -30,11 +31,11 @@ import type {
   OperationV2,
   OperationV3,
   SchemaObject,
-} from './openapi.js';
-import { PATCH_META } from './patch-meta.js';
-import { RESOURCES, groupVersion } from './resources.js';
-import { kubectlFor, startDocsServer } from '../../test/support/docs-server.js';
-import type { DocsServer, Kubectl, RecordedRequest } from '../../test/support/docs-server.js';
+} from './index.js';
+import { PATCH_META } from '../patch-meta.js';
+import { RESOURCES, groupVersion } from '../resources.js';
+import { kubectlFor, startDocsServer } from '../../../test/support/docs-server.js';
+import type { DocsServer, Kubectl, RecordedRequest } from '../../../test/support/docs-server.js';
 
 const MODELS_DIR = join(
   dirname(createRequire(import.meta.url).resolve('@kubernetes/client-node/package.json')),
@@ -515,7 +516,7 @@ describe('OpenAPI v3', () => {
 describe('openAPIResponse', () => {
   const kubectlV2Accept = CONTENT_TYPE_OPENAPI_V2_PROTOBUF;
 
-  it('serves v2 as JSON, and as protobuf to client-go (more in openapi-v2-protobuf.test.ts)', async () => {
+  it('serves v2 as JSON, and as protobuf to client-go (more in v2-protobuf.test.ts)', async () => {
     const json = (await openAPIResponse({ path: '/openapi/v2', accept: 'application/json' }))!;
     assert.equal(json.status, 200);
     assert.equal(json.headers['Content-Type'], 'application/json');

@@ -8,16 +8,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import protobuf from 'protobufjs';
 import { parse as parseYaml } from 'yaml';
-import { encodeOpenAPIV2Protobuf } from './openapi-v2-protobuf.js';
+import { encodeOpenAPIV2Protobuf } from './v2-protobuf.js';
 import {
   CONTENT_TYPE_OPENAPI_V2_PROTOBUF,
   CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE,
   openAPIResponse,
   openAPIV2,
   openAPIV2Protobuf,
-} from './openapi.js';
-import type { OpenAPIV2Document, SchemaObject } from './openapi.js';
-import { startTestApi, type TestApi } from '../../test/support/api.js';
+} from './index.js';
+import type { OpenAPIV2Document, SchemaObject } from './index.js';
+import { startTestApi, type TestApi } from '../../../test/support/api.js';
 
 // The decoder's view of openapi.v2 (field numbers from gnostic's OpenAPIv2.proto), only the
 // messages and fields these tests read; anything else in the bytes is skipped.

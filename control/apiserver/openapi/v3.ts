@@ -1,0 +1,134 @@
+/**
+ * `/openapi/v3`: one OpenAPI 3.0 document per served group-version (`api/v1`,
+ * `apis/apps/v1`), each self-contained (its paths from paths.ts, its `components.schemas`
+ * the kinds those operations name and everything they reference), and the index of them
+ * by the hash of their bodies; each serialized once with its ETag.
+ */
+import { serialize } from '../discovery.js';
+import type { SerializedDocument } from '../discovery.js';
+import { PATCH_CONTENT_TYPES } from '../media-types.js';
+import { RESOURCES } from '../resources.js';
+import type { ResourceInfo } from '../resources.js';
+import { catalog, renderDefinitions, renderType } from './catalogue.js';
+import type { Catalog, Ref } from './catalogue.js';
+import { retryable } from './documents.js';
+import type {
+  OpenAPIV3Document,
+  OpenAPIV3Index,
+  OperationV3,
+  ParameterV3,
+  PathItemV3,
+  SchemaObject,
+} from './documents.js';
+import { INFO, RESPONSE_TEXT, SECURITY, gvTag, operationRefs, resourcePaths } from './paths.js';
+import type { OperationSpec, ParamSpec } from './paths.js';
+
+function renderParamV3(p: ParamSpec): ParameterV3 {
+  const out: ParameterV3 = {
+    name: p.name,
+    in: p.in,
+    description: p.description,
+    schema: { type: p.type, uniqueItems: true },
+  };
+  if (p.required) out.required = true;
+  return out;
+}
+
+function renderOperationV3(c: Catalog, r: ResourceInfo, o: OperationSpec): OperationV3 {
+  const out: OperationV3 = {
+    description: o.description,
+    operationId: o.operationId,
+    tags: [gvTag(r)],
+    parameters: o.params.map(renderParamV3),
+    responses: Object.fromEntries(
+      o.responses.map((res) => {
+        const schema: SchemaObject = res.body === 'text' ? { type: 'string' } : renderType(c, res.body, 'v3');
+        return [
+          res.code,
+          {
+            description: RESPONSE_TEXT[res.code],
+            content: Object.fromEntries(o.produces.map((m) => [m, { schema }])),
+          },
+        ];
+      }),
+    ),
+    'x-kubernetes-action': o.action,
+    'x-kubernetes-group-version-kind': { ...o.gvk },
+  };
+  if (o.body) {
+    const schema = renderType(c, o.body.schema, 'v3');
+    const types = o.body.as === 'patch' ? PATCH_CONTENT_TYPES : ['*/*'];
+    out.requestBody = { content: Object.fromEntries(types.map((m) => [m, { schema }])), required: true };
+  }
+  return out;
+}
+
+/** `api/v1`, `apis/apps/v1`, ...: the keys of the /openapi/v3 index, one per served group-version. */
+export function openAPIV3Paths(): string[] {
+  const keys = RESOURCES.map((r) => (r.group === '' ? `api/${r.version}` : `apis/${r.group}/${r.version}`));
+  return [...new Set(keys)];
+}
+
+/**
+ * Builds one group-version document (`api/v1`, `apis/apps/v1`); undefined when not served.
+ * Its schemas are the kinds its operations name and everything they reference.
+ */
+export async function buildOpenAPIV3(gvPath: string): Promise<OpenAPIV3Document | undefined> {
+  const served = RESOURCES.filter(
+    (r) => (r.group === '' ? `api/${r.version}` : `apis/${r.group}/${r.version}`) === gvPath,
+  );
+  if (served.length === 0) return undefined;
+  const c = await catalog();
+  const paths: Record<string, PathItemV3> = {};
+  const roots: Ref[] = [];
+  for (const r of served) {
+    for (const p of resourcePaths(r)) {
+      const item: PathItemV3 = {};
+      for (const o of p.ops) {
+        item[o.method] = renderOperationV3(c, r, o);
+        roots.push(...operationRefs(o));
+      }
+      item.parameters = p.params.map(renderParamV3);
+      paths[p.path] = item;
+    }
+  }
+  return {
+    openapi: '3.0.0',
+    info: { ...INFO },
+    paths,
+    components: { schemas: renderDefinitions(c, roots, 'v3'), securitySchemes: SECURITY.schemes },
+    security: SECURITY.requirement,
+  };
+}
+
+let v3Promise: Promise<{ docs: Map<string, SerializedDocument>; index: SerializedDocument }> | undefined;
+
+export function openAPIV3All(): Promise<{
+  docs: Map<string, SerializedDocument>;
+  index: SerializedDocument;
+}> {
+  v3Promise ??= retryable(
+    (async () => {
+      const docs = new Map<string, SerializedDocument>();
+      const index: OpenAPIV3Index = { paths: {} };
+      for (const key of openAPIV3Paths()) {
+        const doc = serialize(await buildOpenAPIV3(key));
+        docs.set(key, doc);
+        index.paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${doc.etag}` };
+      }
+      return { docs, index: serialize(index) };
+    })(),
+    () => (v3Promise = undefined),
+  );
+  return v3Promise;
+}
+
+/** The `/openapi/v3` index, serialized once (building it serializes every group-version document, for their hashes). */
+export async function openAPIV3Index(): Promise<SerializedDocument> {
+  return (await openAPIV3All()).index;
+}
+
+/** One group-version document (`api/v1`, `apis/apps/v1`) serialized once; undefined when not served. */
+export async function openAPIV3(gvPath: string): Promise<SerializedDocument | undefined> {
+  return (await openAPIV3All()).docs.get(gvPath);
+}
