@@ -31,7 +31,7 @@ import { findResource, groupVersion, RESOURCES, storagePrefix, type ResourceInfo
 import type { WriteOptions } from './registry.js';
 import { ApiError, badRequest, requestHeaderFieldsTooLarge, toApiError } from './status.js';
 import type { Strategy } from './strategy.js';
-import { WatchCache } from './watchcache.js';
+import { WatchCache } from './watchcache/cache.js';
 import {
   KUBELET_SUBRESOURCES,
   proxyPodUpgrade,

@@ -13,7 +13,7 @@ import type { Registry, WriteOptions } from '../registry.js';
 import type { ResourceRequest } from '../request.js';
 import type { ResourceInfo } from '../resources.js';
 import type { ApiError } from '../status.js';
-import type { WatchCache } from '../watchcache.js';
+import type { WatchCache } from '../watchcache/cache.js';
 
 /**
  * The RBAC escalation check of one write (ApiServer.escalationCheck): called with the

@@ -1,7 +1,7 @@
 /**
  * GET with `watch=true` (kube-apiserver's handlers/watch.go: serveWatch, over the
  * cacher): newline-delimited JSON events (`{"type":...,"object":...}`) on a chunked 200
- * response, from the resource's watch cache (watchcache.ts), until `timeoutSeconds`
+ * response, from the resource's watch cache (watchcache/cache.ts), until `timeoutSeconds`
  * (default: a random time between --min-request-timeout and twice it, as kube-apiserver
  * spreads reconnects), the client leaves, or the watcher falls too far behind. With a
  * Table Accept header (kubectl get -w), each object is sent as a one-row Table.

@@ -3,16 +3,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { FakeClock } from '../../api/clock.js';
-import type { KubeObject } from '../../api/object.js';
-import { StorageError } from '../storage/errors.js';
-import { MemoryStore } from '../storage/memory.js';
-import { SqliteStore } from '../storage/sqlite.js';
-import type { Store } from '../storage/store.js';
-import type { Status } from './status.js';
-import { INITIAL_EVENTS_END_ANNOTATION } from './watchcache-event.js';
-import { deletePod, FlakyStore, pod, putPod, record, waitFor, type Recorder } from './watchcache-testing.js';
-import { WatchCache, type WatchCacheConfig } from './watchcache.js';
+import { FakeClock } from '../../../api/clock.js';
+import type { KubeObject } from '../../../api/object.js';
+import { StorageError } from '../../storage/errors.js';
+import { MemoryStore } from '../../storage/memory.js';
+import { SqliteStore } from '../../storage/sqlite.js';
+import type { Store } from '../../storage/store.js';
+import type { Status } from '../status.js';
+import { INITIAL_EVENTS_END_ANNOTATION } from './event.js';
+import { deletePod, FlakyStore, pod, putPod, record, waitFor, type Recorder } from './testing.js';
+import { WatchCache, type WatchCacheConfig } from './cache.js';
 
 const dirs: string[] = [];
 after(() => {

@@ -3,10 +3,10 @@
  * watcher that records what it receives, and a condition waiter with a deadline. The fake
  * clock is api/clock.ts's `FakeClock`.
  */
-import type { KubeObject } from '../../api/object.js';
-import type { StorageError } from '../storage/errors.js';
-import type { KeyValue, ListOptions, ListResult, Store, Watch, WatchHandler } from '../storage/store.js';
-import type { CacheWatcher, CacheWatchOptions, CloseReason, WatchCache, WatchEvent } from './watchcache.js';
+import type { KubeObject } from '../../../api/object.js';
+import type { StorageError } from '../../storage/errors.js';
+import type { KeyValue, ListOptions, ListResult, Store, Watch, WatchHandler } from '../../storage/store.js';
+import type { CacheWatcher, CacheWatchOptions, CloseReason, WatchCache, WatchEvent } from './cache.js';
 
 /** Resolves once `cond()` holds; rejects after `timeoutMs` of real time (never sleeps a fixed time). */
 export async function waitFor(cond: () => boolean, what = 'condition', timeoutMs = 5000): Promise<void> {

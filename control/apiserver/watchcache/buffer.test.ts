@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EventBuffer } from './watchcache-buffer.js';
-import { CacheEvent, CachedObject } from './watchcache-event.js';
+import { EventBuffer } from './buffer.js';
+import { CacheEvent, CachedObject } from './event.js';
 
 function change(revision: number, recordTime = 0): CacheEvent {
   const obj = new CachedObject(`/registry/pods/ns/p${revision}`, 'ns', revision, { metadata: { name: 'p' } });

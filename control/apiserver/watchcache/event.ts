@@ -11,8 +11,8 @@
  * Every object reachable from these values is shared by all watchers and by the cache's
  * own state: nobody may mutate it. Copy before changing anything.
  */
-import type { KubeObject } from '../../api/object.js';
-import type { Status } from './status.js';
+import type { KubeObject } from '../../../api/object.js';
+import type { Status } from '../status.js';
 
 /** The `type` of a watch event, as Kubernetes sends it. */
 export const WatchEventType = {

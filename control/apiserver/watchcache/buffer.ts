@@ -16,7 +16,7 @@
  * full and its oldest event is younger than that, and halves when full and the newest
  * quarter of it is already older (so it does not flap).
  */
-import type { CacheEvent } from './watchcache-event.js';
+import type { CacheEvent } from './event.js';
 
 export const DEFAULT_MIN_CAPACITY = 100;
 export const DEFAULT_MAX_CAPACITY = 100 * 1024;

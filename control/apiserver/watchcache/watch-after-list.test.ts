@@ -4,8 +4,8 @@
 // after the list's revision and answer 410 Gone).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { resources } from '../../api/client/resource.js';
-import { startTestApi, type TestApi } from '../../test/support/api.js';
+import { resources } from '../../../api/client/resource.js';
+import { startTestApi, type TestApi } from '../../../test/support/api.js';
 
 let api: TestApi;
 before(async () => {

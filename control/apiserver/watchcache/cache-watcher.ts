@@ -30,9 +30,9 @@
  *
  * All events and objects are shared with other watchers: handlers must not mutate them.
  */
-import type { KubeObject } from '../../api/object.js';
-import type { EventBuffer } from './watchcache-buffer.js';
-import type { CacheEvent, CachedObject, WatchEvent } from './watchcache-event.js';
+import type { KubeObject } from '../../../api/object.js';
+import type { EventBuffer } from './buffer.js';
+import type { CacheEvent, CachedObject, WatchEvent } from './event.js';
 
 /** Why a watch ended. 'expired' and 'error' follow an ERROR event; the others do not. */
 export type CloseReason =
