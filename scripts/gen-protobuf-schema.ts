@@ -1,7 +1,7 @@
 /**
- * `npm run generate:protobuf-schema`: writes control/apiserver/protobuf-schema.ts (the
- * table the protobuf decoder reads, see control/apiserver/protobuf.ts) from its source,
- * control/apiserver/protobuf-schema.spec. Edit the spec, never the table; the test next to
+ * `npm run generate:protobuf-schema`: writes control/apiserver/encoding/protobuf-schema.ts (the
+ * table the protobuf decoder reads, see control/apiserver/encoding/protobuf.ts) from its source,
+ * control/apiserver/encoding/protobuf-schema.spec. Edit the spec, never the table; the test next to
  * this file fails while the committed table differs from what the spec generates.
  *
  * The spec is written in generated.proto's own syntax, so that a row can be checked
@@ -26,9 +26,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as prettier from 'prettier';
 
 /** The spec's path (the generator's input). */
-export const SPEC_PATH = fileURLToPath(new URL('../control/apiserver/protobuf-schema.spec', import.meta.url));
+export const SPEC_PATH = fileURLToPath(
+  new URL('../control/apiserver/encoding/protobuf-schema.spec', import.meta.url),
+);
 /** The generated table's path (its output). */
-export const SCHEMA_PATH = fileURLToPath(new URL('../control/apiserver/protobuf-schema.ts', import.meta.url));
+export const SCHEMA_PATH = fileURLToPath(
+  new URL('../control/apiserver/encoding/protobuf-schema.ts', import.meta.url),
+);
 
 const SCALARS = ['bool', 'bytes', 'int32', 'int64', 'string'] as const;
 

@@ -1,5 +1,5 @@
 /**
- * Checks control/apiserver/protobuf-schema.spec against Kubernetes' own generated.proto
+ * Checks control/apiserver/encoding/protobuf-schema.spec against Kubernetes' own generated.proto
  * files, for whoever adds rows to it:
  *
  *   node --import tsx scripts/verify-protobuf-schema.ts API_DIR APIMACHINERY_DIR

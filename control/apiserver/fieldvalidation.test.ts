@@ -21,7 +21,7 @@ import {
 } from './fieldvalidation.js';
 import type { FieldValidationVerb, StrictDecodeTarget } from './fieldvalidation.js';
 import { typicalDeployment as typicalDeploymentOf } from './fieldvalidation-testing.js';
-import { GO_FIELD_TYPES } from './go-types.js';
+import { GO_FIELD_TYPES } from './encoding/go-types.js';
 import { buildOpenAPIV2, modelDefinitionNames } from './openapi/index.js';
 import { RESOURCES } from './resources.js';
 import { ApiError } from './status.js';

@@ -47,8 +47,8 @@
  */
 import { visit } from 'jsonc-parser';
 import { QuantityParseError, parseQuantity } from '../../api/meta/quantity.js';
-import { base64Error, goNumberLiteral, timeParseError } from './go-decode.js';
-import { GO_FIELD_TYPES, GO_NAMED_COLLECTIONS } from './go-types.js';
+import { base64Error, goNumberLiteral, timeParseError } from './encoding/go-decode.js';
+import { GO_FIELD_TYPES, GO_NAMED_COLLECTIONS } from './encoding/go-types.js';
 import { buildOpenAPIV2, modelDefinitionNames } from './openapi/index.js';
 import type { SchemaObject } from './openapi/index.js';
 import { ApiError, badRequest } from './status.js';

@@ -16,7 +16,7 @@
  * Nothing here modifies its inputs; a failed patch throws an ApiError and changes nothing.
  */
 import { parse as parseYaml } from 'yaml';
-import { yamlNestingExceeds } from './yaml-nesting.js';
+import { yamlNestingExceeds } from './encoding/yaml-nesting.js';
 import {
   forbidden,
   invalid as invalidField,
@@ -37,8 +37,8 @@ import { checkValueNesting, MAX_JSON_NESTING_DEPTH, nestedTooDeeply } from './re
 export { recordUpdate, type RecordUpdateOptions } from './patch/record-update.js';
 export { LAST_APPLIED_ANNOTATION } from './patch/apply.js';
 
-import { PATCH_CONTENT_TYPES, type PatchContentType } from './media-types.js';
-export { PATCH_CONTENT_TYPES, type PatchContentType } from './media-types.js';
+import { PATCH_CONTENT_TYPES, type PatchContentType } from './encoding/media-types.js';
+export { PATCH_CONTENT_TYPES, type PatchContentType } from './encoding/media-types.js';
 
 export const APPLY_PATCH_TYPE: PatchContentType = 'application/apply-patch+yaml';
 
@@ -248,7 +248,7 @@ export function decodeApplyPatch(body: string): JsonObject {
   try {
     value = JSON.parse(body);
   } catch {
-    // Before the parser, which recurses once per level (yaml-nesting.ts).
+    // Before the parser, which recurses once per level (encoding/yaml-nesting.ts).
     if (yamlNestingExceeds(body, MAX_JSON_NESTING_DEPTH)) throw nestedTooDeeply();
     try {
       value = parseYaml(body, { uniqueKeys: false });

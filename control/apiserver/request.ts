@@ -4,9 +4,9 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
-import { yamlNestingExceeds } from './yaml-nesting.js';
+import { yamlNestingExceeds } from './encoding/yaml-nesting.js';
 import type { KubeObject } from '../../api/object.js';
-import { decodeProtobufObject, PROTOBUF_MEDIA_TYPE } from './protobuf.js';
+import { decodeProtobufObject, PROTOBUF_MEDIA_TYPE } from './encoding/protobuf.js';
 import { findResource, type ResourceInfo, type Subresource } from './resources.js';
 import {
   badRequest,
@@ -276,7 +276,7 @@ export function mediaType(contentType: string | undefined): string {
 }
 
 /**
- * Decodes an object body (POST/PUT) from JSON, YAML or protobuf (protobuf.ts). A string
+ * Decodes an object body (POST/PUT) from JSON, YAML or protobuf (encoding/protobuf.ts). A string
  * body is readBody's: UTF-8 text, or latin1 for protobuf.
  * @throws ApiError 415 for other media types, 400 for a body that does not parse or is
  *   not an object.
@@ -295,7 +295,7 @@ export function decodeObject(raw: Buffer | string, contentType: string | undefin
       throw badRequest(`the body of the request could not be decoded as JSON: ${(err as Error).message}`);
     }
   } else if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') {
-    // Before the parser, which recurses once per level (yaml-nesting.ts).
+    // Before the parser, which recurses once per level (encoding/yaml-nesting.ts).
     if (yamlNestingExceeds(body, MAX_JSON_NESTING_DEPTH)) throw nestedTooDeeply();
     try {
       value = parseYaml(body);

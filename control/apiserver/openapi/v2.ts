@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { parseAccept, serialize } from '../discovery.js';
 import type { SerializedDocument } from '../discovery.js';
-import { PATCH_CONTENT_TYPES } from '../media-types.js';
+import { PATCH_CONTENT_TYPES } from '../encoding/media-types.js';
 import { RESOURCES } from '../resources.js';
 import type { ResourceInfo } from '../resources.js';
 import { catalog, renderDefinitions, renderType } from './catalogue.js';

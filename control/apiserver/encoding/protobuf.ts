@@ -31,10 +31,10 @@
  * fields, int64 must come out as a plain number (protobufjs gives Long objects), and errors
  * must become 400s that name the field that failed.
  */
-import type { KubeObject } from '../../api/object.js';
+import type { KubeObject } from '../../../api/object.js';
 import { MESSAGES, type FieldSpec, type ScalarType } from './protobuf-schema.js';
-import { badRequest } from './status.js';
-import { setOwnValue } from '../../api/meta/maps.js';
+import { badRequest } from '../status.js';
+import { setOwnValue } from '../../../api/meta/maps.js';
 
 /** The media type of Kubernetes' protobuf encoding. */
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';

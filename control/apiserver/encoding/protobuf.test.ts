@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeProtobufObject, PROTOBUF_KINDS, PROTOBUF_MAGIC, PROTOBUF_MEDIA_TYPE } from './protobuf.js';
 import { MESSAGES } from './protobuf-schema.js';
-import { decodeObject } from './request.js';
-import { ApiError } from './status.js';
+import { decodeObject } from '../request.js';
+import { ApiError } from '../status.js';
 
 // A tiny protobuf writer, independent of the decoder and of its schema table: every field
 // number below is written out from the generated.proto files, so a wrong row in
