@@ -8,13 +8,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ApiStatusError } from '../../api/client/errors.js';
 import type { ResourceEventHandler } from '../../api/client/informer.js';
+import { resources } from '../../api/client/resource.js';
 import { deletedObject } from '../../api/client/informer.js';
 import type { Lister } from '../../api/client/lister.js';
 import { metaNamespaceKey } from '../../api/client/store.js';
 import { labelSelectorFromSet } from '../../api/meta/labels.js';
 import type { LabelSelector } from '../../api/meta/labels.js';
 import { getCondition, isPodReady, isPodTerminal } from '../../api/podutil.js';
+import type { RateLimitingQueue } from '../../api/workqueue/rateLimited.js';
 import type { Pod, Service, ServicePort } from '../../api/types.js';
+import type { ControllerContext } from './context.js';
 
 /** Label set on the Endpoints and EndpointSlices of a headless Service (v1.IsHeadlessService). */
 export const LABEL_HEADLESS_SERVICE = 'service.kubernetes.io/headless';
@@ -270,4 +273,49 @@ function parseTime(s: string | undefined): number | undefined {
 /** A time as Go's RFC3339Nano prints it in UTC: fractional seconds only when non-zero, no trailing zeros. */
 export function formatTriggerTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d*?)0*Z$/, (_, frac: string) => (frac ? `.${frac}Z` : 'Z'));
+}
+
+/** Options of watchServicesAndPods(). */
+export interface ServiceAndPodWatchOptions {
+  /** The controller's queue of Service keys (`namespace/name`). */
+  queue: RateLimitingQueue<string>;
+  /** The controller's selector cache: kept in step with Service events. */
+  selectors: ServiceSelectorCache;
+  /** How long pod-triggered syncs wait (--endpoint-updates-batch-period), ms. */
+  batchPeriodMs: number;
+}
+
+/**
+ * The Service and Pod half of both endpoint controllers' constructors (NewEndpointController
+ * and the EndpointSlice controller's NewController register the same handlers): asks the
+ * shared informers for Services and Pods, enqueues a Service's key on its add, update and
+ * delete (refreshing or dropping its parsed selector), and a pod event's Services through
+ * podEventHandler() after `batchPeriodMs`.
+ * @returns the listers of the two informers.
+ */
+export function watchServicesAndPods(
+  ctx: ControllerContext,
+  opts: ServiceAndPodWatchOptions,
+): { services: Lister<Service>; pods: Lister<Pod> } {
+  const { queue, selectors, batchPeriodMs } = opts;
+  const serviceInformer = ctx.informers.informerFor<Service>(resources.services);
+  const podInformer = ctx.informers.informerFor<Pod>(resources.pods);
+  const services = serviceInformer.lister();
+  const onServiceUpdate = (svc: Service) => {
+    selectors.selectorFor(svc);
+    queue.add(metaNamespaceKey(svc));
+  };
+  serviceInformer.addEventHandler({
+    onAdd: onServiceUpdate,
+    onUpdate: (_, svc) => onServiceUpdate(svc),
+    onDelete: (obj) => {
+      const key = metaNamespaceKey(deletedObject(obj));
+      selectors.delete(key);
+      queue.add(key);
+    },
+  });
+  podInformer.addEventHandler(
+    podEventHandler({ services, selectors, enqueue: (key) => queue.addAfter(key, batchPeriodMs) }),
+  );
+  return { services, pods: podInformer.lister() };
 }

@@ -30,9 +30,9 @@ import {
   isNamespaceTerminating,
   isSelectorService,
   LABEL_HEADLESS_SERVICE,
-  podEventHandler,
   ServiceSelectorCache,
   TriggerTimeTracker,
+  watchServicesAndPods,
 } from '../endpoints-common.js';
 import { runQueue } from '../run.js';
 import { StaleEndpointsTracker } from './stale.js';
@@ -86,40 +86,19 @@ export class EndpointsController implements Controller {
     this.queue = new RateLimitingQueue<string>({ clock: ctx.clock });
     this.stale = new StaleEndpointsTracker(ctx.clock);
 
-    const services = ctx.informers.informerFor<Service>(resources.services);
-    const pods = ctx.informers.informerFor<Pod>(resources.pods);
+    ({ services: this.services, pods: this.pods } = watchServicesAndPods(ctx, {
+      queue: this.queue,
+      selectors: this.selectors,
+      batchPeriodMs: this.batchPeriodMs,
+    }));
     const endpoints = ctx.informers.informerFor<Endpoints>(resources.endpoints);
-    this.services = services.lister();
-    this.pods = pods.lister();
     this.endpoints = endpoints.lister();
-
-    services.addEventHandler({
-      onAdd: (svc) => this.onServiceUpdate(svc),
-      onUpdate: (_, svc) => this.onServiceUpdate(svc),
-      onDelete: (obj) => {
-        const key = metaNamespaceKey(deletedObject(obj));
-        this.selectors.delete(key);
-        this.queue.add(key);
-      },
-    });
-    pods.addEventHandler(
-      podEventHandler({
-        services: this.services,
-        selectors: this.selectors,
-        enqueue: (key) => this.queue.addAfter(key, this.batchPeriodMs),
-      }),
-    );
     endpoints.addEventHandler({
       onAdd: (ep) => this.stale.observed(ep),
       onUpdate: (_, ep) => this.stale.observed(ep),
       // Someone deleted an Endpoints object: recreate it if its Service still wants one.
       onDelete: (obj) => this.queue.add(metaNamespaceKey(deletedObject(obj))),
     });
-  }
-
-  private onServiceUpdate(svc: Service): void {
-    this.selectors.selectorFor(svc);
-    this.queue.add(metaNamespaceKey(svc));
   }
 
   /** Works until `signal` aborts. */

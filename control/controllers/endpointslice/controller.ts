@@ -17,7 +17,7 @@ import { deletedObject } from '../../../api/client/informer.js';
 import type { Lister } from '../../../api/client/lister.js';
 import { resources } from '../../../api/client/resource.js';
 import type { RestClient } from '../../../api/client/rest.js';
-import { metaNamespaceKey, splitMetaNamespaceKey } from '../../../api/client/store.js';
+import { splitMetaNamespaceKey } from '../../../api/client/store.js';
 import { labelSelectorFromSet } from '../../../api/meta/labels.js';
 import { RateLimitingQueue } from '../../../api/workqueue/rateLimited.js';
 import type { EndpointSlice, Node, Pod, Service } from '../../../api/types.js';
@@ -27,10 +27,10 @@ import {
   formatTriggerTime,
   isNamespaceTerminating,
   isSelectorService,
-  podEventHandler,
   ServiceSelectorCache,
   shouldPodBeInEndpoints,
   TriggerTimeTracker,
+  watchServicesAndPods,
 } from '../endpoints-common.js';
 import { runQueue } from '../run.js';
 import {
@@ -92,31 +92,15 @@ export class EndpointSliceController implements Controller {
     this.workers = ctx.config.concurrentEndpointSyncs;
     this.queue = new RateLimitingQueue<string>({ clock: ctx.clock });
 
-    const services = ctx.informers.informerFor<Service>(resources.services);
-    const pods = ctx.informers.informerFor<Pod>(resources.pods);
+    ({ services: this.services, pods: this.pods } = watchServicesAndPods(ctx, {
+      queue: this.queue,
+      selectors: this.selectors,
+      batchPeriodMs: this.batchPeriodMs,
+    }));
     const nodes = ctx.informers.informerFor<Node>(resources.nodes);
     const slices = ctx.informers.informerFor<EndpointSlice>(resources.endpointslices);
-    this.services = services.lister();
-    this.pods = pods.lister();
     this.nodes = nodes.lister();
     this.slices = slices.lister();
-
-    services.addEventHandler({
-      onAdd: (svc) => this.onServiceUpdate(svc),
-      onUpdate: (_, svc) => this.onServiceUpdate(svc),
-      onDelete: (obj) => {
-        const key = metaNamespaceKey(deletedObject(obj));
-        this.selectors.delete(key);
-        this.queue.add(key);
-      },
-    });
-    pods.addEventHandler(
-      podEventHandler({
-        services: this.services,
-        selectors: this.selectors,
-        enqueue: (key) => this.queue.addAfter(key, this.batchPeriodMs),
-      }),
-    );
     slices.addEventHandler({
       onAdd: (slice) => {
         if (managedByUs(slice) && this.tracker.shouldSync(slice)) this.queueForSlice(slice);
@@ -139,11 +123,6 @@ export class EndpointSliceController implements Controller {
           this.queueForSlice(slice);
       },
     });
-  }
-
-  private onServiceUpdate(svc: Service): void {
-    this.selectors.selectorFor(svc);
-    this.queue.add(metaNamespaceKey(svc));
   }
 
   private queueForSlice(slice: EndpointSlice): void {
