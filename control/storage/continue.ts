@@ -4,6 +4,7 @@
  * The token is opaque to clients: base64url of `{"v":1,"rv":N,"start":"<key>"}`.
  */
 import { StorageError } from './errors.js';
+import type { KeyValue, ListResult } from './store.js';
 
 /** Where a paginated list resumes: the snapshot revision and the first key of the next page. */
 export interface ContinuePoint {
@@ -45,4 +46,20 @@ export function decodeContinue(token: string, prefix: string): ContinuePoint {
     throw new StorageError('InvalidArgument', 'continue token is malformed or does not belong to this list');
   }
   return { revision: p.rv, startKey: p.start };
+}
+
+/**
+ * One page of a list read with `limit + 1` keys (all of them when `limit` is 0): the
+ * first `limit`, and a `continue` token resuming at the extra key, pinned to `revision`.
+ * Every backend reads its pages so (one key more than the limit).
+ */
+export function listPage(items: KeyValue[], limit: number, revision: number): ListResult {
+  if (limit > 0 && items.length > limit) {
+    return {
+      items: items.slice(0, limit),
+      revision,
+      continue: encodeContinue({ revision, startKey: items[limit]!.key }),
+    };
+  }
+  return { items, revision };
 }

@@ -28,7 +28,7 @@ import type {
   ITxnResponse,
   Namespace,
 } from 'etcd3';
-import { decodeContinue, encodeContinue } from './continue.js';
+import { decodeContinue, listPage } from './continue.js';
 import { EtcdWatch, toRevision } from './etcd-watch.js';
 import { StorageError, isStorageError } from './errors.js';
 import type { KeyValue, ListOptions, ListResult, Store, Watch, WatchHandler } from './store.js';
@@ -249,16 +249,11 @@ export class EtcdStore implements Store {
       limit: limit > 0 ? limit + 1 : 0,
     });
     const at = revision || headerRevision(res.header);
-    const items = res.kvs.map((kv) => this.decode(kv));
-    if (limit > 0 && items.length > limit) {
-      const next = items[limit]!.key;
-      return {
-        items: items.slice(0, limit),
-        revision: at,
-        continue: encodeContinue({ revision: at, startKey: next }),
-      };
-    }
-    return { items, revision: at };
+    return listPage(
+      res.kvs.map((kv) => this.decode(kv)),
+      limit,
+      at,
+    );
   }
 
   /**

@@ -1,22 +1,12 @@
 /**
  * The `memory` backend: the whole revisioned history in this process, for unit tests and
  * simulated clusters. Same semantics as the others (see store.ts); nothing survives the
- * process.
+ * process. The Store itself is the shared log-structured layer (log-structured.ts); this
+ * file keeps only the rows, each write committed at once.
  */
-import { decodeContinue, encodeContinue } from './continue.js';
-import { StorageError } from './errors.js';
-import type { KeyValue, ListOptions, ListResult, Store, Watch, WatchEvent, WatchHandler } from './store.js';
-import {
-  checkKey,
-  checkPrefix,
-  checkRevision,
-  checkValue,
-  prefixEnd,
-  readRevision,
-  watchStart,
-  checkCompactRevision,
-} from './validate.js';
-import { WatchHub } from './watch-hub.js';
+import { LogStructuredStore } from './log-structured.js';
+import type { RevisionLog } from './log-structured.js';
+import type { KeyValue, WatchEvent } from './store.js';
 
 /** One write of one key: a value, or a tombstone. */
 interface Version {
@@ -27,16 +17,13 @@ interface Version {
 }
 
 /**
- * The in-memory backend: per key, every version since the last compaction (values and
+ * The in-memory rows: per key, every version since the last compaction (values and
  * tombstones), plus the ordered event log for watch replay. Reads at a past revision walk
- * a key's versions; lists walk the sorted key array (O(keys) per list: fine for tests and
- * simulated clusters, not for large data). Construct with `new MemoryStore()`.
+ * a key's versions; ranges walk the sorted key array (O(keys) per list: fine for tests
+ * and simulated clusters, not for large data).
  */
-export class MemoryStore implements Store {
-  readonly backend = 'memory' as const;
-  private revision = 1;
-  private compacted = 1;
-  private closed = false;
+class MemoryLog implements RevisionLog {
+  compacted = 1;
   /**
    * Every key ever written (and not yet compacted away), ascending — except the new keys
    * in `newKeys`, which keys() merges in when a list or compaction needs the order (an
@@ -48,115 +35,60 @@ export class MemoryStore implements Store {
   private readonly versions = new Map<string, Version[]>();
   /** All events in revision order, since the last compaction (for watch replay). */
   private events: WatchEvent[] = [];
-  private readonly hub = new WatchHub();
 
-  async currentRevision(): Promise<number> {
-    this.checkOpen();
-    return this.revision;
+  headRevision(): number {
+    return 1;
   }
 
-  async compactedRevision(): Promise<number> {
-    this.checkOpen();
-    return this.compacted;
-  }
-
-  async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | undefined> {
-    this.checkOpen();
-    checkKey(key);
-    const rev = this.readRevision(opts.revision);
-    return this.at(key, rev);
-  }
-
-  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
-    this.checkOpen();
-    checkPrefix(prefix);
-    let start = prefix;
-    let rev: number;
-    if (opts.continue) {
-      const point = decodeContinue(opts.continue, prefix);
-      rev = this.readRevision(point.revision);
-      start = point.startKey;
-    } else {
-      rev = this.readRevision(opts.revision);
+  /** The key as of revision `rev`, or undefined if absent or deleted then. */
+  at(key: string, rev: number): KeyValue | undefined {
+    const vs = this.versions.get(key);
+    if (!vs) return undefined;
+    for (let i = vs.length - 1; i >= 0; i--) {
+      const v = vs[i]!;
+      if (v.revision > rev) continue;
+      if (v.deleted) return undefined;
+      return { key, value: v.value, createRevision: v.createRevision, modRevision: v.revision };
     }
-    const limit = opts.limit ?? 0;
-    checkRevision(limit, 'limit', true);
-    const end = prefixEnd(prefix);
+    return undefined;
+  }
+
+  range(start: string, end: string, rev: number, limit: number): KeyValue[] {
     const items: KeyValue[] = [];
     const keys = this.keys();
-    for (let i = lowerBound(keys, start); i < keys.length; i++) {
+    for (let i = lowerBound(keys, start); i < keys.length && items.length !== limit; i++) {
       const key = keys[i]!;
       if (key >= end) break;
       const kv = this.at(key, rev);
-      if (!kv) continue;
-      if (limit > 0 && items.length === limit) {
-        return { items, revision: rev, continue: encodeContinue({ revision: rev, startKey: key }) };
-      }
-      items.push(kv);
+      if (kv) items.push(kv);
     }
-    return { items, revision: rev };
+    return items;
   }
 
-  async create(key: string, value: string): Promise<KeyValue> {
-    this.checkOpen();
-    checkKey(key);
-    checkValue(value);
-    const current = this.at(key, this.revision);
-    if (current) throw new StorageError('KeyExists', `key ${key} already exists`, { key, current });
-    return this.write(key, value, undefined);
+  after(prefix: string, since: number): WatchEvent[] {
+    return this.events.filter((e) => e.kv.modRevision > since && e.kv.key.startsWith(prefix));
   }
 
-  async update(key: string, value: string, expectedModRevision: number): Promise<KeyValue> {
-    this.checkOpen();
-    checkKey(key);
-    checkValue(value);
-    checkRevision(expectedModRevision, 'expected modRevision');
-    const current = this.at(key, this.revision);
-    if (!current) throw new StorageError('KeyNotFound', `key ${key} not found`, { key });
-    if (current.modRevision !== expectedModRevision) {
-      throw new StorageError(
-        'Conflict',
-        `key ${key} is at modRevision ${current.modRevision}, not ${expectedModRevision}`,
-        { key, current },
-      );
+  /** Nothing can fail half-way in memory: the writes are applied as they are appended. */
+  transaction(fn: () => void): void {
+    fn();
+  }
+
+  append(event: WatchEvent): void {
+    const { key, modRevision: revision } = event.kv;
+    let vs = this.versions.get(key);
+    if (!vs) {
+      vs = [];
+      this.versions.set(key, vs);
+      this.newKeys.push(key);
     }
-    return this.write(key, value, current);
-  }
-
-  async delete(key: string, expectedModRevision?: number): Promise<{ deleted: KeyValue; revision: number }> {
-    this.checkOpen();
-    checkKey(key);
-    if (expectedModRevision !== undefined) checkRevision(expectedModRevision, 'expected modRevision');
-    const current = this.at(key, this.revision);
-    if (!current) throw new StorageError('KeyNotFound', `key ${key} not found`, { key });
-    if (expectedModRevision !== undefined && current.modRevision !== expectedModRevision) {
-      throw new StorageError(
-        'Conflict',
-        `key ${key} is at modRevision ${current.modRevision}, not ${expectedModRevision}`,
-        { key, current },
-      );
-    }
-    const revision = ++this.revision;
-    this.versions.get(key)!.push({ revision, createRevision: 0, value: '', deleted: true });
-    this.record({
-      type: 'DELETE',
-      kv: { key, value: '', createRevision: 0, modRevision: revision },
-      prevKv: current,
-    });
-    return { deleted: current, revision };
-  }
-
-  async watch(prefix: string, sinceRevision: number, handler: WatchHandler): Promise<Watch> {
-    this.checkOpen();
-    checkPrefix(prefix);
-    const since = watchStart(sinceRevision, this.revision, this.compacted);
-    const replay = this.events.filter((e) => e.kv.modRevision > since && e.kv.key.startsWith(prefix));
-    return this.hub.add(prefix, since, handler, replay);
+    if (event.type === 'DELETE') vs.push({ revision, createRevision: 0, value: '', deleted: true });
+    else
+      vs.push({ revision, createRevision: event.kv.createRevision, value: event.kv.value, deleted: false });
+    this.events.push(event);
   }
 
   async compact(revision: number): Promise<void> {
-    this.checkOpen();
-    checkCompactRevision(revision, this.revision);
     if (revision <= this.compacted) return;
     this.compacted = revision;
     this.events = this.events.filter((e) => e.kv.modRevision >= revision);
@@ -178,31 +110,7 @@ export class MemoryStore implements Store {
     this.sortedKeys = kept;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.hub.failAll(new StorageError('Closed', 'store closed'));
-  }
-
-  private write(key: string, value: string, current: KeyValue | undefined): KeyValue {
-    const revision = ++this.revision;
-    const createRevision = current ? current.createRevision : revision;
-    let vs = this.versions.get(key);
-    if (!vs) {
-      vs = [];
-      this.versions.set(key, vs);
-      this.newKeys.push(key);
-    }
-    vs.push({ revision, createRevision, value, deleted: false });
-    const kv: KeyValue = { key, value, createRevision, modRevision: revision };
-    this.record(current ? { type: 'PUT', kv, prevKv: current } : { type: 'PUT', kv });
-    return kv;
-  }
-
-  private record(event: WatchEvent): void {
-    this.events.push(event);
-    this.hub.publish([event]);
-  }
+  close(): void {}
 
   /** Every key in ascending order (merging the keys created since the last call). */
   private keys(): readonly string[] {
@@ -220,27 +128,17 @@ export class MemoryStore implements Store {
     this.newKeys = [];
     return merged;
   }
+}
 
-  /** The key as of revision `rev`, or undefined if absent or deleted then. */
-  private at(key: string, rev: number): KeyValue | undefined {
-    const vs = this.versions.get(key);
-    if (!vs) return undefined;
-    for (let i = vs.length - 1; i >= 0; i--) {
-      const v = vs[i]!;
-      if (v.revision > rev) continue;
-      if (v.deleted) return undefined;
-      return { key, value: v.value, createRevision: v.createRevision, modRevision: v.revision };
-    }
-    return undefined;
-  }
+/**
+ * The in-memory backend: a LogStructuredStore over the rows above, every write committed
+ * at once (no group commit). Construct with `new MemoryStore()`.
+ */
+export class MemoryStore extends LogStructuredStore {
+  readonly backend = 'memory' as const;
 
-  /** Resolves the revision a read happens at, checking it against history. */
-  private readRevision(requested: number | undefined): number {
-    return readRevision(requested, this.revision, this.compacted);
-  }
-
-  private checkOpen(): void {
-    if (this.closed) throw new StorageError('Closed', 'store closed');
+  constructor() {
+    super(new MemoryLog(), { groupCommit: false });
   }
 }
 

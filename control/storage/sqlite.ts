@@ -32,25 +32,14 @@
 import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { decodeContinue, encodeContinue } from './continue.js';
 import { StorageError } from './errors.js';
-import type { KeyValue, ListOptions, ListResult, Store, Watch, WatchEvent, WatchHandler } from './store.js';
-import {
-  checkKey,
-  checkPrefix,
-  checkRevision,
-  checkValue,
-  prefixEnd,
-  readRevision,
-  watchStart,
-  checkCompactRevision,
-} from './validate.js';
-import { WatchHub } from './watch-hub.js';
+import { LogStructuredStore } from './log-structured.js';
+import type { RevisionLog } from './log-structured.js';
+import type { KeyValue, WatchEvent } from './store.js';
+import { prefixEnd } from './validate.js';
 
 /** The layout this code reads and writes; a newer file is refused rather than misread. */
 const SCHEMA_VERSION = 1;
-/** At most this many queued writes share one transaction; the rest go in the next one. */
-const MAX_BATCH = 1024;
 /** Rows examined per compaction transaction, so writers get a turn in between. */
 const COMPACT_CHUNK = 1000;
 
@@ -90,18 +79,6 @@ export interface SqliteStoreStats {
   readonly writes: number;
 }
 
-type WriteOp =
-  | { kind: 'create'; key: string; value: string }
-  | { kind: 'update'; key: string; value: string; expected: number }
-  | { kind: 'delete'; key: string; expected: number | undefined };
-
-/** A validated write waiting for the next group commit; it resolves with its own event. */
-interface QueuedWrite {
-  op: WriteOp;
-  resolve: (event: WatchEvent) => void;
-  reject: (err: StorageError) => void;
-}
-
 interface VersionRow {
   revision: number;
   create_revision: number;
@@ -133,29 +110,148 @@ interface SweepRow {
 }
 
 /**
- * The store over one SQLite file (see the top of this file). Reads run synchronously
+ * The rows of one SQLite file (see the top of this file): reads are single statements
+ * against the committed log, a transaction is a SQLite transaction.
+ */
+class SqliteLog implements RevisionLog {
+  compacted: number;
+  /** Transactions that wrote something, and rows written (SqliteStore.stats). */
+  readonly counters = { commits: 0, writes: 0 };
+  private closed = false;
+  /** The compaction in progress, if any: compactions run one at a time. */
+  private compacting: Promise<void> = Promise.resolve();
+  /** Rows appended in the transaction under way. */
+  private appended = 0;
+  private readonly stmt: ReturnType<typeof prepareStatements>;
+
+  constructor(private readonly db: Database.Database) {
+    this.stmt = prepareStatements(db);
+    this.compacted = this.stmt.getMeta.get('compact_revision') ?? 1;
+  }
+
+  headRevision(): number {
+    return Math.max(1, this.compacted, this.stmt.maxRevision.get() ?? 0);
+  }
+
+  at(key: string, rev: number): KeyValue | undefined {
+    const row = this.stmt.at.get(key, rev);
+    if (!row || row.deleted) return undefined;
+    return { key, value: row.value!, createRevision: row.create_revision, modRevision: row.revision };
+  }
+
+  range(start: string, end: string, rev: number, limit: number): KeyValue[] {
+    return this.stmt.list.all({ start, end, rev, limit }).map((r) => ({
+      key: r.key,
+      value: r.value,
+      createRevision: r.create_revision,
+      modRevision: r.revision,
+    }));
+  }
+
+  /** The rows after `since` under `prefix`, each event's prevKv from the row at prev_revision. */
+  after(prefix: string, since: number): WatchEvent[] {
+    return this.stmt.events.all({ since, start: prefix, end: prefixEnd(prefix) }).map(toEvent);
+  }
+
+  /** One SQLite transaction (one fsync with synchronous=FULL); counted when it wrote rows. */
+  transaction(fn: () => void): void {
+    this.appended = 0;
+    this.db.transaction(fn)();
+    if (this.appended === 0) return;
+    this.counters.commits++;
+    this.counters.writes += this.appended;
+  }
+
+  append(event: WatchEvent): void {
+    const { kv, prevKv } = event;
+    if (event.type === 'DELETE') {
+      this.stmt.insert.run(kv.modRevision, kv.key, 0, prevKv!.modRevision, 1, null);
+    } else {
+      this.stmt.insert.run(
+        kv.modRevision,
+        kv.key,
+        kv.createRevision,
+        prevKv?.modRevision ?? null,
+        0,
+        kv.value,
+      );
+    }
+    this.appended++;
+  }
+
+  /**
+   * Records the compact revision first (reads below it fail with Compacted from then on),
+   * then deletes, in transactions of COMPACT_CHUNK rows so writers are not held up, every
+   * row below `revision` that no read or watch at `revision` or later can reach:
+   * tombstones, and versions superseded by a later row that is itself below `revision`.
+   * Versions superseded exactly at `revision` stay (the `prevKv` of the event at
+   * `revision`, which a watch can no longer start early enough to replay since watches
+   * need the state at their start; they cost one row per key changed at `revision`). As
+   * etcd's, the sweep goes in batches; rows a crash leaves behind are hidden by later rows
+   * of their key and go with the next compaction. Compactions run one at a time.
+   * @throws StorageError Closed (closed while sweeping), Unavailable (disk error).
+   */
+  compact(revision: number): Promise<void> {
+    const run = this.compacting.then(() => this.compactNow(revision));
+    this.compacting = run.catch(() => {});
+    return run;
+  }
+
+  /** Closes the database (checkpointing the WAL). */
+  close(): void {
+    this.closed = true;
+    this.db.close();
+  }
+
+  private async compactNow(revision: number): Promise<void> {
+    this.checkOpen();
+    if (revision <= this.compacted) return;
+    this.sql(() => this.stmt.setMeta.run({ name: 'compact_revision', value: revision }));
+    this.compacted = revision;
+    const sweep = this.db.transaction((from: number): SweepRow[] => {
+      const rows = this.stmt.sweep.all({ from, c: revision, n: COMPACT_CHUNK });
+      for (const r of rows) if (r.dead) this.stmt.deleteRow.run(r.revision);
+      return rows;
+    });
+    // Ascending revision order matters: a key's tombstone goes only together with or
+    // after the older rows it hides, so a crash between chunks never resurrects a value.
+    let from = 0;
+    for (;;) {
+      const rows = this.sql(() => sweep(from));
+      if (rows.length < COMPACT_CHUNK) return;
+      from = rows[rows.length - 1]!.revision + 1;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      this.checkOpen();
+    }
+  }
+
+  /** Runs database work, reporting a failure of SQLite itself (I/O, corruption) as Unavailable. */
+  private sql<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof StorageError) throw err;
+      throw new StorageError('Unavailable', `sqlite: ${(err as Error).message}`);
+    }
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new StorageError('Closed', 'store closed');
+  }
+}
+
+/**
+ * The store over one SQLite file (see the top of this file): the shared log-structured
+ * layer (log-structured.ts) over SqliteLog, group-committed. Reads run synchronously
  * against the committed log; writes resolve once their group commit is durable. Besides
  * the errors in store.ts, every call can fail with Closed after close(), and with
  * Unavailable when SQLite itself fails (I/O error, full disk).
  */
-export class SqliteStore implements Store {
+export class SqliteStore extends LogStructuredStore {
   readonly backend = 'sqlite' as const;
-  /** The revision of the latest committed write (1 when empty). */
-  private revision: number;
-  private compacted: number;
-  private closed = false;
-  private queue: QueuedWrite[] = [];
-  private flushScheduled = false;
-  /** The compaction in progress, if any: compactions run one at a time. */
-  private compacting: Promise<void> = Promise.resolve();
-  private readonly counters = { commits: 0, writes: 0 };
-  private readonly hub = new WatchHub();
-  private readonly stmt: ReturnType<typeof prepareStatements>;
 
-  private constructor(private readonly db: Database.Database) {
-    this.stmt = prepareStatements(db);
-    this.compacted = this.stmt.getMeta.get('compact_revision') ?? 1;
-    this.revision = Math.max(1, this.compacted, this.stmt.maxRevision.get() ?? 0);
+  private constructor(private readonly rows: SqliteLog) {
+    super(rows, { groupCommit: true });
   }
 
   /**
@@ -202,7 +298,7 @@ export class SqliteStore implements Store {
       if (version !== SCHEMA_VERSION) {
         throw new Error(`schema version ${String(version)}; this k8ts reads version ${SCHEMA_VERSION}`);
       }
-      return new SqliteStore(db);
+      return new SqliteStore(new SqliteLog(db));
     } catch (err) {
       if (db?.inTransaction) db.exec('ROLLBACK');
       db?.close();
@@ -213,295 +309,8 @@ export class SqliteStore implements Store {
 
   /** Commits and rows written since open (a copy; for tests and metrics). */
   get stats(): SqliteStoreStats {
-    return { ...this.counters };
+    return { ...this.rows.counters };
   }
-
-  async currentRevision(): Promise<number> {
-    this.checkOpen();
-    return this.revision;
-  }
-
-  async compactedRevision(): Promise<number> {
-    this.checkOpen();
-    return this.compacted;
-  }
-
-  async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | undefined> {
-    this.checkOpen();
-    checkKey(key);
-    const rev = this.readRevision(opts.revision);
-    return this.sql(() => this.at(key, rev));
-  }
-
-  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
-    this.checkOpen();
-    checkPrefix(prefix);
-    let start = prefix;
-    let rev: number;
-    if (opts.continue) {
-      const point = decodeContinue(opts.continue, prefix);
-      rev = this.readRevision(point.revision);
-      start = point.startKey;
-    } else {
-      rev = this.readRevision(opts.revision);
-    }
-    const limit = opts.limit ?? 0;
-    checkRevision(limit, 'limit', true);
-    // One row more than asked for tells whether another page follows, and where it starts.
-    const rows = this.sql(() =>
-      this.stmt.list.all({ start, end: prefixEnd(prefix), rev, limit: limit > 0 ? limit + 1 : -1 }),
-    );
-    const items = rows.map((r) => ({
-      key: r.key,
-      value: r.value,
-      createRevision: r.create_revision,
-      modRevision: r.revision,
-    }));
-    if (limit > 0 && items.length > limit) {
-      const next = items.pop()!;
-      return { items, revision: rev, continue: encodeContinue({ revision: rev, startKey: next.key }) };
-    }
-    return { items, revision: rev };
-  }
-
-  /**
-   * Validates, then queues the write for the next group commit (see commitBatch); resolves
-   * once the transaction holding it is committed (fsynced with synchronous=FULL).
-   * Errors as store.ts, plus Unavailable when the transaction fails as a whole.
-   */
-  async create(key: string, value: string): Promise<KeyValue> {
-    this.checkOpen();
-    checkKey(key);
-    checkValue(value);
-    return (await this.enqueue({ kind: 'create', key, value })).kv;
-  }
-
-  /** Group-committed like create(); errors as store.ts, plus Unavailable. */
-  async update(key: string, value: string, expectedModRevision: number): Promise<KeyValue> {
-    this.checkOpen();
-    checkKey(key);
-    checkValue(value);
-    checkRevision(expectedModRevision, 'expected modRevision');
-    return (await this.enqueue({ kind: 'update', key, value, expected: expectedModRevision })).kv;
-  }
-
-  /** Group-committed like create(): appends a tombstone row; errors as store.ts, plus Unavailable. */
-  async delete(key: string, expectedModRevision?: number): Promise<{ deleted: KeyValue; revision: number }> {
-    this.checkOpen();
-    checkKey(key);
-    if (expectedModRevision !== undefined) checkRevision(expectedModRevision, 'expected modRevision');
-    const event = await this.enqueue({ kind: 'delete', key, expected: expectedModRevision });
-    return { deleted: event.prevKv!, revision: event.kv.modRevision };
-  }
-
-  /**
-   * As store.ts: replays the log rows after `sinceRevision` under `prefix` (prevKv from
-   * the row at prev_revision), then goes on live through the in-process WatchHub.
-   * Compacted when sinceRevision < compactedRevision(), exactly as memory.ts.
-   */
-  async watch(prefix: string, sinceRevision: number, handler: WatchHandler): Promise<Watch> {
-    this.checkOpen();
-    checkPrefix(prefix);
-    const since = watchStart(sinceRevision, this.revision, this.compacted);
-    // Replay and registration in one synchronous step: commits (which publish) cannot
-    // run in between, so the live stream starts exactly where the replay ends.
-    if (since >= this.revision) return this.hub.add(prefix, since, handler, []);
-    const replay = this.sql(() =>
-      this.stmt.events.all({ since, start: prefix, end: prefixEnd(prefix) }).map(toEvent),
-    );
-    return this.hub.add(prefix, since, handler, replay);
-  }
-
-  /**
-   * Discards history older than `revision` (see store.ts). Records the compact revision
-   * first (reads below it fail with Compacted from then on), then deletes, in
-   * transactions of COMPACT_CHUNK rows so writers are not held up, every row below
-   * `revision` that no read or watch at `revision` or later can reach: tombstones, and
-   * versions superseded by a later row that is itself below `revision`. Versions
-   * superseded exactly at `revision` stay (the `prevKv` of the event at `revision`, which
-   * a watch can no longer start early enough to replay since watches need the state at
-   * their start; they cost one row per key changed at `revision`). As etcd's, the sweep goes in batches; rows a crash
-   * leaves behind are hidden by later rows of their key and go with the next compaction.
-   * @throws StorageError InvalidArgument, FutureRevision, Closed (closed while
-   *   sweeping), Unavailable (disk error).
-   */
-  async compact(revision: number): Promise<void> {
-    this.checkOpen();
-    checkCompactRevision(revision, this.revision);
-    const run = this.compacting.then(() => this.compactNow(revision));
-    this.compacting = run.catch(() => {});
-    return run;
-  }
-
-  /**
-   * Ends the store: writes already queued are committed (their callers get their
-   * results), watches end with Closed, the database is closed (checkpointing the WAL).
-   * Later calls fail with Closed. Idempotent.
-   */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    while (this.queue.length > 0) this.commitBatch(this.queue.splice(0, MAX_BATCH));
-    this.closed = true;
-    this.hub.failAll(new StorageError('Closed', 'store closed'));
-    this.db.close();
-  }
-
-  private async compactNow(revision: number): Promise<void> {
-    this.checkOpen();
-    if (revision <= this.compacted) return;
-    this.sql(() => this.stmt.setMeta.run({ name: 'compact_revision', value: revision }));
-    this.compacted = revision;
-    const sweep = this.db.transaction((from: number): SweepRow[] => {
-      const rows = this.stmt.sweep.all({ from, c: revision, n: COMPACT_CHUNK });
-      for (const r of rows) if (r.dead) this.stmt.deleteRow.run(r.revision);
-      return rows;
-    });
-    // Ascending revision order matters: a key's tombstone goes only together with or
-    // after the older rows it hides, so a crash between chunks never resurrects a value.
-    let from = 0;
-    for (;;) {
-      const rows = this.sql(() => sweep(from));
-      if (rows.length < COMPACT_CHUNK) return;
-      from = rows[rows.length - 1]!.revision + 1;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      this.checkOpen();
-    }
-  }
-
-  private enqueue(op: WriteOp): Promise<WatchEvent> {
-    return new Promise<WatchEvent>((resolve, reject) => {
-      this.queue.push({ op, resolve, reject });
-      if (this.flushScheduled) return;
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    });
-  }
-
-  /** Commits one batch of queued writes; schedules another turn for any left over. */
-  private flush(): void {
-    this.flushScheduled = false;
-    if (this.closed || this.queue.length === 0) return;
-    this.commitBatch(this.queue.splice(0, MAX_BATCH));
-    if (this.queue.length > 0 && !this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    }
-  }
-
-  /**
-   * Runs `batch` in one transaction. Each op's compare-and-swap sees the ops before it in
-   * the batch; a refused op writes nothing and gets its own error. Results are handed out
-   * only after COMMIT; if the transaction fails, every op in it fails with Unavailable and
-   * nothing is written.
-   */
-  private commitBatch(batch: QueuedWrite[]): void {
-    const outcomes: (WatchEvent | StorageError)[] = [];
-    let revision = this.revision;
-    const apply = this.db.transaction(() => {
-      // Keys written earlier in this batch: their value now, or undefined once deleted.
-      const written = new Map<string, KeyValue | undefined>();
-      for (const { op } of batch) {
-        const current = written.has(op.key) ? written.get(op.key) : this.at(op.key, this.revision);
-        const refusal = refuse(op, current);
-        if (refusal) {
-          outcomes.push(refusal);
-          continue;
-        }
-        revision++;
-        if (op.kind === 'delete') {
-          this.stmt.insert.run(revision, op.key, 0, current!.modRevision, 1, null);
-          written.set(op.key, undefined);
-          outcomes.push({
-            type: 'DELETE',
-            kv: { key: op.key, value: '', createRevision: 0, modRevision: revision },
-            prevKv: current!,
-          });
-        } else {
-          const kv: KeyValue = {
-            key: op.key,
-            value: op.value,
-            createRevision: current ? current.createRevision : revision,
-            modRevision: revision,
-          };
-          this.stmt.insert.run(
-            revision,
-            op.key,
-            kv.createRevision,
-            current?.modRevision ?? null,
-            0,
-            op.value,
-          );
-          written.set(op.key, kv);
-          outcomes.push(current ? { type: 'PUT', kv, prevKv: current } : { type: 'PUT', kv });
-        }
-      }
-    });
-    try {
-      apply();
-    } catch (err) {
-      const message = `sqlite commit failed: ${(err as Error).message}`;
-      for (const w of batch) w.reject(new StorageError('Unavailable', message));
-      return;
-    }
-    const events: WatchEvent[] = [];
-    for (const [i, w] of batch.entries()) {
-      const outcome = outcomes[i]!;
-      if (outcome instanceof StorageError) {
-        w.reject(outcome);
-      } else {
-        events.push(outcome);
-        w.resolve(outcome);
-      }
-    }
-    if (events.length === 0) return;
-    this.revision = revision;
-    this.counters.commits++;
-    this.counters.writes += events.length;
-    this.hub.publish(events);
-  }
-
-  /** The key as of revision `rev`, or undefined if absent or deleted then. */
-  private at(key: string, rev: number): KeyValue | undefined {
-    const row = this.stmt.at.get(key, rev);
-    if (!row || row.deleted) return undefined;
-    return { key, value: row.value!, createRevision: row.create_revision, modRevision: row.revision };
-  }
-
-  /** Resolves the revision a read happens at, checking it against history. */
-  private readRevision(requested: number | undefined): number {
-    return readRevision(requested, this.revision, this.compacted);
-  }
-
-  /** Runs database work, reporting a failure of SQLite itself (I/O, corruption) as Unavailable. */
-  private sql<T>(fn: () => T): T {
-    try {
-      return fn();
-    } catch (err) {
-      if (err instanceof StorageError) throw err;
-      throw new StorageError('Unavailable', `sqlite: ${(err as Error).message}`);
-    }
-  }
-
-  private checkOpen(): void {
-    if (this.closed) throw new StorageError('Closed', 'store closed');
-  }
-}
-
-/** Why `op` cannot apply to the key's `current` value, or undefined when it can. */
-function refuse(op: WriteOp, current: KeyValue | undefined): StorageError | undefined {
-  const { key } = op;
-  if (op.kind === 'create') {
-    return current ? new StorageError('KeyExists', `key ${key} already exists`, { key, current }) : undefined;
-  }
-  if (!current) return new StorageError('KeyNotFound', `key ${key} not found`, { key });
-  if (op.expected !== undefined && current.modRevision !== op.expected) {
-    return new StorageError(
-      'Conflict',
-      `key ${key} is at modRevision ${current.modRevision}, not ${op.expected}`,
-      { key, current },
-    );
-  }
-  return undefined;
 }
 
 function toEvent(r: EventRow): WatchEvent {
