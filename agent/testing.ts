@@ -5,8 +5,8 @@
  * Pod-level tests use cri/fake's FakeRuntime instead.
  */
 import type { Logger } from '../api/log.js';
-import type { PodNetworkConfig, Runtime, RuntimeStatus } from '../cri/api.js';
-import { CriError } from '../cri/errors.js';
+import type { PodNetworkConfig, Runtime, RuntimeStatus } from '../cri/index.js';
+import { CriError } from '../cri/index.js';
 import type { MachineInfo, MachineProbe, MachineUsage } from './kubelet/machine.js';
 
 const GI = 1024 ** 3;

@@ -20,9 +20,9 @@ import {
   generateBootstrapToken,
   parseJoinToken,
   secretStrings,
-} from './apiserver/auth/bootstrap-token.js';
+} from '../api/auth/bootstrap-token.js';
 import { ApiError } from './apiserver/status.js';
-import { KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER } from './apiserver/auth/user.js';
+import { KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER } from '../api/auth/user.js';
 import { componentCredential, ensureControlPKI, servingSANs, type ControlPKI } from './pki.js';
 import { createLogger, type LogLevel } from '../api/log.js';
 import { ApiServer } from './apiserver/server.js';

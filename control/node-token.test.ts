@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { KubeObject } from '../api/object.js';
 import { caHash, createCA } from '../api/tls/certs.js';
-import { parseJoinToken, secretStrings } from './apiserver/auth/bootstrap-token.js';
+import { parseJoinToken, secretStrings } from '../api/auth/bootstrap-token.js';
 import { ensureNodeToken } from './main.js';
 
 describe('ensureNodeToken', () => {

@@ -21,7 +21,7 @@ import {
   type KeyPair,
   type SubjectAltName,
 } from '../api/tls/certs.js';
-import { ADMIN_USER, SYSTEM_MASTERS } from './apiserver/auth/user.js';
+import { ADMIN_USER, SYSTEM_MASTERS } from '../api/auth/user.js';
 
 const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
 

@@ -18,7 +18,7 @@ import {
   formatJoinToken,
   generateBootstrapToken,
   secretStrings,
-} from './apiserver/auth/bootstrap-token.js';
+} from '../api/auth/bootstrap-token.js';
 import { kubeconfig } from './main.js';
 
 /** One row of `k8ts token list`. */

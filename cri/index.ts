@@ -1,6 +1,8 @@
 /**
  * The runtime layer's entry: opens the adapter the agent's `--runtime` names and
- * re-exports the interface (api.ts) and its errors. The agent imports only this file.
+ * re-exports the interface (api.ts), its errors (errors.ts) and the image reference
+ * grammar (reference.ts). The agent imports only this file (agent/boundaries.test.ts
+ * holds it to that; its tests may also use the fake adapter, fake/).
  *
  *   const runtime = await openRuntime('docker', { nodeName: 'node-a' });
  *
@@ -15,6 +17,13 @@ import type { FakeRuntimeOptions } from './fake/runtime.js';
 
 export type * from './api.js';
 export { CriError, CRI_ERROR_CODES, isCriError, type CriErrorCode } from './errors.js';
+export {
+  DEFAULT_DOMAIN,
+  familiarName,
+  familiarRepository,
+  parseImageReference,
+  type ImageReference,
+} from './reference.js';
 export type { ContainerdRuntimeOptions } from './containerd/runtime.js';
 export type { DockerRuntimeOptions } from './docker/runtime.js';
 export type { FakeRuntimeOptions } from './fake/runtime.js';

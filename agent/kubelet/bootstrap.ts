@@ -20,9 +20,9 @@ import * as https from 'node:https';
 import { join } from 'node:path';
 import type { Logger } from '../../api/log.js';
 import { caHash, certificateSubject, createCertificateRequest, notAfter } from '../../api/tls/certs.js';
-import { JoinTokenError, parseJoinToken } from '../../control/apiserver/auth/bootstrap-token.js';
-import { CA_CERTS_PATH, NODE_CREDENTIAL_PATH } from '../../control/apiserver/auth/policy.js';
-import { NODE_USER_PREFIX, SYSTEM_NODES } from '../../control/apiserver/auth/user.js';
+import { JoinTokenError, parseJoinToken } from '../../api/auth/bootstrap-token.js';
+import { CA_CERTS_PATH, NODE_CREDENTIAL_PATH } from '../../api/auth/node-credential.js';
+import { NODE_USER_PREFIX, SYSTEM_NODES } from '../../api/auth/user.js';
 
 /** The TLS material an agent talks to the API server with. */
 export interface NodeCredential {

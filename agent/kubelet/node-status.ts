@@ -30,7 +30,7 @@ import type { RestClient } from '../../api/client/rest.js';
 import { formatQuantity, parseQuantity } from '../../api/meta/quantity.js';
 import { rfc3339 } from '../../api/object.js';
 import type { Condition, Node, NodeAddress } from '../../api/types.js';
-import type { RuntimeService } from '../../cri/api.js';
+import type { RuntimeService } from '../../cri/index.js';
 import { goArch, type MachineInfo, type MachineProbe, type MachineUsage } from './machine.js';
 
 /** The version the Node reports as kubeletVersion (kubectl's VERSION column): the API server's gitVersion. */

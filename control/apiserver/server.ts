@@ -51,12 +51,8 @@ import { AdmissionChain, admissionPlugins, RequestAdmissionRecorder } from './ad
 import { SYSTEM_NAMESPACES } from './admission/namespacelifecycle.js';
 import type { PodSecuritySettings } from './admission/podsecurity/config.js';
 import { signNodeCredential } from './auth/node-credential.js';
-import {
-  BOOTSTRAP_CLUSTER_ROLE_BINDINGS,
-  BOOTSTRAP_CLUSTER_ROLES,
-  CA_CERTS_PATH,
-  NODE_CREDENTIAL_PATH,
-} from './auth/policy.js';
+import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from './auth/policy.js';
+import { CA_CERTS_PATH, NODE_CREDENTIAL_PATH } from '../../api/auth/node-credential.js';
 import { escalationMessage, FULL_AUTHORITY, onlyGCFieldsChanged, uncoveredRules } from './auth/escalation.js';
 import { rbacAuthorizer, rulesFor, rulesOf, type RbacSource } from './auth/rbac.js';
 import {
@@ -65,7 +61,7 @@ import {
   selfSubjectRulesReview,
   subjectAccessReview,
 } from './auth/reviews.js';
-import { nodeNameOf, type UserInfo } from './auth/user.js';
+import { nodeNameOf, type UserInfo } from '../../api/auth/user.js';
 import {
   authenticateRequest,
   authorizeRequest,

@@ -13,7 +13,7 @@ import type {
   NamespaceOption,
   PodSandboxConfig,
   PortMapping,
-} from '../../../cri/api.js';
+} from '../../../cri/index.js';
 import { containerAnnotations, containerLabels, sandboxLabels } from './labels.js';
 import { expandVars } from './env.js';
 import { podDesc, type KubeletContainer, type KubeletPod } from './types.js';

@@ -17,7 +17,7 @@ import { isNotFound } from '../../../api/client/errors.js';
 import { resources } from '../../../api/client/resource.js';
 import type { KubeObject } from '../../../api/object.js';
 import { parseQuantity } from '../../../api/meta/quantity.js';
-import type { KeyValue } from '../../../cri/api.js';
+import type { KeyValue } from '../../../cri/index.js';
 import { ContainerStartError } from './errors.js';
 import type { KubeletContainer, KubeletPod, ResourceFieldSelector } from './types.js';
 

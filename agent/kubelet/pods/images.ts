@@ -17,9 +17,9 @@
 import type { Logger } from '../../../api/log.js';
 import type { Clock } from '../../../api/clock.js';
 import type { EventRecorder, EventTarget } from '../../../api/client/events.js';
-import type { ImageService } from '../../../cri/api.js';
-import { isCriError } from '../../../cri/errors.js';
-import { parseImageReference } from '../../../cri/reference.js';
+import type { ImageService } from '../../../cri/index.js';
+import { isCriError } from '../../../cri/index.js';
+import { parseImageReference } from '../../../cri/index.js';
 import { Backoff } from './backoff.js';
 import { ContainerStartError } from './errors.js';
 import type { KubeletContainer, KubeletPod } from './types.js';

@@ -8,7 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { FakeClock } from '../../../api/clock.js';
-import type { ExecSyncResponse } from '../../../cri/api.js';
+import type { ExecSyncResponse } from '../../../cri/index.js';
 import { HookError, LIFECYCLE_USER_AGENT, runLifecycleHandler, type HookContext } from './lifecycle.js';
 import type { KubeletContainer, KubeletPod } from './types.js';
 

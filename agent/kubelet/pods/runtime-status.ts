@@ -12,8 +12,8 @@ import type {
   PodSandbox,
   PodSandboxState,
   RuntimeService,
-} from '../../../cri/api.js';
-import { isCriError } from '../../../cri/errors.js';
+} from '../../../cri/index.js';
+import { isCriError } from '../../../cri/index.js';
 import {
   CONTAINER_HASH_ANNOTATION,
   CONTAINER_NAME_LABEL,

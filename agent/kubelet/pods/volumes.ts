@@ -27,7 +27,7 @@ import {
 } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import type { RestClient } from '../../../api/client/rest.js';
-import type { KeyValue, Mount } from '../../../cri/api.js';
+import type { KeyValue, Mount } from '../../../cri/index.js';
 import { expandVars, readKeyData } from './env.js';
 import { ContainerStartError } from './errors.js';
 import { MountFailure, mountPointsUnder, type Mounter } from './mount.js';

@@ -28,7 +28,7 @@
 import type { Logger } from '../../../api/log.js';
 import type { Clock } from '../../../api/clock.js';
 import type { Pod } from '../../../api/types.js';
-import { isCriError } from '../../../cri/errors.js';
+import { isCriError } from '../../../cri/index.js';
 import { kubeletPod, type KubeletPod } from './types.js';
 import { errorMessage } from '../../../api/errors.js';
 

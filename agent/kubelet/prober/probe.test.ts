@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { CriError } from '../../../cri/errors.js';
+import { CriError } from '../../../cri/index.js';
 import type { KubeletContainer } from '../pods/types.js';
 import { PROBE_USER_AGENT, probeExec, probeHttp, probeTcp, resolvePort, runProbe } from './probe.js';
 

@@ -17,8 +17,8 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
-import type { ExecSyncResponse } from '../../../cri/api.js';
-import { isCriError } from '../../../cri/errors.js';
+import type { ExecSyncResponse } from '../../../cri/index.js';
+import { isCriError } from '../../../cri/index.js';
 import type { IntOrString, KubeletContainer, ProbeHandler } from '../pods/types.js';
 import { errorMessage } from '../../../api/errors.js';
 

@@ -12,7 +12,7 @@ import {
 import { after, before, describe, it } from 'node:test';
 import winston from 'winston';
 import WebSocket, { WebSocketServer } from 'ws';
-import { CriError } from '../../../cri/errors.js';
+import { CriError } from '../../../cri/index.js';
 import { PORT_FORWARD_TUNNEL_PROTOCOL, selectPortForwardProtocol, servePortForward } from './portforward.js';
 import {
   BlockCodec,

@@ -13,7 +13,7 @@
  * finished, and the connection closes.
  */
 import type { Duplex } from 'node:stream';
-import type { StreamOptions, StreamSession } from '../../../cri/api.js';
+import type { StreamOptions, StreamSession } from '../../../cri/index.js';
 import { finalStatus, parseTerminalSize } from './remotecommand.js';
 import { RST_STATUS, SpdySession } from './spdy.js';
 

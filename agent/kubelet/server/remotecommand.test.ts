@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
-import type { StreamSession, TerminalSize } from '../../../cri/api.js';
+import type { StreamSession, TerminalSize } from '../../../cri/index.js';
 import {
   decodeChannelMessage,
   encodeChannelMessage,

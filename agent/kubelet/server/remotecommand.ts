@@ -7,7 +7,7 @@
  * `v4.channel.k8s.io` is the same without it.
  */
 import type { WebSocket } from 'ws';
-import type { StreamSession, TerminalSize } from '../../../cri/api.js';
+import type { StreamSession, TerminalSize } from '../../../cri/index.js';
 
 /** The subprotocols served, most preferred first. */
 export const CHANNEL_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'] as const;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeClock, flushPromises } from '../../../api/clock.js';
-import type { Container, ContainerStats, Runtime } from '../../../cri/api.js';
+import type { Container, ContainerStats, Runtime } from '../../../cri/index.js';
 import { StubMachine } from '../../testing.js';
 import { CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL } from '../pods/labels.js';
 import { parseProcStatCpu, StatsProvider } from './stats.js';

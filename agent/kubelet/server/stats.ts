@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { realClock, type Clock } from '../../../api/clock.js';
 import type { StatsSummary, UsageSample } from '../../../api/stats.js';
-import type { Runtime } from '../../../cri/api.js';
+import type { Runtime } from '../../../cri/index.js';
 import type { MachineProbe } from '../machine.js';
 import { CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL } from '../pods/labels.js';
 

@@ -19,7 +19,7 @@
  */
 import type { KubeObject } from '../../../api/object.js';
 import type { ResourceInfo } from '../resources.js';
-import type { UserInfo } from '../auth/user.js';
+import type { UserInfo } from '../../../api/auth/user.js';
 
 /** admission.Operation (CONNECT has no plugin that cares in k8ts). */
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';

@@ -9,7 +9,7 @@ import { signLeaf, type KeyPair } from '../../../api/tls/certs.js';
 import { MemoryStore } from '../../storage/memory.js';
 import type { ApiServer } from '../server.js';
 import type { KubeObject } from '../../../api/object.js';
-import type { UserInfo } from '../auth/user.js';
+import type { UserInfo } from '../../../api/auth/user.js';
 import { findResource } from '../resources.js';
 import { nodeRestrictionViolation } from './noderestriction.js';
 import { startSecureApiServer } from '../auth/testing.js';

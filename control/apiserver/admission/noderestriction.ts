@@ -24,7 +24,7 @@
  */
 import type { KubeObject } from '../../../api/object.js';
 import { ownValue } from '../../../api/meta/maps.js';
-import { nodeNameOf } from '../auth/user.js';
+import { nodeNameOf } from '../../../api/auth/user.js';
 import { newForbidden } from '../status.js';
 import { semanticEqual } from '../strategies/meta.js';
 import type { AdmissionAttributes, AdmissionPlugin } from './interfaces.js';

@@ -16,12 +16,9 @@
 import type { IncomingMessage } from 'node:http';
 import { TLSSocket } from 'node:tls';
 import type { KubeObject } from '../../../api/object.js';
-import {
-  authenticateBootstrapToken,
-  BOOTSTRAP_TOKEN_PATTERN,
-  BOOTSTRAP_TOKEN_SECRET_PREFIX,
-} from './bootstrap-token.js';
-import { SYSTEM_AUTHENTICATED, type UserInfo } from './user.js';
+import { BOOTSTRAP_TOKEN_PATTERN, BOOTSTRAP_TOKEN_SECRET_PREFIX } from '../../../api/auth/bootstrap-token.js';
+import { authenticateBootstrapToken } from './bootstrap-token.js';
+import { SYSTEM_AUTHENTICATED, type UserInfo } from '../../../api/auth/user.js';
 
 /** Resolves with the request's user, or undefined when it carries no valid credential. */
 export type Authenticator = (req: IncomingMessage) => Promise<UserInfo | undefined>;

@@ -7,7 +7,7 @@
  * → RBAC.
  */
 import { ApiError } from '../status.js';
-import { SYSTEM_MASTERS, type UserInfo } from './user.js';
+import { SYSTEM_MASTERS, type UserInfo } from '../../../api/auth/user.js';
 
 /** What is asked (authorizer.Attributes). Resource requests carry group..name; others a path. */
 export interface Attributes {

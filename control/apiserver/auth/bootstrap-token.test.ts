@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../../../api/object.js';
 import {
-  authenticateBootstrapToken,
   BOOTSTRAP_TOKEN_PATTERN,
   bootstrapTokenSecret,
   DEFAULT_NODE_TOKEN_GROUP,
@@ -10,7 +9,8 @@ import {
   generateBootstrapToken,
   JoinTokenError,
   parseJoinToken,
-} from './bootstrap-token.js';
+} from '../../../api/auth/bootstrap-token.js';
+import { authenticateBootstrapToken } from './bootstrap-token.js';
 
 const HASH = 'ab'.repeat(32);
 

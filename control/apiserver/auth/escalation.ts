@@ -16,7 +16,7 @@
 import type { KubeObject } from '../../../api/object.js';
 import type { Attributes } from './authz.js';
 import { ruleAllows, type PolicyRule } from './rbac.js';
-import type { UserInfo } from './user.js';
+import type { UserInfo } from '../../../api/auth/user.js';
 
 /** `rule` as single-verb, single-resource (or single-URL), single-name rules (BreakdownRule). */
 export function breakdownRule(rule: PolicyRule): PolicyRule[] {

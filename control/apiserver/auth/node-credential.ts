@@ -17,7 +17,7 @@ import type { KeyPair } from '../../../api/tls/certs.js';
 import { parseCertificateRequest, signLeaf } from '../../../api/tls/certs.js';
 import { isDNS1123Subdomain } from '../../../api/meta/validation.js';
 import { ApiError, badRequest } from '../status.js';
-import { NODE_USER_PREFIX, SYSTEM_NODES } from './user.js';
+import { NODE_USER_PREFIX, SYSTEM_NODES } from '../../../api/auth/user.js';
 
 /** The answer of the exchange. */
 export interface NodeCredential {

@@ -18,7 +18,7 @@
 import { NET_CONF_CONFIGMAP } from '../../../api/netconf.js';
 import type { KubeObject } from '../../../api/object.js';
 import { ALLOW, NO_OPINION, type Attributes, type Authorizer, type Decision } from './authz.js';
-import { nodeNameOf } from './user.js';
+import { nodeNameOf } from '../../../api/auth/user.js';
 
 /** What the Node authorizer reads (the API server's registries). */
 export interface NodeGraphSource {

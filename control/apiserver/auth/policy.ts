@@ -13,7 +13,7 @@
  *   system:kube-scheduler) bound to cluster-admin: they are trusted parts of the control
  *   process, and k8ts does not carry upstream's fine-grained controller roles.
  */
-import type { KubeObject } from '../../../api/object.js';
+import { CA_CERTS_PATH, NODE_CREDENTIAL_PATH } from '../../../api/auth/node-credential.js';
 import {
   KUBE_CONTROLLER_MANAGER,
   KUBE_SCHEDULER,
@@ -21,12 +21,8 @@ import {
   SYSTEM_BOOTSTRAPPERS,
   SYSTEM_MASTERS,
   SYSTEM_UNAUTHENTICATED,
-} from './user.js';
-
-/** The path an agent POSTs its certificate request to (see node-credential.ts). */
-export const NODE_CREDENTIAL_PATH = '/k8ts/v1/node-credential';
-/** The path serving the cluster CA to anyone (k3s's /cacerts); the join token's hash pins it. */
-export const CA_CERTS_PATH = '/cacerts';
+} from '../../../api/auth/user.js';
+import type { KubeObject } from '../../../api/object.js';
 
 /** Paths anonymous requests may read (kube-apiserver's system:public-info-viewer). */
 export const PUBLIC_PATHS = ['/healthz', '/livez', '/readyz', '/version', CA_CERTS_PATH] as const;

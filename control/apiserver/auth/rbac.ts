@@ -15,7 +15,7 @@
  */
 import type { KubeObject } from '../../../api/object.js';
 import { ALLOW, NO_OPINION, type Attributes, type Authorizer } from './authz.js';
-import type { UserInfo } from './user.js';
+import type { UserInfo } from '../../../api/auth/user.js';
 
 /** An rbac/v1 PolicyRule. */
 export interface PolicyRule {

@@ -9,7 +9,7 @@ import type { KubeObject } from '../../../api/object.js';
 import { badRequest } from '../status.js';
 import type { Attributes, Authorizer } from './authz.js';
 import type { PolicyRule } from './rbac.js';
-import { nodeNameOf, SYSTEM_AUTHENTICATED, SYSTEM_MASTERS, type UserInfo } from './user.js';
+import { nodeNameOf, SYSTEM_AUTHENTICATED, SYSTEM_MASTERS, type UserInfo } from '../../../api/auth/user.js';
 
 type Obj = Record<string, unknown>;
 const o = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});

@@ -17,7 +17,7 @@ import {
 import { TunnelClient } from '../../../agent/kubelet/tunnel.js';
 import { MemoryStore } from '../../storage/memory.js';
 import type { ApiServer } from '../server.js';
-import { bootstrapTokenSecret } from './bootstrap-token.js';
+import { bootstrapTokenSecret } from '../../../api/auth/bootstrap-token.js';
 import { startSecureApiServer } from './testing.js';
 
 describe('ApiServer with security', () => {

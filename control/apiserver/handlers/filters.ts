@@ -21,7 +21,7 @@ import {
   SYSTEM_MASTERS,
   SYSTEM_UNAUTHENTICATED,
   type UserInfo,
-} from '../auth/user.js';
+} from '../../../api/auth/user.js';
 import type { ResourceRequest } from '../request.js';
 import { badRequest } from '../status.js';
 

@@ -31,7 +31,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '../../../api/object.js';
 import type { AdmissionRecorder, AdmissionRequest } from '../admission/index.js';
-import type { UserInfo } from '../auth/user.js';
+import type { UserInfo } from '../../../api/auth/user.js';
 import { proxyPodLog } from '../node-proxy.js';
 import { managerOrUserAgent, recordUpdate } from '../patch.js';
 import type { Registry, WriteOptions } from '../registry.js';

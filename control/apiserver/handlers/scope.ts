@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '../../../api/object.js';
 import type { AdmissionChain, AdmissionRequest } from '../admission/index.js';
-import type { UserInfo } from '../auth/user.js';
+import type { UserInfo } from '../../../api/auth/user.js';
 import type { NodeProxyDeps } from '../node-proxy.js';
 import type { Registry, WriteOptions } from '../registry.js';
 import type { ResourceRequest } from '../request.js';

@@ -11,7 +11,7 @@ import { waitFor } from '../../../api/client/testing.js';
 import { resources } from '../../../api/client/resource.js';
 import type { KubeObject } from '../../../api/object.js';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
-import { bootstrapTokenSecret } from '../../apiserver/auth/bootstrap-token.js';
+import { bootstrapTokenSecret } from '../../../api/auth/bootstrap-token.js';
 import { silentLogger } from '../context.js';
 import { ControllerManager } from '../manager.js';
 import { TokenCleaner } from './controller.js';

@@ -21,7 +21,7 @@ import { splitMetaNamespaceKey, metaNamespaceKey } from '../../../api/client/sto
 import type { Clock } from '../../../api/clock.js';
 import type { KubeObject } from '../../../api/object.js';
 import { RateLimitingQueue } from '../../../api/workqueue/rateLimited.js';
-import { BOOTSTRAP_TOKEN_SECRET_TYPE, secretStrings } from '../../apiserver/auth/bootstrap-token.js';
+import { BOOTSTRAP_TOKEN_SECRET_TYPE, secretStrings } from '../../../api/auth/bootstrap-token.js';
 import type { Controller, ControllerContext, Logger } from '../context.js';
 import { runQueue } from '../run.js';
 

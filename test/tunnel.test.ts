@@ -1,17 +1,19 @@
 // Both ends of the agent tunnel in one process: the API server's TunnelServer on a plain
 // HTTP server, the agent's TunnelClient, and an HTTP server standing in for the kubelet.
+// It lives in test/ because it joins the two processes' halves: agent/ never imports
+// control/ (agent/boundaries.test.ts).
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import winston from 'winston';
-import { TUNNEL_PATH } from '../../api/tunnel.js';
-import { ApiError } from '../../control/apiserver/status.js';
-import { TunnelServer } from '../../control/apiserver/tunnel.js';
-import { captureLogger } from '../testing.js';
-import { TunnelClient, tunnelBackoffMs } from './tunnel.js';
-import { until as waitUntil } from '../../test/support/wait.js';
+import { TUNNEL_PATH } from '../api/tunnel.js';
+import { ApiError } from '../control/apiserver/status.js';
+import { TunnelServer } from '../control/apiserver/tunnel.js';
+import { captureLogger } from '../agent/testing.js';
+import { TunnelClient, tunnelBackoffMs } from '../agent/kubelet/tunnel.js';
+import { until as waitUntil } from './support/wait.js';
 
 const TOKEN = 'K10testtoken';
 const silent = winston.createLogger({ silent: true });
