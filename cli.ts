@@ -33,6 +33,8 @@ Usage:
                    [--pod-security-admission-config-file FILE]
   k8ts agent       --server URL (--token T | --token-file F) [--node-name NAME] [--node-ip IP]
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
+                   [--container-runtime-endpoint unix:///run/containerd/containerd.sock]
+                   [--cni-conf-dir /etc/cni/net.d] [--cni-bin-dir /usr/lib/cni]   (containerd only)
   k8ts agent       --cleanup [--node-name NAME]   (remove the agent's routes, VXLAN device and firewall rules)
                    (the token is needed to join once; the node credential is kept in DIR/tls)
   k8ts kubeconfig  [--data-dir DIR] [--user NAME [--group GROUP ...]]
@@ -89,7 +91,18 @@ async function agentCommand(argv: string[]): Promise<number> {
       process.stdout.write(`${line}\n`);
     return 0;
   }
-  const { server, token, nodeName, nodeIP, nodePortAddress, dataDir, runtime, logLevel } = options;
+  const {
+    server,
+    token,
+    nodeName,
+    nodeIP,
+    nodePortAddress,
+    dataDir,
+    runtime,
+    runtimeEndpoint,
+    cni,
+    logLevel,
+  } = options;
   const { startAgent } = await import('./agent/main.js');
   const { createLogger } = await import('./api/log.js');
   const interrupted = untilSignal();
@@ -103,6 +116,8 @@ async function agentCommand(argv: string[]): Promise<number> {
       ...(nodePortAddress !== undefined ? { nodePortAddress } : {}),
       dataDir,
       runtime,
+      ...(runtimeEndpoint !== undefined ? { runtimeEndpoint } : {}),
+      ...(cni !== undefined ? { cni } : {}),
       logger: createLogger(logLevel),
       signal: interrupted.signal,
     });

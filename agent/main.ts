@@ -6,7 +6,8 @@
  * - the Node's status (kubelet/node-status.ts), every 10 s and at once on changes;
  * - the node Lease in kube-node-lease (kubelet/node-lease.ts), renewed every 10 s;
  * - the pod network (network/pod-network.ts), created once the Node has its spec.podCIDR
- *   and the cluster network setting is known;
+ *   and the cluster network setting is known: a bridge network of the runtime (Docker), or
+ *   on a CRI runtime the CNI conflist of its conf dir (network/cni.ts);
  * - the pod network between hosts (network/cross-host.ts): the vxlan or host-gw backend the
  *   control process chose, routes to every other node's pods;
  * - a Node informer on this one Node, which feeds the pod CIDR to the network and re-posts
@@ -21,6 +22,7 @@
  * restarted agent adopts them.
  */
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from '../api/log.js';
 import { realClock, type Clock } from '../api/clock.js';
 import { EventRecorder, SHUTDOWN_FLUSH_MS } from '../api/client/events.js';
@@ -32,6 +34,7 @@ import type { Node } from '../api/types.js';
 import type { Runtime, RuntimeKind } from '../cri/index.js';
 import { bootstrapNodeCredential, checkPlainHTTP } from './kubelet/bootstrap.js';
 import { hostMachine, type MachineProbe } from './kubelet/machine.js';
+import { CniPodNetwork } from './network/cni.js';
 import { CrossHostNetwork } from './network/cross-host.js';
 import { runHostCommand, type HostCommand } from './network/host-command.js';
 import { PodNetworkManager } from './network/pod-network.js';
@@ -42,7 +45,7 @@ import { KubeletServer } from './kubelet/server/server.js';
 import { StatsProvider } from './kubelet/server/stats.js';
 import { TunnelClient } from './kubelet/tunnel.js';
 import { clusterIPInterfaceFor } from './proxy/cluster-ip.js';
-import { Proxy } from './proxy/proxy.js';
+import { Proxy, type ProxyMode } from './proxy/proxy.js';
 import { connectRuntime } from './runtime.js';
 
 /** Settings of an agent (the `k8ts agent` flags, plus what tests inject). */
@@ -70,6 +73,20 @@ export interface AgentConfig {
   runtime: Runtime | RuntimeKind;
   /** Close a given Runtime on stop(). Default false. */
   ownsRuntime?: boolean;
+  /** The CRI endpoint of `runtime: 'containerd'` (`--container-runtime-endpoint`); default containerd's socket. */
+  runtimeEndpoint?: string;
+  /**
+   * The runtime's network is CNI (containerd): the agent writes the node's conflist into
+   * `confDir` (`--cni-conf-dir`) from its podCIDR, with the plugins of `binDir`
+   * (`--cni-bin-dir`), and keeps it current (network/cni.ts). Unset: the runtime makes the
+   * pod network itself (ensurePodNetwork: Docker's bridge network).
+   */
+  cni?: { confDir: string; binDir: string };
+  /**
+   * kube-proxy's `--proxy-mode` (proxy/proxy.ts's ProxyMode). Default nftables: Service
+   * rules in the kernel where the cluster network is the agent's (backend other than none).
+   */
+  proxyMode?: ProxyMode;
   /** Default: JSON lines on stderr at info. */
   logger?: Logger;
   clock?: Clock;
@@ -143,7 +160,11 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   if (cfg.server.startsWith('http:')) await checkPlainHTTP(cfg.server);
   const clock = cfg.clock ?? realClock;
   const connecting =
-    typeof cfg.runtime === 'string' ? connectRuntime(cfg.runtime, nodeName, logger, clock) : undefined;
+    typeof cfg.runtime === 'string'
+      ? connectRuntime(cfg.runtime, nodeName, logger, clock, {
+          ...(cfg.runtimeEndpoint !== undefined ? { endpoint: cfg.runtimeEndpoint } : {}),
+        })
+      : undefined;
   const runtime = connecting?.runtime ?? (cfg.runtime as Runtime);
   const closeRuntime = async () => {
     if (connecting) await connecting.close();
@@ -199,7 +220,15 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   // only after both exist.
   const machine = cfg.machine ?? hostMachine(cfg.dataDir);
   const podNetwork = new PodNetworkManager({
-    runtime,
+    runtime: cfg.cni
+      ? new CniPodNetwork({
+          nodeName,
+          confDir: cfg.cni.confDir,
+          binDir: cfg.cni.binDir,
+          ipamDataDir: join(cfg.dataDir, 'cni', 'networks'),
+          runtime,
+        })
+      : runtime,
     nodeName,
     logger,
     clock,
@@ -222,6 +251,8 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     onConfigured: (_conf, mtu) => {
       podNetwork.setMTU(mtu);
       status.poke();
+      // The backend decides whether kube-proxy's rules go in the kernel (proxyMode).
+      proxy.resyncAll();
     },
     onPeerRefused: (r) =>
       recorder.event({ kind: 'Node', name: nodeName, uid: nodeName }, 'Warning', 'NoRouteToNode', r.reason),
@@ -267,7 +298,9 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     kernel: {
       host: cfg.hostCommand ?? runHostCommand,
       enabled: () => crossHost.conf !== undefined && crossHost.conf.backend !== 'none',
+      clusterCIDR: () => crossHost.conf?.network || undefined,
     },
+    mode: cfg.proxyMode ?? 'nftables',
     logger,
     clock,
     onBindError: (service, failure) =>

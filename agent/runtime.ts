@@ -3,7 +3,9 @@
  * Node and reports "container runtime is down" while the runtime cannot be reached, and
  * goes on once it answers. connectRuntime() returns at once a Runtime whose calls reject
  * with CriError Unavailable until cri/'s openRuntime() has succeeded (retried with
- * backoff, 1 s doubling to 30 s), and go to the opened adapter afterwards.
+ * backoff, 1 s doubling to 30 s), and go to the opened adapter afterwards. The rejection's
+ * message is the last failure's (containerd's names its socket), so the node's Ready
+ * message says what is missing.
  */
 import type { Logger } from '../api/log.js';
 import { realClock, type Clock } from '../api/clock.js';
@@ -19,12 +21,19 @@ export interface ConnectingRuntime {
   close(): Promise<void>;
 }
 
+/** Where the runtime is, for the kinds that are reached over a socket. */
+export interface RuntimeEndpoint {
+  /** containerd's CRI endpoint (`--container-runtime-endpoint`; default `unix:///run/containerd/containerd.sock`). Docker's is DOCKER_HOST. */
+  endpoint?: string;
+}
+
 /** Opens `kind` for `nodeName`, retrying in the background (see the file comment). */
 export function connectRuntime(
   kind: RuntimeKind,
   nodeName: string,
   logger: Logger,
   clock: Clock = realClock,
+  where: RuntimeEndpoint = {},
 ): ConnectingRuntime {
   let current: Runtime | undefined;
   let lastError = 'not connected yet';
@@ -35,8 +44,18 @@ export function connectRuntime(
     let delay = 1_000;
     while (!stop.signal.aborted) {
       try {
-        current = await openRuntime(kind, { nodeName });
-        logger.info('connected to the container runtime', { node: nodeName, runtime: kind });
+        current =
+          kind === 'containerd'
+            ? await openRuntime('containerd', {
+                nodeName,
+                ...(where.endpoint !== undefined ? { endpoint: where.endpoint } : {}),
+              })
+            : await openRuntime(kind, { nodeName });
+        logger.info('connected to the container runtime', {
+          node: nodeName,
+          runtime: kind,
+          ...(where.endpoint !== undefined ? { endpoint: where.endpoint } : {}),
+        });
         markConnected();
         return;
       } catch (err) {

@@ -52,8 +52,22 @@ describe('k8ts agent flags', () => {
       /--node-ip must be an IP address/,
     ],
     [
-      ['agent', '--server', 'http://127.0.0.1:1', '--token', 't', '--runtime', 'containerd'],
-      /containerd is not supported yet/,
+      ['agent', '--server', 'http://127.0.0.1:1', '--token', 't', '--cni-conf-dir', '/tmp/cni'],
+      /--cni-conf-dir is for --runtime containerd/,
+    ],
+    [
+      [
+        'agent',
+        '--server',
+        'http://127.0.0.1:1',
+        '--token',
+        't',
+        '--runtime',
+        'containerd',
+        '--container-runtime-endpoint',
+        'tcp://127.0.0.1:1',
+      ],
+      /--container-runtime-endpoint must be a unix socket URL/,
     ],
     [
       ['agent', '--server', 'http://127.0.0.1:1', '--token', 't', '--runtime', 'rkt'],

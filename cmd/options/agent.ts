@@ -25,6 +25,9 @@ export const AGENT_FLAGS = {
   'node-ip': { type: 'string' },
   'data-dir': { type: 'string' },
   runtime: { type: 'string', default: 'docker' },
+  'container-runtime-endpoint': { type: 'string' },
+  'cni-conf-dir': { type: 'string' },
+  'cni-bin-dir': { type: 'string' },
   'log-level': { type: 'string', default: 'info' },
   cleanup: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h' },
@@ -44,10 +47,19 @@ export interface AgentOptions extends NodeOptions {
   token?: string;
   /** --data-dir, or defaultAgentDataDir(). */
   dataDir: string;
-  /** The container runtime; only docker is supported. */
-  runtime: 'docker';
+  /** The container runtime: Docker (DOCKER_HOST or its default socket), or containerd's CRI. */
+  runtime: 'docker' | 'containerd';
+  /** containerd's CRI endpoint (`--container-runtime-endpoint`); unset: the adapter's default, `unix:///run/containerd/containerd.sock`. */
+  runtimeEndpoint?: string;
+  /** The CNI dirs of the runtime (`--cni-conf-dir`, `--cni-bin-dir`; defaults /etc/cni/net.d, /usr/lib/cni); containerd only. */
+  cni?: { confDir: string; binDir: string };
   logLevel: LogLevel;
 }
+
+/** Where the agent writes the node's conflist for containerd (containerd's default CNI conf dir). */
+export const DEFAULT_CNI_CONF_DIR = '/etc/cni/net.d';
+/** Where Debian's containernetworking-plugins install the CNI plugins. */
+export const DEFAULT_CNI_BIN_DIR = '/usr/lib/cni';
 
 /**
  * Parses and checks `k8ts agent`'s arguments (argv without `k8ts agent`). Reads
@@ -87,9 +99,42 @@ export async function parseAgentOptions(
     throw new UsageError("--token or --token-file is required (the server's DATA_DIR/node-token)");
   }
   const runtime = values.runtime;
-  if (runtime === 'containerd') throw new UsageError('--runtime containerd is not supported yet; use docker');
-  if (runtime !== 'docker') throw new UsageError(`--runtime must be docker or containerd, got ${runtime}`);
+  if (runtime !== 'docker' && runtime !== 'containerd')
+    throw new UsageError(`--runtime must be docker or containerd, got ${runtime}`);
+  const containerd = runtime === 'containerd' ? containerdFlags(values) : undefined;
+  if (runtime === 'docker') {
+    for (const flag of ['container-runtime-endpoint', 'cni-conf-dir', 'cni-bin-dir'] as const) {
+      if (values[flag] !== undefined)
+        throw new UsageError(
+          `--${flag} is for --runtime containerd (Docker is reached through DOCKER_HOST and makes its own bridge network)`,
+        );
+    }
+  }
   const logLevel = parseLogLevel(values['log-level']);
   const node = await parseNodeFlags(values);
-  return { server, ...(token ? { token } : {}), ...node, dataDir, runtime, logLevel };
+  return { server, ...(token ? { token } : {}), ...node, dataDir, runtime, ...containerd, logLevel };
+}
+
+/** The endpoint and CNI dirs of `--runtime containerd`, defaults filled in and checked. */
+function containerdFlags(values: {
+  'container-runtime-endpoint'?: string | undefined;
+  'cni-conf-dir'?: string | undefined;
+  'cni-bin-dir'?: string | undefined;
+}): Pick<AgentOptions, 'runtimeEndpoint' | 'cni'> {
+  const endpoint = values['container-runtime-endpoint'];
+  if (endpoint !== undefined && !/^unix:\/\/\/./.test(endpoint))
+    throw new UsageError(
+      `--container-runtime-endpoint must be a unix socket URL (unix:///path), got ${endpoint}`,
+    );
+  const cni = {
+    confDir: values['cni-conf-dir'] ?? DEFAULT_CNI_CONF_DIR,
+    binDir: values['cni-bin-dir'] ?? DEFAULT_CNI_BIN_DIR,
+  };
+  for (const [flag, dir] of [
+    ['--cni-conf-dir', cni.confDir],
+    ['--cni-bin-dir', cni.binDir],
+  ] as const) {
+    if (!dir.startsWith('/')) throw new UsageError(`${flag} must be an absolute path, got ${dir}`);
+  }
+  return { ...(endpoint !== undefined ? { runtimeEndpoint: endpoint } : {}), cni };
 }

@@ -124,6 +124,36 @@ describe('k8ts agent options', () => {
         parseAgentOptions(['--server', 'https://s', '--token', 't', '--token-file', 'f']),
         /not both/,
       );
+      const base = ['--server', 'https://s:6443', '--token', 't', '--node-name', 'n', '--node-ip', '::1'];
+      const containerd = await parseAgentOptions([...base, '--data-dir', dir, '--runtime', 'containerd']);
+      assert.ok(containerd !== 'help' && !('cleanup' in containerd));
+      assert.equal(containerd.runtime, 'containerd');
+      assert.equal(containerd.runtimeEndpoint, undefined);
+      assert.deepEqual(containerd.cni, { confDir: '/etc/cni/net.d', binDir: '/usr/lib/cni' });
+      const given = await parseAgentOptions([
+        ...base,
+        '--data-dir',
+        dir,
+        '--runtime',
+        'containerd',
+        '--container-runtime-endpoint',
+        'unix:///tmp/c.sock',
+        '--cni-conf-dir',
+        '/tmp/net.d',
+        '--cni-bin-dir',
+        '/opt/cni/bin',
+      ]);
+      assert.ok(given !== 'help' && !('cleanup' in given));
+      assert.equal(given.runtimeEndpoint, 'unix:///tmp/c.sock');
+      assert.deepEqual(given.cni, { confDir: '/tmp/net.d', binDir: '/opt/cni/bin' });
+      await assert.rejects(
+        parseAgentOptions([...base, '--data-dir', dir, '--runtime', 'containerd', '--cni-bin-dir', 'cni']),
+        /--cni-bin-dir must be an absolute path/,
+      );
+      await assert.rejects(
+        parseAgentOptions([...base, '--data-dir', dir, '--container-runtime-endpoint', 'unix:///x.sock']),
+        /is for --runtime containerd/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

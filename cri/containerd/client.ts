@@ -70,7 +70,8 @@ export function socketPathOf(endpoint: string): string {
 function grpcStatusOf(err: unknown): { code: grpc.status; details: string } | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'number') {
     const details = 'details' in err && typeof err.details === 'string' ? err.details : String(err);
-    return { code: err.code as grpc.status, details };
+    // grpc-js ends a connection failure's details with an empty "Resolution note: ".
+    return { code: err.code as grpc.status, details: details.replace(/\s*Resolution note:\s*$/, '') };
   }
   return undefined;
 }

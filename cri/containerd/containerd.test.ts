@@ -346,6 +346,41 @@ describe('containerd adapter', { skip: SKIP_ALL ?? false }, () => {
     },
   );
 
+  it(
+    'ensurePodNetwork waits for the CNI network the runtime loaded; a sandbox may name it, no other',
+    { skip: SKIP_NET ?? false },
+    async () => {
+      const { runtime } = await newNode();
+      try {
+        const net = { name: `k8ts-ctd-${RUN}`, subnet: SUBNET, labels: {} };
+        await runtime.ensurePodNetwork(net);
+        const id = await runtime.runPodSandbox(sandboxConfig('named-net', { network: net.name }));
+        const ip = (await runtime.podSandboxStatus(id)).network.ip;
+        assert.ok(ip.startsWith(SUBNET.split('.').slice(0, 3).join('.') + '.'), `${ip} is not in ${SUBNET}`);
+        await assert.rejects(
+          runtime.runPodSandbox(sandboxConfig('other-net', { network: 'k8ts-nothing' })),
+          (err) => isCriError(err, 'NotFound'),
+        );
+        const impatient = await ContainerdRuntime.connect({ endpoint: ENDPOINT, networkWaitMs: 500 });
+        try {
+          await assert.rejects(impatient.ensurePodNetwork({ ...net, subnet: '10.199.9.0/24' }), (err) => {
+            assert.ok(isCriError(err, 'FailedPrecondition'), String(err));
+            assert.match(
+              err.message,
+              /has not loaded it from its CNI conf dir .*net\.d \(CNI load status: OK; networks: k8ts-ctd-/,
+            );
+            return true;
+          });
+        } finally {
+          await impatient.close();
+        }
+      } finally {
+        await sweep(runtime).catch(() => undefined);
+        await runtime.close();
+      }
+    },
+  );
+
   it('a host-network sandbox runs (no hostname is set) and has the node’s namespace', async () => {
     await withNode(async (rt) => {
       const id = await rt.runPodSandbox(

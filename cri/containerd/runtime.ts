@@ -5,10 +5,12 @@
  * shapes of api.ts are CRI's messages already, so most methods are one RPC.
  *
  * - Sandboxes and networking are the runtime's: the pod sandbox is its pause container
- *   (containerd's `sandbox_image`) on whatever CNI network its CRI plugin is configured
- *   with. Pod networks are not managed here yet (ensurePodNetwork rejects; a sandbox that
- *   names a network rejects NotFound): the CNI conflist is the agent's to write (issue 15
- *   item 2).
+ *   (containerd's `sandbox_image`) on the CNI network of its CRI plugin's conf dir. That
+ *   conflist is written by whoever configures the runtime (the agent's
+ *   agent/network/cni.ts, from the node's podCIDR); ensurePodNetwork only waits until the
+ *   runtime reports it has loaded a network of that name and subnet (Status with
+ *   `verbose`: its `cniconfig` and `lastCNILoadStatus`), and a sandbox may then name that
+ *   network (any other name rejects NotFound). removePodNetwork forgets the name.
  * - With `nodeName`, everything the adapter creates carries the label `io.k8ts.node`, and
  *   the adapter lists and reports only those (another node sharing the runtime, or a test,
  *   does not exist to it), as the docker adapter does. The label is not shown to callers.
@@ -72,6 +74,8 @@ export interface ContainerdRuntimeOptions {
   nodeName?: string;
   /** Deadline of an ordinary call, ms (default 120 000; pulls get 10 minutes). */
   timeoutMs?: number;
+  /** How long ensurePodNetwork waits for the runtime to load a CNI network, ms (default 15 000). */
+  networkWaitMs?: number;
 }
 
 const PULL_TIMEOUT_MS = 10 * 60_000;
@@ -125,6 +129,58 @@ function imageFrom(i: Message): Image {
   return image;
 }
 
+/** What a CRI runtime's verbose Status says of its CNI configuration. */
+interface LoadedCni {
+  /** `lastCNILoadStatus`: `OK`, or why the last load failed ('' when not reported). */
+  status: string;
+  /** The conf dir it reads ('' when not reported). */
+  confDir: string;
+  /** The networks loaded (loopback aside), with the subnets of their IPAM ranges. */
+  networks: { name: string; subnets: string[] }[];
+}
+
+/** The subnets a CNI plugin's `ipam` names (host-local's `ranges` or its older `subnet`). */
+function ipamSubnets(plugin: unknown): string[] {
+  const ipam = (plugin as { ipam?: { subnet?: unknown; ranges?: unknown } } | null)?.ipam;
+  const out: string[] = [];
+  if (typeof ipam?.subnet === 'string') out.push(ipam.subnet);
+  if (Array.isArray(ipam?.ranges)) {
+    for (const set of ipam.ranges as unknown[]) {
+      for (const r of Array.isArray(set) ? (set as { subnet?: unknown }[]) : []) {
+        if (typeof r?.subnet === 'string') out.push(r.subnet);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Reads containerd's verbose Status info: `lastCNILoadStatus`, and `cniconfig` (go-cni's
+ * ConfigResult: `PluginConfDir`, `Networks[].Config.{Name, Source}`, Source the conflist).
+ * Anything missing or malformed reads as nothing loaded.
+ */
+function loadedCniNetworks(info: unknown): LoadedCni {
+  const map = strMap(info);
+  const parse = (text: string | undefined): unknown => {
+    try {
+      return text === undefined ? undefined : (JSON.parse(text) as unknown);
+    } catch {
+      return undefined;
+    }
+  };
+  const rawStatus = parse(map.lastCNILoadStatus) ?? map.lastCNILoadStatus ?? '';
+  const cni = parse(map.cniconfig) as
+    { PluginConfDir?: string; Networks?: { Config?: { Name?: string; Source?: string } }[] } | undefined;
+  const networks: LoadedCni['networks'] = [];
+  for (const n of cni?.Networks ?? []) {
+    const name = n.Config?.Name;
+    if (typeof name !== 'string' || name === 'cni-loopback') continue;
+    const conf = parse(n.Config?.Source) as { plugins?: unknown[] } | undefined;
+    networks.push({ name, subnets: (conf?.plugins ?? [conf]).flatMap(ipamSubnets) });
+  }
+  return { status: String(rawStatus), confDir: String(cni?.PluginConfDir ?? ''), networks };
+}
+
 /** Formats nanoseconds since the epoch as RFC 3339 with nanoseconds (the kubelet's timestamps). */
 function rfc3339Nano(ns: bigint): string {
   const ms = Number(ns / 1_000_000n);
@@ -160,10 +216,13 @@ function parseLogLine(line: string): LogLine | undefined {
 /** containerd's CRI runtime adapter (see the file comment). */
 export class ContainerdRuntime implements Runtime {
   private closed = false;
+  /** The CNI networks ensurePodNetwork has seen the runtime load. */
+  private readonly networks = new Set<string>();
 
   private constructor(
     private readonly client: CriClient,
     readonly nodeName: string | undefined,
+    private readonly networkWaitMs: number,
   ) {}
 
   /**
@@ -172,7 +231,7 @@ export class ContainerdRuntime implements Runtime {
    */
   static async connect(opts: ContainerdRuntimeOptions = {}): Promise<ContainerdRuntime> {
     const client = new CriClient(opts.endpoint ?? DEFAULT_CRI_ENDPOINT, opts.timeoutMs);
-    const rt = new ContainerdRuntime(client, opts.nodeName || undefined);
+    const rt = new ContainerdRuntime(client, opts.nodeName || undefined, opts.networkWaitMs ?? 15_000);
     try {
       await rt.runtimeCall(
         'Version',
@@ -477,12 +536,41 @@ export class ContainerdRuntime implements Runtime {
 
   // ---- NetworkService ----
 
+  /**
+   * Resolves once the runtime has loaded the CNI network `config.name` with
+   * `config.subnet` (host-local's range) from its conf dir, polling its verbose Status
+   * every 200 ms for up to `networkWaitMs`; the conflist is written elsewhere (see the file
+   * comment). The MTU and labels are the conflist writer's.
+   * @throws CriError FailedPrecondition with the runtime's own words (its last CNI load
+   *   status, the networks it has) when it has not loaded it in time; Unavailable when
+   *   the runtime does not answer.
+   */
   async ensurePodNetwork(config: PodNetworkConfig): Promise<void> {
-    throw this.notYet(`pod network ${config.name}: CNI networks of the containerd adapter`);
+    const what = `pod network ${config.name} (${config.subnet})`;
+    const end = Date.now() + this.networkWaitMs;
+    for (;;) {
+      const r = await this.runtimeCall('Status', { verbose: true }, `runtime status for ${what}`);
+      const loaded = loadedCniNetworks(r.info);
+      if (
+        loaded.status === 'OK' &&
+        loaded.networks.some((n) => n.name === config.name && n.subnets.includes(config.subnet))
+      ) {
+        this.networks.add(config.name);
+        return;
+      }
+      if (Date.now() >= end) {
+        const have = loaded.networks.map((n) => `${n.name} (${n.subnets.join(', ') || 'no subnet'})`);
+        throw new CriError(
+          'FailedPrecondition',
+          `${what}: the runtime has not loaded it from its CNI conf dir${loaded.confDir ? ` ${loaded.confDir}` : ''} (CNI load status: ${loaded.status || 'unknown'}; networks: ${have.join(', ') || 'none'})`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 
   async removePodNetwork(name: string): Promise<void> {
-    throw this.notYet(`remove pod network ${name}: CNI networks of the containerd adapter`);
+    this.networks.delete(name);
   }
 
   async close(): Promise<void> {
@@ -492,10 +580,6 @@ export class ContainerdRuntime implements Runtime {
   }
 
   // ---- helpers ----
-
-  private notYet(what: string): CriError {
-    return new CriError('Internal', `${what}: not supported by the containerd adapter yet`);
-  }
 
   private async requireRunning(containerId: string): Promise<void> {
     const st = await this.containerStatus(containerId);
@@ -540,10 +624,10 @@ export class ContainerdRuntime implements Runtime {
   }
 
   private sandboxMessage(config: PodSandboxConfig): Message {
-    if (config.network !== undefined) {
+    if (config.network !== undefined && !this.networks.has(config.network)) {
       throw new CriError(
         'NotFound',
-        `pod network ${JSON.stringify(config.network)}: the containerd adapter has only the runtime's CNI network`,
+        `pod network ${JSON.stringify(config.network)}: not loaded by the runtime (the containerd adapter knows only the CNI network ensurePodNetwork confirmed)`,
       );
     }
     const ns = namespaceOptions(config.linux?.securityContext?.namespaceOptions);
