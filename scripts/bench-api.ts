@@ -31,8 +31,8 @@ import {
   duplicateFields,
   loadFieldSchemas,
   pruneUnknownFields,
-} from '../control/apiserver/fieldvalidation.js';
-import { typicalDeployment } from '../control/apiserver/fieldvalidation-testing.js';
+} from '../control/apiserver/fieldvalidation/index.js';
+import { typicalDeployment } from '../control/apiserver/fieldvalidation/testing.js';
 import { openAPIV2, warmOpenAPI } from '../control/apiserver/openapi/index.js';
 import { startK8tsServer } from '../test/support/k8ts-server.js';
 import { percentile, table } from './lib/stats.js';

@@ -42,7 +42,7 @@ import { ResourceMetricsApi } from './resource-metrics.js';
 import { TunnelServer } from './tunnel.js';
 import { discoveryResponse, type DocumentResponse } from './discovery.js';
 import { openAPIResponse, warmOpenAPI } from './openapi/index.js';
-import { loadFieldSchemas, warningHeaders } from './fieldvalidation.js';
+import { loadFieldSchemas, warningHeaders } from './fieldvalidation/index.js';
 import type { KeyPair } from '../../api/tls/certs.js';
 import { createAuthenticator, type Authenticator } from './auth/authn.js';
 import { privilegedGroupAuthorizer, unionAuthorizer, type Authorizer } from './auth/authz.js';

@@ -13,7 +13,7 @@ import {
   formatGoValue,
   pruneUnknownFields,
   warningHeaders,
-} from '../fieldvalidation.js';
+} from '../fieldvalidation/index.js';
 import { decodeObject, readBody } from '../request.js';
 import type { RequestScope } from './scope.js';
 

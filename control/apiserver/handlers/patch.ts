@@ -6,7 +6,7 @@
  * `fieldValidation`. Server-side apply of a missing object creates it. Admission's admit
  * phase has run on the URL before (index.ts).
  */
-import { checkPatchedFieldTypes } from '../fieldvalidation.js';
+import { checkPatchedFieldTypes } from '../fieldvalidation/index.js';
 import {
   APPLY_PATCH_TYPE,
   applyPatch,

@@ -1,3 +1,4 @@
+// One file for the folder (940 lines): its table-driven cases share the compiled schemas and one typical Deployment.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -18,18 +19,18 @@ import {
   strictDecodingErrors,
   warningHeader,
   warningHeaders,
-} from './fieldvalidation.js';
-import type { FieldValidationVerb, StrictDecodeTarget } from './fieldvalidation.js';
-import { typicalDeployment as typicalDeploymentOf } from './fieldvalidation-testing.js';
-import { GO_FIELD_TYPES } from './encoding/go-types.js';
-import { buildOpenAPIV2, modelDefinitionNames } from './openapi/index.js';
-import { RESOURCES } from './resources.js';
-import { ApiError } from './status.js';
+} from './index.js';
+import type { FieldValidationVerb, StrictDecodeTarget } from './index.js';
+import { typicalDeployment as typicalDeploymentOf } from './testing.js';
+import { GO_FIELD_TYPES } from '../encoding/go-types.js';
+import { buildOpenAPIV2, modelDefinitionNames } from '../openapi/index.js';
+import { RESOURCES } from '../resources.js';
+import { ApiError } from '../status.js';
 
 type Json = Record<string, unknown>;
 
 const SPRING = parseYaml(
-  readFileSync(new URL('../../../shared/fixtures/spring-deployment.yaml', import.meta.url), 'utf8'),
+  readFileSync(new URL('../../../../shared/fixtures/spring-deployment.yaml', import.meta.url), 'utf8'),
 ) as Json;
 
 function clone<T>(v: T): T {
