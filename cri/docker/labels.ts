@@ -4,10 +4,19 @@
  * dockershim did with `io.kubernetes.docker.type` and its `annotation.` labels
  * (pkg/kubelet/dockershim/naming.go, helpers.go).
  *
+ * The adapter stamps these itself, whatever the CRI labels say (its keys win over
+ * theirs); the kubelet's own labels (io.kubernetes.pod.*, io.kubernetes.container.name and
+ * its io.k8ts.node scope label: agent/kubelet/pods/labels.ts) reach Docker as the CRI labels.
+ * The pod's metadata is stamped again from CRI's metadata under the same io.kubernetes.*
+ * keys, because the adapter rebuilds metadata from them (where cri-dockerd parses the
+ * container name), also for CRI clients that set no such labels.
+ *
  * Every object carries:
  *   io.k8ts.node          the node name: an adapter lists and touches only its own node's
  *                         containers (several agents share one engine)
- *   io.k8ts.type          `podsandbox` | `container`
+ *   io.k8ts.type          `podsandbox` | `container`: the one the adapter filters on
+ *   io.kubernetes.docker.type  the same, under dockershim's and cri-dockerd's name (for
+ *                         tools that know it; the kubelet does not set it)
  *   io.k8ts.attempt       CRI metadata's attempt
  *   io.k8ts.created-at    creation time, ns since the epoch (Docker's list has seconds only)
  *   io.k8ts.labels        the CRI labels, JSON (exact: the CRI labels are also set as docker
@@ -21,6 +30,8 @@ import type { ContainerConfig, ContainerMetadata, PodSandboxConfig, PodSandboxMe
 
 export const LABEL_NODE = 'io.k8ts.node';
 export const LABEL_TYPE = 'io.k8ts.type';
+/** dockershim's and cri-dockerd's type label (containerTypeLabelKey), `podsandbox` | `container`. */
+export const LABEL_DOCKER_TYPE = 'io.kubernetes.docker.type';
 export const LABEL_ATTEMPT = 'io.k8ts.attempt';
 export const LABEL_CREATED_AT = 'io.k8ts.created-at';
 export const LABEL_LABELS = 'io.k8ts.labels';
@@ -69,6 +80,7 @@ function podLabels(
     ...cri.labels,
     [LABEL_NODE]: nodeName,
     [LABEL_TYPE]: type,
+    [LABEL_DOCKER_TYPE]: type,
     [LABEL_POD_NAME]: pod.name,
     [LABEL_POD_NAMESPACE]: pod.namespace,
     [LABEL_POD_UID]: pod.uid,

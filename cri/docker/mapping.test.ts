@@ -320,6 +320,13 @@ describe('labels', () => {
     });
   });
 
+  it("stamps dockershim's type label itself, over a CRI label of that key", () => {
+    const spoofed = { ...sandbox, labels: { 'io.kubernetes.docker.type': 'container' } };
+    assert.equal(sandboxLabels('node-a', spoofed, 1n)['io.kubernetes.docker.type'], 'podsandbox');
+    const labels = containerLabels('node-a', 'sb1', sandbox, container, 1n);
+    assert.equal(labels['io.kubernetes.docker.type'], 'container');
+  });
+
   it('a container is rebuilt from its labels exactly', () => {
     const labels = containerLabels('node-a', 'sb1', sandbox, container, 7n);
     assert.equal(labels['io.kubernetes.pod.name'], 'web-0');

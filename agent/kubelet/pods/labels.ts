@@ -1,10 +1,16 @@
 /**
- * What the kubelet writes on the runtime's sandboxes and containers so that the runtime
- * alone rebuilds its view after a restart (pkg/kubelet/kuberuntime/labels.go): the pod's
- * namespace, name and uid and the container's name as labels (a runtime can filter on
- * them); the restart count, the spec hash and the grace period as annotations. Every
- * object also carries `io.k8ts.node=<node>`, so several agents can share one Docker
- * engine and each touches only its own.
+ * What the kubelet writes on the CRI configs of its sandboxes and containers so that the
+ * runtime alone rebuilds its view after a restart (pkg/kubelet/kuberuntime/labels.go): the
+ * pod's namespace, name and uid and the container's name as labels (a runtime can filter
+ * on them); the restart count, the spec hash and the grace period as annotations. Every
+ * object also carries `io.k8ts.node=<node>`, and the kubelet lists with it as a label
+ * selector, so that kubelets sharing one runtime (simulated nodes on one fake runtime)
+ * each see only their own pods.
+ *
+ * These are the kubelet's labels only. What an adapter records for itself is the
+ * adapter's: the Docker adapter stamps dockershim's `io.kubernetes.docker.type`, its node
+ * ownership label and its private `io.k8ts.*` labels on the Docker objects
+ * (cri/docker/labels.ts), as cri-dockerd stamps its own type and sandbox-id labels.
  */
 import { NODE_LABEL } from '../../network/pod-network.js';
 import type { Pod } from '../../../api/types.js';
@@ -14,8 +20,6 @@ export const POD_NAME_LABEL = 'io.kubernetes.pod.name';
 export const POD_NAMESPACE_LABEL = 'io.kubernetes.pod.namespace';
 export const POD_UID_LABEL = 'io.kubernetes.pod.uid';
 export const CONTAINER_NAME_LABEL = 'io.kubernetes.container.name';
-/** dockershim's label telling sandboxes (`podsandbox`) from containers (`container`). */
-export const CONTAINER_TYPE_LABEL = 'io.kubernetes.docker.type';
 export const CONTAINER_HASH_ANNOTATION = 'io.kubernetes.container.hash';
 export const CONTAINER_RESTART_COUNT_ANNOTATION = 'io.kubernetes.container.restartCount';
 export const POD_TERMINATION_GRACE_PERIOD_ANNOTATION = 'io.kubernetes.pod.terminationGracePeriod';
@@ -28,7 +32,6 @@ export function sandboxLabels(pod: Pod, nodeName: string): Record<string, string
     [POD_NAME_LABEL]: pod.metadata.name ?? '',
     [POD_NAMESPACE_LABEL]: pod.metadata.namespace ?? '',
     [POD_UID_LABEL]: pod.metadata.uid ?? '',
-    [CONTAINER_TYPE_LABEL]: 'podsandbox',
     [NODE_LABEL]: nodeName,
   };
 }
@@ -40,7 +43,6 @@ export function containerLabels(pod: Pod, containerName: string, nodeName: strin
     [POD_NAMESPACE_LABEL]: pod.metadata.namespace ?? '',
     [POD_UID_LABEL]: pod.metadata.uid ?? '',
     [CONTAINER_NAME_LABEL]: containerName,
-    [CONTAINER_TYPE_LABEL]: 'container',
     [NODE_LABEL]: nodeName,
   };
 }
