@@ -484,13 +484,13 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
         chains:
           (await h1.exec(['iptables', '-S'])).stdout.includes('K8TS-FORWARD') ||
           (await h1.exec(['iptables', '-t', 'nat', '-S'])).stdout.includes('K8TS-POSTROUTING'),
-        nft: (await h1.exec(['nft', 'list', 'table', 'ip', 'k8ts-local-nodeports'])).code === 0,
+        nft: (await h1.exec(['nft', 'list', 'table', 'ip', 'k8ts'])).code === 0,
       });
       // A stopped agent leaves everything in place, so traffic keeps flowing across a restart.
       const before = await state();
       assert.equal(before.vxlan, backend === 'vxlan');
       assert.equal(before.chains, true);
-      assert.equal(before.nft, true, 'the externalTrafficPolicy Local table');
+      assert.equal(before.nft, true, "kube-proxy's nftables table");
       const cli = cliCommand();
       const r = await h1.exec([cli.cmd, ...cli.args, 'agent', '--cleanup', '--node-name', nodeOf(h1)]);
       assert.equal(r.code, 0, r.stderr);

@@ -3,12 +3,14 @@
  * stopping agent leaves in place so that pod traffic keeps flowing across its restart (as
  * kube-proxy's and flannel's rules stay): the VXLAN device `k8ts.1` (with its neighbour
  * and FDB entries), the routes tagged `proto 107`, the iptables chains K8TS-FORWARD and
- * K8TS-POSTROUTING with their jumps, the nft table `ip k8ts-local-nodeports`, and the
+ * K8TS-POSTROUTING with their jumps, the nft tables `ip k8ts` (kube-proxy's nftables mode)
+ * and `ip k8ts-local-nodeports`, and the
  * node's ClusterIP interface (or its labelled addresses on `lo`). Containers and the
  * runtime's pod network are the runtime's to remove (`install-agent.sh --uninstall`).
  * Only names that are k8ts's own are touched; what is already gone is skipped.
  */
 import { LOCAL_NODEPORTS_TABLE } from '../proxy/local-nodeports.js';
+import { NFT_TABLE } from '../proxy/nftables-rules.js';
 import { removeFirewall } from './firewall.js';
 import type { HostCommand } from './host-command.js';
 import { applyIpBatch, listPodRoutes, routeChanges } from './routes.js';
@@ -41,8 +43,10 @@ export async function cleanupNodeNetwork(host: HostCommand, clusterIPInterface: 
     `routes to other nodes' pods (proto 107): ${routes} removed`,
     'iptables chains K8TS-FORWARD, K8TS-POSTROUTING: removed (or absent)',
   ];
-  const nft = await host('nft', ['delete', 'table', 'ip', LOCAL_NODEPORTS_TABLE]);
-  done.push(`nft table ip ${LOCAL_NODEPORTS_TABLE}: ${nft.code === 0 ? 'removed' : 'absent'}`);
+  for (const table of [NFT_TABLE, LOCAL_NODEPORTS_TABLE]) {
+    const nft = await host('nft', ['delete', 'table', 'ip', table]);
+    done.push(`nft table ip ${table}: ${nft.code === 0 ? 'removed' : 'absent'}`);
+  }
   const link = await host('ip', ['link', 'del', clusterIPInterface]);
   if (link.code === 0) {
     done.push(`ClusterIP interface ${clusterIPInterface}: removed`);

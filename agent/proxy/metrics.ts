@@ -11,7 +11,12 @@
  * - `k8ts_proxy_endpoints{service}`: endpoints connections currently go to (the most of
  *   any of its ports);
  * - `k8ts_proxy_sync_proxy_rules_duration_seconds`: time of one Service's sync (as
- *   kube-proxy's sync_proxy_rules_duration_seconds).
+ *   kube-proxy's sync_proxy_rules_duration_seconds);
+ * - `k8ts_proxy_network_programming_duration_seconds`: nftables mode, from an endpoint
+ *   change (the EndpointSlice's `endpoints.kubernetes.io/last-change-trigger-time`) to its
+ *   rules being live in the kernel (kube-proxy's network_programming_duration_seconds, its SLI);
+ * - `k8ts_proxy_nftables_writes_total{kind}`: nftables transactions written, `full` or
+ *   `partial`, and `k8ts_proxy_nftables_write_errors_total`.
  */
 import client from 'prom-client';
 
@@ -45,6 +50,24 @@ export class ProxyMetrics {
     name: 'k8ts_proxy_sync_proxy_rules_duration_seconds',
     help: 'Seconds one Service sync took.',
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+    registers: [this.registry],
+  });
+
+  readonly networkProgramming = new client.Histogram({
+    name: 'k8ts_proxy_network_programming_duration_seconds',
+    help: 'Seconds from an endpoint change to its rules being live in the kernel (nftables mode).',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly nftWrites = new client.Counter({
+    name: 'k8ts_proxy_nftables_writes_total',
+    help: 'nftables transactions written (kind: full or partial).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly nftWriteErrors = new client.Counter({
+    name: 'k8ts_proxy_nftables_write_errors_total',
+    help: 'nftables transactions the kernel refused (each is followed by a full rewrite).',
     registers: [this.registry],
   });
 

@@ -43,10 +43,14 @@ import { LocalNodePortRules, type LocalNodePort } from './local-nodeports.js';
 import { endpointsForPort } from './endpoints.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './forwarder.js';
 import { ProxyMetrics } from './metrics.js';
+import { NftablesProxier } from './nftables.js';
+import type { KernelServicePort } from './nftables-rules.js';
 import { ServicePortProxy, type BindFailure, type ListenAddress } from './service-port.js';
 import { UdpServicePortProxy } from './udp-port.js';
 import { errorMessage } from '../../api/errors.js';
 
+/** When the change a slice reflects happened (the endpointslice controller sets it). */
+const ANNOTATION_LAST_CHANGE_TRIGGER_TIME = 'endpoints.kubernetes.io/last-change-trigger-time';
 /** The label an EndpointSlice names its Service with. */
 export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 /** Services and slices kube-proxy leaves alone (another proxy's, or headless slices). */
@@ -58,12 +62,23 @@ const DEFAULT_AFFINITY_SECONDS = 10800;
 
 /** What one Service port serves (Proxy.snapshot()). */
 export interface PortSnapshot {
+  /** Who serves it: the proxy's own sockets, or nftables rules in the kernel. */
+  mode: ProxyMode;
+  /** Userspace mode: the listeners (`kind/host/port`); nftables mode: none. */
   listening: string[];
   /** Endpoints of ClusterIP traffic (`ip:port`). */
   endpoints: string[];
   /** Endpoints of NodePort and load-balancer traffic. */
   externalEndpoints: string[];
 }
+
+/**
+ * kube-proxy's `--proxy-mode`: `nftables` serves Services with kernel rules wherever the
+ * agent may program the kernel (a cluster network backend other than none, and `nft`
+ * works), and with its own sockets elsewhere; `userspace` always with its own sockets.
+ */
+export type ProxyMode = 'nftables' | 'userspace';
+export const PROXY_MODES: readonly ProxyMode[] = ['nftables', 'userspace'];
 
 /** Settings of a Proxy (one config object, as every agent component). */
 export interface ProxyConfig {
@@ -93,7 +108,14 @@ export interface ProxyConfig {
    * backend other than none): externalTrafficPolicy Local NodePorts then DNAT in the
    * kernel and keep the client's address (local-nodeports.ts). Omitted: never.
    */
-  kernel?: { host: HostCommand; enabled(): boolean };
+  kernel?: {
+    host: HostCommand;
+    enabled(): boolean;
+    /** The cluster CIDR (net-conf's Network), once known; nftables mode needs it. */
+    clusterCIDR?(): string | undefined;
+  };
+  /** Default nftables (see ProxyMode); without `kernel` always userspace. */
+  mode?: ProxyMode;
 }
 
 /** What the proxy serves for one Service. */
@@ -123,6 +145,12 @@ export class Proxy {
   /** externalTrafficPolicy Local NodePorts by Service key, and the kernel rules made of them. */
   private readonly localNodePorts = new Map<string, LocalNodePort[]>();
   private readonly localRules: LocalNodePortRules | undefined;
+  /** nftables mode's rules (undefined in userspace mode, or where nft cannot be used). */
+  private nft: NftablesProxier | undefined;
+  private nftFlush: Promise<void> | undefined;
+  private routeLocalnetSet = false;
+  /** Endpoint change times (wall-clock ms, from the slices) not yet reconciled, by Service key. */
+  private readonly triggerTimes = new Map<string, number[]>();
   private workers: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
 
@@ -145,6 +173,12 @@ export class Proxy {
     this.localRules = cfg.kernel
       ? new LocalNodePortRules(cfg.kernel.host, cfg.nodeIP, cfg.logger)
       : undefined;
+    if (cfg.kernel && (cfg.mode ?? 'nftables') === 'nftables')
+      this.nft = new NftablesProxier({
+        host: cfg.kernel.host,
+        logger: cfg.logger,
+        metrics: this.metricsRegistry,
+      });
     this.queue = new RateLimitingQueue<string>({ clock: this.cfg.clock });
     this.informers = new InformerFactory({
       client: cfg.client,
@@ -167,17 +201,36 @@ export class Proxy {
       },
       { resyncPeriodMs: this.cfg.syncPeriodMs },
     );
-    const enqueueSlice = (s: EndpointSlice): void => {
-      for (const key of sliceServiceKey(s)) this.queue.add(key);
+    const enqueueSlice = (s: EndpointSlice, old?: EndpointSlice): void => {
+      const trigger = s.metadata.annotations?.[ANNOTATION_LAST_CHANGE_TRIGGER_TIME];
+      const at = trigger !== undefined ? Date.parse(trigger) : NaN;
+      const changed = trigger !== old?.metadata.annotations?.[ANNOTATION_LAST_CHANGE_TRIGGER_TIME];
+      for (const key of sliceServiceKey(s)) {
+        if (this.nft && changed && Number.isFinite(at)) {
+          const times = this.triggerTimes.get(key) ?? [];
+          times.push(at);
+          this.triggerTimes.set(key, times);
+        }
+        this.queue.add(key);
+      }
     };
     this.slices.addEventHandler({
-      onAdd: enqueueSlice,
+      onAdd: (s) => enqueueSlice(s),
       onUpdate: (old, s) => {
-        enqueueSlice(old);
-        enqueueSlice(s);
+        enqueueSlice(old, old);
+        enqueueSlice(s, old);
       },
-      onDelete: (s) => enqueueSlice(deletedObject(s)),
+      onDelete: (s) => {
+        const gone = deletedObject(s);
+        enqueueSlice(gone, gone);
+      },
     });
+  }
+
+  /** Reconciles every Service again (the agent calls it when the cluster network setting changes, which may switch the mode). */
+  resyncAll(): void {
+    for (const s of this.services.lister().list()) this.queue.add(metaNamespaceKey(s));
+    for (const key of this.state.keys()) this.queue.add(key);
   }
 
   /** How ClusterIP addresses are held (after start()). */
@@ -192,6 +245,15 @@ export class Proxy {
    */
   async start(timeoutMs = 60_000): Promise<void> {
     if (this.workers) throw new Error('Proxy: already started');
+    if (this.nft) {
+      const why = await NftablesProxier.unavailable(this.cfg.kernel!.host);
+      if (why !== undefined) {
+        this.cfg.logger.warn('proxy: nftables cannot be used here; serving Services in userspace', {
+          error: why,
+        });
+        this.nft = undefined;
+      }
+    }
     await this.addresses.start();
     this.informers.start();
     this.workers = runWorkers(this.queue, 1, (key) => this.reconcile(key), {
@@ -211,7 +273,7 @@ export class Proxy {
   async waitForIdle(timeoutMs = 10_000): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.queue.len() === 0 && !this.busy) return true;
+      if (this.queue.len() === 0 && !this.busy && !this.nftFlush && !this.nft?.pending) return true;
       await new Promise((r) => setTimeout(r, 10));
     }
     return false;
@@ -235,8 +297,17 @@ export class Proxy {
     const out: Record<string, Record<string, PortSnapshot>> = {};
     for (const [key, st] of this.state) {
       out[key] = {};
+      for (const p of this.nft?.served(key) ?? []) {
+        out[key][p.id.split('/').pop()!] = {
+          mode: 'nftables',
+          listening: [],
+          endpoints: p.internal.map(endpointKey),
+          externalEndpoints: p.external.map(endpointKey),
+        };
+      }
       for (const [port, p] of st.ports) {
         out[key][port] = {
+          mode: 'userspace',
           listening: p.listening(),
           endpoints: p.balancers.internal.list().map(endpointKey),
           externalEndpoints: p.balancers.external.list().map(endpointKey),
@@ -275,6 +346,104 @@ export class Proxy {
     await this.localRules.sync(enabled ? [...this.localNodePorts.values()].flat() : []);
   }
 
+  /** Whether Services go to the kernel now (nftables mode, where the kernel is the agent's). */
+  private kernelActive(): boolean {
+    return (
+      this.nft !== undefined && this.cfg.kernel!.enabled() && this.cfg.kernel!.clusterCIDR?.() !== undefined
+    );
+  }
+
+  /** Writes what the nftables proxier holds; concurrent callers share one write and wait for the next. */
+  private async flushKernel(): Promise<void> {
+    const nft = this.nft;
+    if (!nft) return;
+    while (this.nftFlush) await this.nftFlush;
+    if (!nft.pending) return;
+    this.nftFlush = (async () => {
+      if (!this.routeLocalnetSet) {
+        // NodePorts on 127.0.0.1 (as kube-proxy's iptables mode serves them): the kernel
+        // routes a loopback source off the host only with route_localnet; the table drops
+        // what would abuse it (nftables-rules.ts, filter-input).
+        const r = await this.cfg.kernel!.host('sysctl', ['-w', 'net.ipv4.conf.all.route_localnet=1']);
+        if (r.code !== 0)
+          this.cfg.logger.warn('proxy: cannot set route_localnet; NodePorts are not served on 127.0.0.1', {
+            error: r.stderr.trim(),
+          });
+        this.routeLocalnetSet = true;
+      }
+      await nft.flush({ clusterCIDR: this.cfg.kernel!.clusterCIDR!()!, nodeIP: this.cfg.nodeIP });
+    })();
+    try {
+      await this.nftFlush;
+    } finally {
+      this.nftFlush = undefined;
+    }
+  }
+
+  /** Hands a Service's ports to the kernel: its userspace listeners and ClusterIP address go. */
+  private async reconcileKernel(
+    key: string,
+    svc: Service | undefined,
+    wanted: Map<string, ServicePort>,
+    st: ServiceState,
+  ): Promise<void> {
+    for (const [portKey, p] of st.ports) {
+      st.ports.delete(portKey);
+      await this.retire(p);
+      this.metricsRegistry.connections.remove({ service: key, port: portKey });
+      this.metricsRegistry.connectionErrors.remove({ service: key, port: portKey });
+    }
+    if (st.clusterIP !== undefined) {
+      await this.addresses.remove(st.clusterIP);
+      st.clusterIP = undefined;
+    }
+    if (this.localNodePorts.delete(key)) await this.syncLocalRules();
+    const triggers = this.triggerTimes.get(key) ?? [];
+    this.triggerTimes.delete(key);
+    if (!svc || wanted.size === 0) {
+      this.nft!.update(key, undefined);
+      await this.flushKernel();
+      this.state.delete(key);
+      this.metricsRegistry.forgetService(key);
+      return;
+    }
+    this.state.set(key, st);
+    const slices = this.slices.lister().byIndex(SLICES_BY_SERVICE, key);
+    const clusterIP = usableClusterIP(svc);
+    const type = svc.spec.type ?? 'ClusterIP';
+    const ports: KernelServicePort[] = [];
+    let endpointCount = 0;
+    for (const [portKey, sp] of wanted) {
+      const protocol = sp.protocol === 'UDP' ? 'UDP' : 'TCP';
+      const portName = sp.name ?? '';
+      const all = endpointsForPort(slices, portName, protocol).endpoints;
+      const local = () => endpointsForPort(slices, portName, protocol, this.cfg.nodeName).endpoints;
+      endpointCount = Math.max(endpointCount, all.length);
+      ports.push({
+        id: `${key}/${protocol.toLowerCase()}/${portKey}`,
+        protocol,
+        ...(clusterIP !== undefined ? { clusterIP } : {}),
+        port: sp.port,
+        ...((type === 'NodePort' || type === 'LoadBalancer') && sp.nodePort ? { nodePort: sp.nodePort } : {}),
+        loadBalancerIPs:
+          type === 'LoadBalancer'
+            ? (svc.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : []))
+            : [],
+        internal: svc.spec.internalTrafficPolicy === 'Local' ? local() : all,
+        external: svc.spec.externalTrafficPolicy === 'Local' ? local() : all,
+        hasEndpoints: all.length > 0,
+        externalTrafficLocal: svc.spec.externalTrafficPolicy === 'Local',
+        affinitySeconds:
+          svc.spec.sessionAffinity === 'ClientIP'
+            ? (svc.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS)
+            : 0,
+      });
+    }
+    this.metricsRegistry.endpoints.set({ service: key }, endpointCount);
+    this.nft!.update(key, ports, triggers);
+    await this.flushKernel();
+  }
+
   /** Closes a port that went away; its open connections may finish (stop() ends them). */
   private async retire(p: ServicePortProxy | UdpServicePortProxy): Promise<void> {
     await p.close(false);
@@ -292,6 +461,13 @@ export class Proxy {
       const svc = this.services.lister().get(namespace, name);
       const st = this.state.get(key) ?? { ports: new Map(), clusterIP: undefined, reported: new Set() };
       const wanted = svc ? this.desiredPorts(svc) : new Map<string, ServicePort>();
+      if (this.kernelActive()) return await this.reconcileKernel(key, svc, wanted, st);
+      this.triggerTimes.delete(key);
+      if (this.nft?.has(key)) {
+        // The kernel is no longer ours (the backend went to none): its rules for this Service go.
+        this.nft.update(key, undefined);
+        await this.flushKernel();
+      }
       // Ports that went away: listeners close, open connections may finish.
       for (const [portKey, p] of st.ports) {
         if (!wanted.has(portKey)) {

@@ -1,0 +1,274 @@
+/**
+ * What kube-proxy's nftables mode writes, as text for `nft -f`: pure functions from the
+ * Service ports this node serves to the table `ip k8ts`, after the layout of
+ * pkg/proxy/nftables/proxier.go (Kubernetes 1.31+), so that Service traffic is rewritten in
+ * the kernel and never enters a process.
+ *
+ * The fixed part (tableSkeleton):
+ *
+ *   map service-ips           clusterIP|ingressIP . proto . port : goto svc-…|ext-…
+ *   map service-nodeports     proto . nodePort : goto ext-…
+ *   map no-endpoint-services  clusterIP|ingressIP . proto . port : goto reject-chain | drop
+ *   map no-endpoint-nodeports proto . nodePort : goto reject-chain | drop
+ *   chain nat-prerouting  (dstnat)       jump services; nodeports on the node's addresses
+ *   chain nat-output      (output dstnat) the same, and 127.0.0.0/8 (route_localnet)
+ *   chain nat-postrouting (srcnat)       jump masquerading
+ *   chain filter-input / filter-forward / filter-output (priority -110, before the DNAT):
+ *                         new connections to a Service without endpoints are rejected
+ *                         (ICMP port unreachable) or dropped (a traffic policy of Local
+ *                         with none on this node); packets from elsewhere to 127.0.0.0/8
+ *                         that were not DNATed are dropped (the route_localnet guard).
+ *   chain mark-for-masquerade / masquerading: mark 0x4000, then masquerade fully-random.
+ *
+ * Per Service port (servicePortChains), named after the port's id
+ * `namespace/name/protocol/port-name-or-number`:
+ *
+ *   svc-<id>   internal traffic: masquerade unless from the cluster CIDR; ClientIP
+ *              affinity (`ip saddr @affinity-… goto ep-…`); then `numgen random mod N vmap`
+ *              over the internal endpoints (internalTrafficPolicy Local: this node's).
+ *   ext-<id>   NodePort and load-balancer traffic: externalTrafficPolicy Cluster masquerades
+ *              and goes to svc-<id>; Local keeps the client's address and goes to
+ *              local-<id> (this node's endpoints), except that pods and the node itself are
+ *              sent to svc-<id> as kube-proxy does.
+ *   local-<id> numgen over this node's endpoints (eTP Local only).
+ *   ep-<id>__<ip>/<port>   hairpin masquerade, affinity update, `dnat to ip:port`.
+ *   set affinity-<id>__<ip>/<port>  dynamic, with the affinity timeout.
+ */
+import type { Endpoint } from './balancer.js';
+
+/** The table kube-proxy's nftables mode keeps (family ip); nothing outside it is touched. */
+export const NFT_TABLE = 'k8ts';
+/** The table as nft names it in commands. */
+export const NFT_TABLE_REF = `ip ${NFT_TABLE}`;
+/** The masquerade mark, kube-proxy's default (--iptables-masquerade-bit 14). */
+export const MASQUERADE_MARK = '0x4000';
+
+/** One Service port as the kernel serves it. */
+export interface KernelServicePort {
+  /** `namespace/name/tcp|udp/port-name-or-number`; unique on the node. */
+  id: string;
+  protocol: 'TCP' | 'UDP';
+  /** The IPv4 clusterIP (none for a headless Service). */
+  clusterIP?: string;
+  port: number;
+  /** The nodePort (NodePort and LoadBalancer Services). */
+  nodePort?: number;
+  /** status.loadBalancer.ingress IPs (ipMode VIP). */
+  loadBalancerIPs: readonly string[];
+  /** Where ClusterIP traffic goes (internalTrafficPolicy applied). */
+  internal: readonly Endpoint[];
+  /** Where NodePort and load-balancer traffic goes (externalTrafficPolicy applied). */
+  external: readonly Endpoint[];
+  /** Whether the Service has any usable endpoint at all, on any node (reject vs drop). */
+  hasEndpoints: boolean;
+  externalTrafficLocal: boolean;
+  /** ClientIP affinity timeout in seconds; 0: none. */
+  affinitySeconds: number;
+}
+
+/** Where this node's rules apply. */
+export interface TableSettings {
+  /** The cluster CIDR (net-conf's Network): traffic from outside it to a clusterIP is masqueraded. */
+  clusterCIDR: string;
+  /** The node address NodePorts are served on (`--node-ip`); undefined: every local address. */
+  nodeIP: string | undefined;
+}
+
+/** The part of the table one Service port owns: chains by name (rule lines), map elements, sets. */
+export interface PortObjects {
+  chains: Map<string, string[]>;
+  /** Map name → element key → verdict. */
+  elements: Map<string, Map<string, string>>;
+  /** Set name → its definition (the text inside the braces). */
+  sets: Map<string, string>;
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/** The text of the table's fixed part, created once (and again at a full resync). */
+export function tableSkeleton(s: Pick<TableSettings, 'nodeIP'>): string {
+  const t = NFT_TABLE_REF;
+  const nodePortsIn = s.nodeIP ? `ip daddr ${s.nodeIP}` : 'fib daddr type local ip daddr != 127.0.0.0/8';
+  const nodePortsOut = s.nodeIP ? `ip daddr { ${s.nodeIP}, 127.0.0.0/8 }` : 'fib daddr type local';
+  const lines = [
+    `add table ${t} { comment "k8ts kube-proxy (nftables mode)"; }`,
+    `add map ${t} service-ips { type ipv4_addr . inet_proto . inet_service : verdict; }`,
+    `add map ${t} service-nodeports { type inet_proto . inet_service : verdict; }`,
+    `add map ${t} no-endpoint-services { type ipv4_addr . inet_proto . inet_service : verdict; }`,
+    `add map ${t} no-endpoint-nodeports { type inet_proto . inet_service : verdict; }`,
+    `add chain ${t} reject-chain`,
+    `add rule ${t} reject-chain reject`,
+    `add chain ${t} mark-for-masquerade`,
+    `add rule ${t} mark-for-masquerade mark set mark or ${MASQUERADE_MARK}`,
+    `add chain ${t} masquerading`,
+    `add rule ${t} masquerading mark and ${MASQUERADE_MARK} == 0 return`,
+    `add rule ${t} masquerading mark set mark xor ${MASQUERADE_MARK}`,
+    `add rule ${t} masquerading masquerade fully-random`,
+    `add chain ${t} services`,
+    `add rule ${t} services ip daddr . meta l4proto . th dport vmap @service-ips`,
+    `add chain ${t} service-endpoints-check`,
+    `add rule ${t} service-endpoints-check ip daddr . meta l4proto . th dport vmap @no-endpoint-services`,
+    `add chain ${t} nodeport-endpoints-check`,
+    `add rule ${t} nodeport-endpoints-check ${nodePortsOut} meta l4proto . th dport vmap @no-endpoint-nodeports`,
+    `add chain ${t} nat-prerouting { type nat hook prerouting priority dstnat; policy accept; }`,
+    `add rule ${t} nat-prerouting jump services`,
+    `add rule ${t} nat-prerouting ${nodePortsIn} meta l4proto . th dport vmap @service-nodeports`,
+    `add chain ${t} nat-output { type nat hook output priority -100; policy accept; }`,
+    `add rule ${t} nat-output jump services`,
+    `add rule ${t} nat-output ${nodePortsOut} meta l4proto . th dport vmap @service-nodeports`,
+    `add chain ${t} nat-postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
+    `add rule ${t} nat-postrouting jump masquerading`,
+    `add chain ${t} filter-input { type filter hook input priority -110; policy accept; }`,
+    `add rule ${t} filter-input ct state new jump nodeport-endpoints-check`,
+    `add rule ${t} filter-input ct state new jump service-endpoints-check`,
+    `add rule ${t} filter-input ip daddr 127.0.0.0/8 ip saddr != 127.0.0.0/8 ct status & dnat == 0 drop`,
+    `add chain ${t} filter-forward { type filter hook forward priority -110; policy accept; }`,
+    `add rule ${t} filter-forward ct state new jump service-endpoints-check`,
+    `add chain ${t} filter-output { type filter hook output priority -110; policy accept; }`,
+    `add rule ${t} filter-output ct state new jump service-endpoints-check`,
+    `add rule ${t} filter-output ct state new jump nodeport-endpoints-check`,
+  ];
+  return lines.join('\n') + '\n';
+}
+
+/** The chains, map elements and sets one Service port needs (see the file comment). */
+export function servicePortObjects(p: KernelServicePort, s: TableSettings): PortObjects {
+  const chains = new Map<string, string[]>();
+  const elements = new Map<string, Map<string, string>>();
+  const sets = new Map<string, string>();
+  const element = (map: string, key: string, verdict: string) => {
+    let m = elements.get(map);
+    if (!m) elements.set(map, (m = new Map()));
+    m.set(key, verdict);
+  };
+  const proto = p.protocol.toLowerCase();
+  const svcChain = `svc-${p.id}`;
+  const extChain = `ext-${p.id}`;
+  const localChain = `local-${p.id}`;
+  const noEndpoints = p.hasEndpoints ? 'drop' : 'goto reject-chain';
+
+  const endpointChain = (e: Endpoint): string => `ep-${p.id}__${e.ip}/${e.port}`;
+  const affinitySet = (e: Endpoint): string => `affinity-${p.id}__${e.ip}/${e.port}`;
+  const spread = (eps: readonly Endpoint[]): string =>
+    `numgen random mod ${eps.length} vmap { ${eps.map((e, i) => `${i} : goto ${endpointChain(e)}`).join(', ')} }`;
+  const withEndpoints = (eps: readonly Endpoint[]): Endpoint[] => eps.filter((e) => IPV4.test(e.ip));
+  const internal = withEndpoints(p.internal);
+  const external = withEndpoints(p.external);
+
+  for (const e of new Map([...internal, ...external].map((e) => [endpointChain(e), e])).values()) {
+    const rules = [`ip saddr ${e.ip} jump mark-for-masquerade`];
+    if (p.affinitySeconds > 0) {
+      sets.set(affinitySet(e), `type ipv4_addr; flags dynamic,timeout; timeout ${p.affinitySeconds}s;`);
+      rules.push(`update @${affinitySet(e)} { ip saddr }`);
+    }
+    rules.push(`meta l4proto ${proto} dnat to ${e.ip}:${e.port}`);
+    chains.set(endpointChain(e), rules);
+  }
+  const affinityRules = (eps: readonly Endpoint[]): string[] =>
+    p.affinitySeconds > 0 ? eps.map((e) => `ip saddr @${affinitySet(e)} goto ${endpointChain(e)}`) : [];
+
+  if (p.clusterIP && IPV4.test(p.clusterIP)) {
+    const svc = [
+      `ip daddr ${p.clusterIP} ${proto} dport ${p.port} ip saddr != ${s.clusterCIDR} jump mark-for-masquerade`,
+      ...affinityRules(internal),
+    ];
+    if (internal.length > 0) svc.push(spread(internal));
+    chains.set(svcChain, svc);
+    const key = `${p.clusterIP} . ${proto} . ${p.port}`;
+    if (internal.length > 0) element('service-ips', key, `goto ${svcChain}`);
+    else element('no-endpoint-services', key, noEndpoints);
+  }
+
+  const externallyReached = p.nodePort !== undefined || p.loadBalancerIPs.some((ip) => IPV4.test(ip));
+  if (externallyReached) {
+    const ext: string[] = [];
+    if (!p.externalTrafficLocal) {
+      ext.push('jump mark-for-masquerade');
+      if (external.length > 0) ext.push(...affinityRules(external), spread(external));
+    } else {
+      // Pods and the node itself get the Service's cluster-wide behaviour (kube-proxy's
+      // "short-circuit" of pod-to-external traffic); others keep their address.
+      if (chains.has(svcChain) && internal.length > 0) {
+        ext.push(`ip saddr ${s.clusterCIDR} goto ${svcChain}`);
+        ext.push('fib saddr type local jump mark-for-masquerade');
+        ext.push(`fib saddr type local goto ${svcChain}`);
+      }
+      if (external.length > 0) {
+        chains.set(localChain, [...affinityRules(external), spread(external)]);
+        ext.push(`goto ${localChain}`);
+      } else ext.push('drop');
+    }
+    chains.set(extChain, ext);
+    const reachable = external.length > 0 || (p.externalTrafficLocal && internal.length > 0);
+    if (p.nodePort !== undefined) {
+      const key = `${proto} . ${p.nodePort}`;
+      if (reachable) element('service-nodeports', key, `goto ${extChain}`);
+      else element('no-endpoint-nodeports', key, noEndpoints);
+    }
+    for (const ip of p.loadBalancerIPs) {
+      if (!IPV4.test(ip)) continue;
+      const key = `${ip} . ${proto} . ${p.port}`;
+      if (reachable) element('service-ips', key, `goto ${extChain}`);
+      else element('no-endpoint-services', key, noEndpoints);
+    }
+  }
+  return { chains, elements, sets };
+}
+
+/** One transaction from `before` to `after` (the objects of one or more Service ports), or '' when they are equal. */
+export function diffTransaction(before: PortObjects, after: PortObjects): string {
+  const t = NFT_TABLE_REF;
+  const out: string[] = [];
+  const changedSets = new Set<string>();
+  for (const [name, def] of after.sets) if (before.sets.get(name) !== def) changedSets.add(name);
+  const removedSets = [...before.sets.keys()].filter((n) => !after.sets.has(n));
+  const touchesSet = (rules: string[], names: Iterable<string>): boolean => {
+    for (const n of names) if (rules.some((r) => r.includes(`@${n} `) || r.endsWith(`@${n}`))) return true;
+    return false;
+  };
+  const recreated = [...changedSets].filter((n) => before.sets.has(n));
+  const dirtyChains = [...after.chains].filter(([name, rules]) => {
+    const old = before.chains.get(name);
+    return !old || old.join('\n') !== rules.join('\n') || touchesSet(rules, recreated);
+  });
+  const removedChains = [...before.chains.keys()].filter((n) => !after.chains.has(n));
+
+  for (const [map, els] of before.elements) {
+    const next = after.elements.get(map);
+    for (const [key, verdict] of els)
+      if (next?.get(key) !== verdict) out.push(`delete element ${t} ${map} { ${key} }`);
+  }
+  for (const [name] of dirtyChains) if (!before.chains.has(name)) out.push(`add chain ${t} ${name}`);
+  for (const [name] of dirtyChains) if (before.chains.has(name)) out.push(`flush chain ${t} ${name}`);
+  for (const name of removedChains) out.push(`flush chain ${t} ${name}`);
+  for (const name of removedChains) out.push(`delete chain ${t} ${name}`);
+  for (const name of [...removedSets, ...recreated]) out.push(`delete set ${t} ${name}`);
+  for (const name of changedSets) out.push(`add set ${t} ${name} { ${after.sets.get(name)} }`);
+  for (const [name, rules] of dirtyChains) for (const r of rules) out.push(`add rule ${t} ${name} ${r}`);
+  for (const [map, els] of after.elements) {
+    const old = before.elements.get(map);
+    for (const [key, verdict] of els)
+      if (old?.get(key) !== verdict) out.push(`add element ${t} ${map} { ${key} : ${verdict} }`);
+  }
+  return out.length > 0 ? out.join('\n') + '\n' : '';
+}
+
+/** No objects (a Service port not yet written, or gone). */
+export function emptyObjects(): PortObjects {
+  return { chains: new Map(), elements: new Map(), sets: new Map() };
+}
+
+/** The objects of several Service ports together (their names never overlap: each is prefixed by the port's id). */
+export function mergeObjects(parts: Iterable<PortObjects>): PortObjects {
+  const all = emptyObjects();
+  for (const p of parts) {
+    for (const [k, v] of p.chains) all.chains.set(k, v);
+    for (const [k, v] of p.sets) all.sets.set(k, v);
+    for (const [map, els] of p.elements) {
+      let m = all.elements.get(map);
+      if (!m) all.elements.set(map, (m = new Map()));
+      for (const [key, verdict] of els) if (!m.has(key)) m.set(key, verdict);
+    }
+  }
+  return all;
+}

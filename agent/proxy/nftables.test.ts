@@ -1,0 +1,298 @@
+/**
+ * kube-proxy's nftables mode: the rules of a Service port (nftables-rules.ts), the
+ * transactions between two states, and the proxier's writes (nftables.ts) with a fake host
+ * that records them. The real kernel runs these rules in the multi-host e2e
+ * (test/multihost.e2e.test.ts) and in nftables-kernel.e2e.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { CommandResult, HostCommand } from '../network/host-command.js';
+import { ProxyMetrics } from './metrics.js';
+import { NftablesProxier } from './nftables.js';
+import {
+  diffTransaction,
+  emptyObjects,
+  servicePortObjects,
+  type KernelServicePort,
+} from './nftables-rules.js';
+
+const settings = { clusterCIDR: '10.42.0.0/16', nodeIP: '198.18.0.11' };
+const ep = (ip: string, port = 8080) => ({ ip, port });
+
+function port(over: Partial<KernelServicePort> = {}): KernelServicePort {
+  return {
+    id: 'default/web/tcp/http',
+    protocol: 'TCP',
+    clusterIP: '10.43.0.10',
+    port: 80,
+    loadBalancerIPs: [],
+    internal: [ep('10.42.1.5'), ep('10.42.2.6')],
+    external: [ep('10.42.1.5'), ep('10.42.2.6')],
+    hasEndpoints: true,
+    externalTrafficLocal: false,
+    affinitySeconds: 0,
+    ...over,
+  };
+}
+
+describe('nftables rules of one Service port', () => {
+  it('spreads ClusterIP traffic at random over the endpoints, masquerading what comes from outside the cluster CIDR', () => {
+    const o = servicePortObjects(port(), settings);
+    assert.deepEqual(o.chains.get('svc-default/web/tcp/http'), [
+      'ip daddr 10.43.0.10 tcp dport 80 ip saddr != 10.42.0.0/16 jump mark-for-masquerade',
+      'numgen random mod 2 vmap { 0 : goto ep-default/web/tcp/http__10.42.1.5/8080, 1 : goto ep-default/web/tcp/http__10.42.2.6/8080 }',
+    ]);
+    assert.deepEqual(o.chains.get('ep-default/web/tcp/http__10.42.1.5/8080'), [
+      'ip saddr 10.42.1.5 jump mark-for-masquerade',
+      'meta l4proto tcp dnat to 10.42.1.5:8080',
+    ]);
+    assert.deepEqual(
+      [...o.elements.get('service-ips')!],
+      [['10.43.0.10 . tcp . 80', 'goto svc-default/web/tcp/http']],
+    );
+    assert.equal(o.elements.get('no-endpoint-services'), undefined);
+  });
+
+  it('rejects a Service without endpoints, and drops one whose traffic policy leaves none on this node', () => {
+    const none = servicePortObjects(
+      port({ internal: [], external: [], hasEndpoints: false, nodePort: 30080 }),
+      settings,
+    );
+    assert.deepEqual(
+      [...none.elements.get('no-endpoint-services')!],
+      [['10.43.0.10 . tcp . 80', 'goto reject-chain']],
+    );
+    assert.deepEqual(
+      [...none.elements.get('no-endpoint-nodeports')!],
+      [['tcp . 30080', 'goto reject-chain']],
+    );
+    assert.equal(none.elements.get('service-ips'), undefined);
+    const elsewhere = servicePortObjects(port({ internal: [], hasEndpoints: true }), settings);
+    assert.deepEqual(
+      [...elsewhere.elements.get('no-endpoint-services')!],
+      [['10.43.0.10 . tcp . 80', 'drop']],
+    );
+  });
+
+  it('keeps ClientIP affinity in a dynamic set per endpoint, with the timeout', () => {
+    const o = servicePortObjects(port({ affinitySeconds: 60 }), settings);
+    const set = 'affinity-default/web/tcp/http__10.42.1.5/8080';
+    assert.equal(o.sets.get(set), 'type ipv4_addr; flags dynamic,timeout; timeout 60s;');
+    assert.equal(
+      o.chains.get('svc-default/web/tcp/http')![1],
+      `ip saddr @${set} goto ep-default/web/tcp/http__10.42.1.5/8080`,
+    );
+    assert.ok(
+      o.chains.get('ep-default/web/tcp/http__10.42.1.5/8080')!.includes(`update @${set} { ip saddr }`),
+    );
+  });
+
+  it('masquerades NodePort traffic for externalTrafficPolicy Cluster, and keeps the client address for Local', () => {
+    const cluster = servicePortObjects(port({ nodePort: 30080 }), settings);
+    assert.equal(cluster.chains.get('ext-default/web/tcp/http')![0], 'jump mark-for-masquerade');
+    assert.deepEqual(
+      [...cluster.elements.get('service-nodeports')!],
+      [['tcp . 30080', 'goto ext-default/web/tcp/http']],
+    );
+    const local = servicePortObjects(
+      port({ nodePort: 30080, externalTrafficLocal: true, external: [ep('10.42.1.5')] }),
+      settings,
+    );
+    const ext = local.chains.get('ext-default/web/tcp/http')!;
+    assert.ok(!ext.includes('jump mark-for-masquerade'));
+    assert.equal(ext.at(-1), 'goto local-default/web/tcp/http');
+    assert.ok(ext.includes('ip saddr 10.42.0.0/16 goto svc-default/web/tcp/http'));
+    assert.deepEqual(local.chains.get('local-default/web/tcp/http'), [
+      'numgen random mod 1 vmap { 0 : goto ep-default/web/tcp/http__10.42.1.5/8080 }',
+    ]);
+    const noLocal = servicePortObjects(
+      port({ nodePort: 30080, externalTrafficLocal: true, external: [] }),
+      settings,
+    );
+    assert.equal(noLocal.chains.get('ext-default/web/tcp/http')!.at(-1), 'drop');
+  });
+
+  it('serves load-balancer ingress IPs like NodePorts, in the service-ips map', () => {
+    const o = servicePortObjects(port({ loadBalancerIPs: ['198.18.0.50'] }), settings);
+    assert.equal(
+      o.elements.get('service-ips')!.get('198.18.0.50 . tcp . 80'),
+      'goto ext-default/web/tcp/http',
+    );
+  });
+});
+
+describe('nftables transactions', () => {
+  it('is empty between equal states, and touches only the changed chains otherwise', () => {
+    const a = servicePortObjects(port(), settings);
+    assert.equal(diffTransaction(a, servicePortObjects(port(), settings)), '');
+    const b = servicePortObjects(
+      port({ internal: [ep('10.42.1.5')], external: [ep('10.42.1.5')] }),
+      settings,
+    );
+    const tx = diffTransaction(a, b).trim().split('\n');
+    assert.deepEqual(tx, [
+      'flush chain ip k8ts svc-default/web/tcp/http',
+      'flush chain ip k8ts ep-default/web/tcp/http__10.42.2.6/8080',
+      'delete chain ip k8ts ep-default/web/tcp/http__10.42.2.6/8080',
+      'add rule ip k8ts svc-default/web/tcp/http ip daddr 10.43.0.10 tcp dport 80 ip saddr != 10.42.0.0/16 jump mark-for-masquerade',
+      'add rule ip k8ts svc-default/web/tcp/http numgen random mod 1 vmap { 0 : goto ep-default/web/tcp/http__10.42.1.5/8080 }',
+    ]);
+  });
+
+  it('removes everything of a Service that went away, map elements before chains', () => {
+    const tx = diffTransaction(servicePortObjects(port({ nodePort: 30080 }), settings), emptyObjects());
+    const lines = tx.trim().split('\n');
+    const firstChainDelete = lines.findIndex((l) => l.startsWith('delete chain'));
+    assert.ok(
+      lines.slice(0, firstChainDelete).some((l) => l.startsWith('delete element ip k8ts service-nodeports')),
+    );
+    assert.equal(lines.filter((l) => l.startsWith('delete chain')).length, 4);
+    assert.ok(!lines.some((l) => l.startsWith('add ')));
+  });
+
+  it('recreates an affinity set whose timeout changed, and rewrites the chains that use it', () => {
+    const tx = diffTransaction(
+      servicePortObjects(port({ affinitySeconds: 60 }), settings),
+      servicePortObjects(port({ affinitySeconds: 120 }), settings),
+    );
+    assert.match(tx, /delete set ip k8ts affinity-default\/web\/tcp\/http__10\.42\.1\.5\/8080\n/);
+    assert.match(
+      tx,
+      /add set ip k8ts affinity-default\/web\/tcp\/http__10\.42\.1\.5\/8080 \{ .*timeout 120s; \}/,
+    );
+    assert.match(tx, /flush chain ip k8ts ep-default\/web\/tcp\/http__10\.42\.1\.5\/8080/);
+    assert.ok(tx.indexOf('flush chain') < tx.indexOf('delete set'));
+  });
+});
+
+/** A host whose `nft` answers `code` and records every call. */
+function fakeHost(): {
+  host: HostCommand;
+  calls: { file: string; args: readonly string[]; stdin?: string }[];
+  fail: { next: boolean };
+} {
+  const calls: { file: string; args: readonly string[]; stdin?: string }[] = [];
+  const fail = { next: false };
+  const host: HostCommand = (file, args, stdin) => {
+    calls.push({ file, args, ...(stdin !== undefined ? { stdin } : {}) });
+    const refused = file === 'nft' && fail.next;
+    if (refused) fail.next = false;
+    const r: CommandResult = refused
+      ? { code: 1, stdout: '', stderr: 'Error: File exists' }
+      : { code: 0, stdout: '', stderr: '' };
+    return Promise.resolve(r);
+  };
+  return { host, calls, fail };
+}
+
+describe('NftablesProxier', () => {
+  const logger = { warn() {}, info() {} };
+
+  it('writes the whole table first, then one partial transaction with only the changed Service', async () => {
+    const { host, calls } = fakeHost();
+    const metrics = new ProxyMetrics();
+    const nft = new NftablesProxier({ host, logger, metrics });
+    for (let i = 0; i < 50; i++)
+      nft.update(`default/s${i}`, [port({ id: `default/s${i}/tcp/80`, clusterIP: `10.43.1.${i}` })]);
+    await nft.flush(settings);
+    assert.equal(calls.length, 1);
+    assert.match(calls[0]!.stdin!, /^add table ip k8ts\ndelete table ip k8ts\n/);
+    assert.equal((calls[0]!.stdin!.match(/add chain ip k8ts svc-/g) ?? []).length, 50);
+
+    nft.update('default/s7', [
+      port({ id: 'default/s7/tcp/80', clusterIP: '10.43.1.7', internal: [ep('10.42.1.5')] }),
+    ]);
+    await nft.flush(settings);
+    assert.equal(calls.length, 2);
+    const partial = calls[1]!.stdin!;
+    assert.doesNotMatch(partial, /delete table/);
+    assert.deepEqual([...new Set([...partial.matchAll(/default\/s(\d+)\//g)].map((m) => m[1]))], ['7']);
+    await nft.flush(settings);
+    assert.equal(calls.length, 2, 'nothing changed, nothing written');
+    assert.match(await metrics.registry.metrics(), /k8ts_proxy_nftables_writes_total\{kind="partial"\} 1/);
+  });
+
+  it('after a refused partial transaction, rewrites the table whole at once', async () => {
+    const { host, calls, fail } = fakeHost();
+    const nft = new NftablesProxier({ host, logger, metrics: new ProxyMetrics() });
+    nft.update('default/a', [port()]);
+    await nft.flush(settings);
+    fail.next = true;
+    nft.update('default/a', [port({ internal: [ep('10.42.9.9')] })]);
+    await nft.flush(settings);
+    assert.equal(calls.length, 3, 'the refused partial write, then the whole table in the same flush');
+    assert.doesNotMatch(calls[1]!.stdin!, /delete table/);
+    assert.match(calls.at(-1)!.stdin!, /^add table ip k8ts\ndelete table ip k8ts\n/);
+    assert.match(calls.at(-1)!.stdin!, /10\.42\.9\.9/);
+    assert.ok(!nft.pending);
+  });
+
+  it('gives a nodePort two Services claim to the first holder, and to the other once it is free', async () => {
+    const { host, calls } = fakeHost();
+    const nft = new NftablesProxier({ host, logger, metrics: new ProxyMetrics() });
+    nft.update('default/a', [port({ id: 'default/a/tcp/80', clusterIP: '10.43.0.1', nodePort: 30080 })]);
+    await nft.flush(settings);
+    nft.update('default/b', [port({ id: 'default/b/tcp/80', clusterIP: '10.43.0.2', nodePort: 30080 })]);
+    await nft.flush(settings);
+    assert.doesNotMatch(calls.at(-1)!.stdin!, /add element ip k8ts service-nodeports/);
+    nft.update('default/a', undefined);
+    await nft.flush(settings);
+    assert.match(calls.at(-1)!.stdin!, /delete element ip k8ts service-nodeports \{ tcp \. 30080 \}/);
+    await nft.flush(settings);
+    assert.match(
+      calls.at(-1)!.stdin!,
+      /add element ip k8ts service-nodeports \{ tcp \. 30080 : goto ext-default\/b\/tcp\/80 \}/,
+    );
+  });
+
+  it('deletes the UDP conntrack entries of a removed endpoint, and of a Service that had none', async () => {
+    const { host, calls } = fakeHost();
+    const nft = new NftablesProxier({ host, logger, metrics: new ProxyMetrics() });
+    const udp = (eps: ReturnType<typeof ep>[]) =>
+      port({
+        id: 'default/dns/udp/53',
+        protocol: 'UDP',
+        port: 53,
+        internal: eps,
+        external: eps,
+        hasEndpoints: eps.length > 0,
+      });
+    nft.update('default/dns', [udp([])]);
+    await nft.flush(settings);
+    nft.update('default/dns', [udp([ep('10.42.1.5', 53), ep('10.42.1.6', 53)])]);
+    await nft.flush(settings);
+    assert.deepEqual(calls.at(-1)!.args, [
+      '-D',
+      '-p',
+      'udp',
+      '--orig-dst',
+      '10.43.0.10',
+      '--orig-port-dst',
+      '53',
+    ]);
+    nft.update('default/dns', [udp([ep('10.42.1.5', 53)])]);
+    await nft.flush(settings);
+    assert.deepEqual(calls.at(-1)!.args, [
+      '-D',
+      '-p',
+      'udp',
+      '--orig-dst',
+      '10.43.0.10',
+      '--dst-nat',
+      '10.42.1.6',
+    ]);
+  });
+
+  it("observes the network programming latency from the slices' trigger times", async () => {
+    const { host } = fakeHost();
+    const metrics = new ProxyMetrics();
+    let now = 10_000;
+    const nft = new NftablesProxier({ host, logger, metrics, now: () => now });
+    nft.update('default/a', [port()], [9_700]);
+    now = 10_050;
+    await nft.flush(settings);
+    const text = await metrics.registry.metrics();
+    assert.match(text, /k8ts_proxy_network_programming_duration_seconds_sum 0\.35/);
+    assert.match(text, /k8ts_proxy_network_programming_duration_seconds_count 1/);
+  });
+});
