@@ -15,6 +15,12 @@
 #   Exit status 0 when every image is present, 1 on any failure (with the reason on stderr),
 #   2 on a usage error.
 #
+# When a containerd answers on K8TS_CONTAINERD_ADDRESS (default /run/containerd/containerd.sock,
+# scripts/start-containerd.sh's), the images are also imported into its CRI namespace k8s.io
+# (`docker save | ctr -n k8s.io images import -`), where `k8ts agent --runtime containerd` and
+# containerd's sandbox_image find them; an image there with the same io.k8ts.source-hash label
+# is left alone. One line per imported image goes to stderr (stdout stays the report above).
+#
 # Tools, overridable through the environment: JAVAC, JAR, JLINK (openjdk-17-jdk-headless),
 # CC (gcc), STRIP (binutils), BUSYBOX (busybox-static's /bin/busybox), and a reachable docker.
 # Every image carries the label io.k8ts.image=true.
@@ -301,3 +307,27 @@ for entry in "${IMAGES[@]}"; do
   fi
   printf '%-20s %-11s %s\n' "$ref" "$state" "$(human_size "$size")"
 done
+
+# --- containerd's k8s.io namespace ------------------------------------------------------------
+
+CTR_ADDRESS="${K8TS_CONTAINERD_ADDRESS:-/run/containerd/containerd.sock}"
+if command -v ctr >/dev/null 2>&1 && [ -S "$CTR_ADDRESS" ] && ctr -a "$CTR_ADDRESS" version >/dev/null 2>&1; then
+  for entry in "${IMAGES[@]}"; do
+    IFS='|' read -r ref kind version <<<"$entry"
+    wanted "$kind" || continue
+    read -r _ _ hash <<<"$(inspect "$ref")" || true
+    name="docker.io/$ref"
+    if [ -n "$hash" ] && ctr -a "$CTR_ADDRESS" -n k8s.io images ls "name==$name" 2>/dev/null |
+      grep -q "io.k8ts.source-hash=$hash"; then
+      continue
+    fi
+    : >"$LOG"
+    if ! docker save "$ref" 2>>"$LOG" | ctr -a "$CTR_ADDRESS" -n k8s.io images import - >>"$LOG" 2>&1; then
+      echo "build-images: importing $ref into containerd ($CTR_ADDRESS, namespace k8s.io) failed" >&2
+      tail -n 20 "$LOG" >&2
+      exit 1
+    fi
+    step "label $ref in containerd" ctr -a "$CTR_ADDRESS" -n k8s.io images label "$name" "io.k8ts.source-hash=$hash"
+    echo "build-images: $ref imported into containerd ($CTR_ADDRESS, namespace k8s.io)" >&2
+  done
+fi

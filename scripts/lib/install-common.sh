@@ -19,9 +19,10 @@ require_root_debian() {
 # kube-proxy's service addresses and the pod network between hosts (VXLAN device, routes,
 # `bridge fdb`), iptables and nftables for its forwarding, masquerade and
 # externalTrafficPolicy Local rules; a JDK, busybox-static and gcc for the sample images;
-# python3/make/g++ to build better-sqlite3.
+# python3/make/g++ to build better-sqlite3; containerd, runc and the CNI plugins for agents
+# on `--runtime containerd` (started by start_containerd).
 install_packages() {
-  local want=(docker.io iproute2 iptables nftables curl ca-certificates openjdk-17-jdk-headless busybox-static python3 make g++)
+  local want=(docker.io containerd runc containernetworking-plugins iproute2 iptables nftables curl ca-certificates openjdk-17-jdk-headless busybox-static python3 make g++)
   local missing=()
   for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -58,6 +59,10 @@ build_k8ts() {
 
 start_docker() { bash "$K8TS_REPO/scripts/start-dockerd.sh"; }
 
+# containerd with a CRI config (CNI dirs, cgroup driver, sandbox_image k8ts/pause:1.0) on
+# /run/containerd/containerd.sock; build_images then imports the images into its k8s.io.
+start_containerd() { bash "$K8TS_REPO/scripts/start-containerd.sh"; }
+
 build_images() { bash "$K8TS_REPO/scripts/build-images.sh"; }
 
 has_systemd() { command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; }
@@ -72,7 +77,7 @@ run_service() {
     cat >"/etc/systemd/system/$name.service" <<UNIT
 [Unit]
 Description=$description
-After=network-online.target docker.service
+After=network-online.target docker.service containerd.service
 Wants=network-online.target docker.service
 
 [Service]
