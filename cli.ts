@@ -35,6 +35,8 @@ Usage:
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
                    [--container-runtime-endpoint unix:///run/containerd/containerd.sock]
                    [--cni-conf-dir /etc/cni/net.d] [--cni-bin-dir /usr/lib/cni]   (containerd only)
+                   [--proxy-mode nftables|userspace]   (nftables: Service rules in the kernel where
+                   the cluster network is not backend none; userspace elsewhere)
   k8ts agent       --cleanup [--node-name NAME]   (remove the agent's routes, VXLAN device and firewall rules)
                    (the token is needed to join once; the node credential is kept in DIR/tls)
   k8ts kubeconfig  [--data-dir DIR] [--user NAME [--group GROUP ...]]
@@ -101,6 +103,7 @@ async function agentCommand(argv: string[]): Promise<number> {
     runtime,
     runtimeEndpoint,
     cni,
+    proxyMode,
     logLevel,
   } = options;
   const { startAgent } = await import('./agent/main.js');
@@ -118,6 +121,7 @@ async function agentCommand(argv: string[]): Promise<number> {
       runtime,
       ...(runtimeEndpoint !== undefined ? { runtimeEndpoint } : {}),
       ...(cni !== undefined ? { cni } : {}),
+      proxyMode,
       logger: createLogger(logLevel),
       signal: interrupted.signal,
     });

@@ -43,6 +43,7 @@ import { LocalNodePortRules, type LocalNodePort } from './local-nodeports.js';
 import { endpointsForPort } from './endpoints.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './forwarder.js';
 import { ProxyMetrics } from './metrics.js';
+import type { ProxyMode } from './mode.js';
 import { NftablesProxier } from './nftables.js';
 import type { KernelServicePort } from './nftables-rules.js';
 import { ServicePortProxy, type BindFailure, type ListenAddress } from './service-port.js';
@@ -51,6 +52,8 @@ import { errorMessage } from '../../api/errors.js';
 
 /** When the change a slice reflects happened (the endpointslice controller sets it). */
 const ANNOTATION_LAST_CHANGE_TRIGGER_TIME = 'endpoints.kubernetes.io/last-change-trigger-time';
+export { PROXY_MODES, type ProxyMode } from './mode.js';
+
 /** The label an EndpointSlice names its Service with. */
 export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 /** Services and slices kube-proxy leaves alone (another proxy's, or headless slices). */
@@ -71,14 +74,6 @@ export interface PortSnapshot {
   /** Endpoints of NodePort and load-balancer traffic. */
   externalEndpoints: string[];
 }
-
-/**
- * kube-proxy's `--proxy-mode`: `nftables` serves Services with kernel rules wherever the
- * agent may program the kernel (a cluster network backend other than none, and `nft`
- * works), and with its own sockets elsewhere; `userspace` always with its own sockets.
- */
-export type ProxyMode = 'nftables' | 'userspace';
-export const PROXY_MODES: readonly ProxyMode[] = ['nftables', 'userspace'];
 
 /** Settings of a Proxy (one config object, as every agent component). */
 export interface ProxyConfig {

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { LogLevel } from '../../api/log.js';
+import { PROXY_MODES, type ProxyMode } from '../../agent/proxy/mode.js';
 import {
   UsageError,
   defaultAgentDataDir,
@@ -28,6 +29,7 @@ export const AGENT_FLAGS = {
   'container-runtime-endpoint': { type: 'string' },
   'cni-conf-dir': { type: 'string' },
   'cni-bin-dir': { type: 'string' },
+  'proxy-mode': { type: 'string', default: 'nftables' },
   'log-level': { type: 'string', default: 'info' },
   cleanup: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h' },
@@ -53,6 +55,8 @@ export interface AgentOptions extends NodeOptions {
   runtimeEndpoint?: string;
   /** The CNI dirs of the runtime (`--cni-conf-dir`, `--cni-bin-dir`; defaults /etc/cni/net.d, /usr/lib/cni); containerd only. */
   cni?: { confDir: string; binDir: string };
+  /** kube-proxy's `--proxy-mode` (agent/proxy/proxy.ts's ProxyMode). */
+  proxyMode: ProxyMode;
   logLevel: LogLevel;
 }
 
@@ -110,9 +114,23 @@ export async function parseAgentOptions(
         );
     }
   }
+  const proxyMode = values['proxy-mode'];
+  if (!(PROXY_MODES as readonly string[]).includes(proxyMode))
+    throw new UsageError(
+      `--proxy-mode must be ${PROXY_MODES.join(' or ')}, got ${proxyMode}${proxyMode === 'iptables' || proxyMode === 'ipvs' ? ' (k8ts programs the kernel with nftables only)' : ''}`,
+    );
   const logLevel = parseLogLevel(values['log-level']);
   const node = await parseNodeFlags(values);
-  return { server, ...(token ? { token } : {}), ...node, dataDir, runtime, ...containerd, logLevel };
+  return {
+    server,
+    ...(token ? { token } : {}),
+    ...node,
+    dataDir,
+    runtime,
+    ...containerd,
+    proxyMode: proxyMode as ProxyMode,
+    logLevel,
+  };
 }
 
 /** The endpoint and CNI dirs of `--runtime containerd`, defaults filled in and checked. */

@@ -117,6 +117,7 @@ describe('k8ts agent options', () => {
           nodePortAddress: '::1',
           dataDir: dir,
           runtime: 'docker',
+          proxyMode: 'nftables',
           logLevel: 'info',
         },
       );
@@ -153,6 +154,13 @@ describe('k8ts agent options', () => {
       await assert.rejects(
         parseAgentOptions([...base, '--data-dir', dir, '--container-runtime-endpoint', 'unix:///x.sock']),
         /is for --runtime containerd/,
+      );
+      const userspace = await parseAgentOptions([...base, '--data-dir', dir, '--proxy-mode', 'userspace']);
+      assert.ok(userspace !== 'help' && !('cleanup' in userspace));
+      assert.equal(userspace.proxyMode, 'userspace');
+      await assert.rejects(
+        parseAgentOptions([...base, '--data-dir', dir, '--proxy-mode', 'iptables']),
+        /--proxy-mode must be nftables or userspace, got iptables \(k8ts programs the kernel with nftables only\)/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
