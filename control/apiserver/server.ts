@@ -25,7 +25,7 @@ import { parseFieldSelector } from '../../api/meta/fields.js';
 import type { KubeObject } from '../../api/object.js';
 import type { Store } from '../storage/store.js';
 import { Registry } from './registry.js';
-import { ServiceAllocator } from './service-allocator.js';
+import { ServiceAllocator } from './service-allocator/index.js';
 import { readBody, resolveResource, type ResourceRequest } from './request.js';
 import { findResource, groupVersion, RESOURCES, storagePrefix, type ResourceInfo } from './resources.js';
 import type { WriteOptions } from './registry.js';

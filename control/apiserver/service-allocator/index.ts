@@ -21,159 +21,63 @@
  * construction, and Services asking for IPv6 or RequireDualStack are refused as Kubernetes
  * refuses them on a single-stack cluster.
  *
+ * The folder: this file (the registry hooks: allocate on create and update, release on
+ * delete), range.ts (one range, one store key per item; the flags' parsing), spec.ts (the
+ * Service fields read), repair.ts (the repair loop).
+ *
  * Repair (Kubernetes' ipallocator/portallocator repair controllers, see repair()): an
  * allocation left behind by a crash between a reservation and the Service write, or between
  * a delete and the release, is released once it has been seen unused by any Service in
  * three runs in a row; a Service whose address or port has no allocation key (data written
  * before the allocator, or restored) gets one recorded.
  */
-import { invalid as invalidField, toStatusCauses, type FieldError } from '../../api/meta/validation.js';
-import type { KubeObject } from '../../api/object.js';
-import { isStorageError } from '../storage/errors.js';
-import type { Store } from '../storage/store.js';
-import type { FinishFunc, RegistryHooks } from './registry.js';
-import { internalError, invalid, type ApiError } from './status.js';
-import { errorMessage } from '../../api/errors.js';
+import { errorMessage } from '../../../api/errors.js';
+import { invalid as invalidField, toStatusCauses, type FieldError } from '../../../api/meta/validation.js';
+import type { KubeObject } from '../../../api/object.js';
+import type { Store } from '../../storage/store.js';
+import type { FinishFunc, RegistryHooks } from '../registry.js';
+import { internalError, invalid, type ApiError } from '../status.js';
+import {
+  AllocationError,
+  KeyRange,
+  SERVICE_IPS_PREFIX,
+  SERVICE_NODE_PORTS_PREFIX,
+  ipv4ToNumber,
+  numberToIPv4,
+  ownerOf,
+  parseIPv4CIDR,
+  parsePortRange,
+} from './range.js';
+import { AllocationRepair } from './repair.js';
+import type { RepairResult } from './repair.js';
+import {
+  hasNodePorts,
+  isHeadless,
+  needsHealthCheck,
+  nodePortsOf,
+  shouldAllocateNodePorts,
+  specOf,
+  typeOf,
+} from './spec.js';
+import type { ServiceSpec } from './spec.js';
+
+export {
+  AllocationError,
+  SERVICE_IPS_PREFIX,
+  SERVICE_NODE_PORTS_PREFIX,
+  ipv4ToNumber,
+  numberToIPv4,
+  parseIPv4CIDR,
+  parsePortRange,
+} from './range.js';
+export type { IPv4CIDR } from './range.js';
+export type { RepairResult } from './repair.js';
+export { allocatedItems } from './spec.js';
 
 /** k3s' default service CIDR. */
 export const DEFAULT_SERVICE_CLUSTER_IP_RANGE = '10.43.0.0/16';
 /** kube-apiserver's default `--service-node-port-range`. */
 export const DEFAULT_SERVICE_NODE_PORT_RANGE = '30000-32767';
-/** Store prefixes of the allocations (one key per item). */
-export const SERVICE_IPS_PREFIX = '/registry/ranges/serviceips/';
-export const SERVICE_NODE_PORTS_PREFIX = '/registry/ranges/servicenodeports/';
-
-/** How often a dynamic allocation retries after losing a race for a free item. */
-const RACE_ATTEMPTS = 16;
-
-/** Why an allocation failed, with Kubernetes' ipallocator/portallocator wording. */
-export class AllocationError extends Error {
-  constructor(
-    readonly reason: 'Allocated' | 'NotInRange' | 'Full',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Who holds an allocated item (the value of its key). */
-interface Owner {
-  namespace: string;
-  name: string;
-  uid: string;
-}
-
-/**
- * One range of items (addresses or ports), allocated one store key per item. Items are
- * addressed by offset 0..size-1 inside the range.
- */
-class KeyRange {
-  constructor(
-    private readonly store: Store,
-    private readonly prefix: string,
-    /** Number of allocatable items. */
-    readonly size: number,
-    /** Items [0, staticBand) are given out dynamically only when the rest is full. */
-    private readonly staticBand: number,
-    private readonly itemAt: (offset: number) => string,
-    private readonly offsetOf: (item: string) => number | undefined,
-    private readonly notInRange: (item: string) => string,
-    private readonly allocatedMessage: string,
-    private readonly random: () => number,
-  ) {}
-
-  /** Whether `item` (an address or port as text) lies in this range. */
-  contains(item: string): boolean {
-    return this.offsetOf(item) !== undefined;
-  }
-
-  /** The store key of `item`. */
-  keyOf(item: string): string {
-    return this.prefix + item;
-  }
-
-  /**
-   * Reserves `item` for `owner` (a dry run only checks it is free).
-   * @throws AllocationError NotInRange, Allocated.
-   */
-  async allocate(item: string, owner: Owner, dryRun: boolean): Promise<void> {
-    if (this.offsetOf(item) === undefined) throw new AllocationError('NotInRange', this.notInRange(item));
-    if (dryRun) {
-      if (await this.store.get(this.prefix + item))
-        throw new AllocationError('Allocated', this.allocatedMessage);
-      return;
-    }
-    try {
-      await this.store.create(this.prefix + item, JSON.stringify(owner));
-    } catch (err) {
-      if (isStorageError(err, 'KeyExists')) throw new AllocationError('Allocated', this.allocatedMessage);
-      throw err;
-    }
-  }
-
-  /**
-   * Reserves a free item for `owner`: a random free one of the upper band, else of the
-   * static band (a dry run picks one without reserving it).
-   * @throws AllocationError Full.
-   */
-  async allocateNext(owner: Owner, dryRun: boolean): Promise<string> {
-    const page = await this.store.list(this.prefix);
-    const used = new Set<number>();
-    for (const kv of page.items) {
-      const offset = this.offsetOf(kv.key.slice(this.prefix.length));
-      if (offset !== undefined) used.add(offset);
-    }
-    for (let attempt = 0; attempt < RACE_ATTEMPTS; attempt++) {
-      const offset =
-        this.pickFree(used, this.staticBand, this.size) ?? this.pickFree(used, 0, this.staticBand);
-      if (offset === undefined) break;
-      const item = this.itemAt(offset);
-      if (dryRun) return item;
-      try {
-        await this.store.create(this.prefix + item, JSON.stringify(owner));
-        return item;
-      } catch (err) {
-        // Another API server took it between our list and our create: try another.
-        if (!isStorageError(err, 'KeyExists')) throw err;
-        used.add(offset);
-      }
-    }
-    throw new AllocationError('Full', 'range is full');
-  }
-
-  /**
-   * Releases `item` if `owner` holds it (an item recorded for another Service, or not
-   * allocated at all, is left alone).
-   */
-  async release(item: string, owner: Owner): Promise<void> {
-    const kv = await this.store.get(this.prefix + item);
-    if (!kv) return;
-    let holder: Partial<Owner> = {};
-    try {
-      holder = JSON.parse(kv.value) as Partial<Owner>;
-    } catch {
-      // An unreadable record is released like an owned one.
-    }
-    if (holder.uid !== undefined && holder.uid !== owner.uid) return;
-    try {
-      await this.store.delete(kv.key, kv.modRevision);
-    } catch (err) {
-      if (!isStorageError(err, 'KeyNotFound') && !isStorageError(err, 'Conflict')) throw err;
-    }
-  }
-
-  /** A random free offset in [from, to), scanning forward from a random start; undefined if none. */
-  private pickFree(used: Set<number>, from: number, to: number): number | undefined {
-    const n = to - from;
-    if (n <= 0) return undefined;
-    const start = Math.floor(this.random() * n);
-    for (let i = 0; i < n; i++) {
-      const offset = from + ((start + i) % n);
-      if (!used.has(offset)) return offset;
-    }
-    return undefined;
-  }
-}
 
 /** Settings of a ServiceAllocator (kube-apiserver flags). */
 export interface ServiceAllocatorConfig {
@@ -190,86 +94,6 @@ export interface ServiceAllocatorConfig {
   /** In [0, 1); default Math.random. */
   random?: () => number;
 }
-
-/** A parsed IPv4 CIDR: network address as an unsigned 32-bit number and prefix length. */
-export interface IPv4CIDR {
-  base: number;
-  prefixLength: number;
-  text: string;
-}
-
-/**
- * Parses an IPv4 CIDR (`10.43.0.0/16`); host bits are cleared, as Go's net.ParseCIDR.
- * @throws Error for anything else, and for prefixes longer than /30 (no usable addresses).
- */
-export function parseIPv4CIDR(cidr: string): IPv4CIDR {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(cidr.trim());
-  const octets = m ? m.slice(1, 5).map(Number) : [];
-  const prefixLength = m ? Number(m[5]) : NaN;
-  if (!m || octets.some((o) => o > 255) || !(prefixLength >= 1 && prefixLength <= 30)) {
-    throw new Error(`service CIDR ${JSON.stringify(cidr)}: expected an IPv4 CIDR from /1 to /30`);
-  }
-  const addr = ipv4ToNumber(octets.join('.'))!;
-  const mask = prefixLength === 0 ? 0 : (0xffffffff << (32 - prefixLength)) >>> 0;
-  const base = (addr & mask) >>> 0;
-  return { base, prefixLength, text: `${numberToIPv4(base)}/${prefixLength}` };
-}
-
-/** Parses a port range `30000-32767` (or one port `30000`). @throws Error when malformed. */
-export function parsePortRange(range: string): { first: number; last: number } {
-  const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(range.trim());
-  const first = m ? Number(m[1]) : NaN;
-  const last = m ? Number(m[2] ?? m[1]) : NaN;
-  if (!m || first < 1 || last > 65535 || last < first) {
-    throw new Error(`node port range ${JSON.stringify(range)}: expected <first>-<last> within 1-65535`);
-  }
-  return { first, last };
-}
-
-/** The unsigned 32-bit value of a dotted-quad IPv4 address, or undefined. */
-export function ipv4ToNumber(ip: string): number | undefined {
-  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
-  if (!m) return undefined;
-  const o = m.slice(1).map(Number);
-  if (o.some((x) => x > 255) || m.slice(1).some((x) => x.length > 1 && x.startsWith('0'))) return undefined;
-  return ((o[0]! << 24) | (o[1]! << 16) | (o[2]! << 8) | o[3]!) >>> 0;
-}
-
-/** Dotted-quad form of an unsigned 32-bit value. */
-export function numberToIPv4(n: number): string {
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-}
-
-type Obj = Record<string, unknown>;
-interface PortSpec {
-  port?: number;
-  nodePort?: number;
-  protocol?: string;
-}
-interface ServiceSpec {
-  type?: string;
-  clusterIP?: string;
-  clusterIPs?: string[];
-  ports?: PortSpec[];
-  ipFamilies?: string[];
-  ipFamilyPolicy?: string;
-  allocateLoadBalancerNodePorts?: boolean;
-  externalTrafficPolicy?: string;
-  healthCheckNodePort?: number;
-}
-
-const specOf = (obj: KubeObject): ServiceSpec => ((obj as Obj).spec ??= {}) as ServiceSpec;
-const typeOf = (s: ServiceSpec): string => s.type ?? 'ClusterIP';
-const isHeadless = (s: ServiceSpec): boolean => s.clusterIPs?.[0] === 'None' || s.clusterIP === 'None';
-const hasNodePorts = (s: ServiceSpec): boolean => typeOf(s) === 'NodePort' || typeOf(s) === 'LoadBalancer';
-/** shouldAllocateNodePorts: NodePort, or LoadBalancer unless allocateLoadBalancerNodePorts is false. */
-const shouldAllocateNodePorts = (s: ServiceSpec): boolean =>
-  typeOf(s) === 'NodePort' || (typeOf(s) === 'LoadBalancer' && s.allocateLoadBalancerNodePorts !== false);
-/** apiservice.NeedsHealthCheck: a LoadBalancer with externalTrafficPolicy Local. */
-const needsHealthCheck = (s: ServiceSpec): boolean =>
-  typeOf(s) === 'LoadBalancer' && s.externalTrafficPolicy === 'Local';
-const nodePortsOf = (s: ServiceSpec): number[] =>
-  (s.ports ?? []).map((p) => p.nodePort ?? 0).filter((n) => n > 0);
 
 /** Reservations made by one request: undone if the write fails, kept if it succeeds. */
 class Operation {
@@ -315,16 +139,11 @@ export class ServiceAllocator implements RegistryHooks {
   private readonly ips: KeyRange;
   private readonly ports: KeyRange;
   private readonly logger: NonNullable<ServiceAllocatorConfig['logger']>;
-  private readonly store: Store;
-  /** Allocation keys seen unused in the last repair runs: key → its modRevision and the run count. */
-  private readonly leaks = new Map<string, { modRevision: number; runs: number }>();
-  private repairTimer: NodeJS.Timeout | undefined;
-  private repairing: Promise<unknown> | undefined;
+  private readonly repairs: AllocationRepair;
 
   constructor(cfg: ServiceAllocatorConfig) {
     if (!cfg.store) throw new Error('ServiceAllocator: store is required');
     const random = cfg.random ?? Math.random;
-    this.store = cfg.store;
     this.logger = cfg.logger ?? { warn() {} };
     const cidr = parseIPv4CIDR(cfg.serviceClusterIPRange ?? DEFAULT_SERVICE_CLUSTER_IP_RANGE);
     this.serviceClusterIPRange = cidr.text;
@@ -363,6 +182,12 @@ export class ServiceAllocator implements RegistryHooks {
       'provided port is already allocated',
       random,
     );
+    this.repairs = new AllocationRepair({
+      store: cfg.store,
+      ips: this.ips,
+      ports: this.ports,
+      logger: this.logger,
+    });
   }
 
   /** BeginCreate: allocClusterIPs, initNodePorts and the health check nodePort. */
@@ -433,104 +258,14 @@ export class ServiceAllocator implements RegistryHooks {
   }
 
   /**
-   * One run of the repair controllers (kube-apiserver's ipallocator/controller Repair and
-   * portallocator/controller Repair, every 3 minutes there), over one consistent snapshot:
-   * the Services and both allocation prefixes are read at the same store revision.
-   * - An allocation key no Service uses is released after it has been seen so, unchanged,
-   *   in `leakRuns` runs in a row (Kubernetes' numRepairsBeforeLeakCleanup, 3), so that a
-   *   reservation whose Service write is still in flight is never taken back. The delete
-   *   is guarded by the key's revision.
-   * - A Service's address or port without a key gets one (recorded for that Service); one
-   *   outside the configured range, or also used by another Service, is only reported.
-   * - A key recorded for another owner than the Service using the item is re-recorded.
+   * One run of the repair controllers over one consistent snapshot (see
+   * AllocationRepair.repair in repair.ts): keys no Service used in `leakRuns` runs in a row
+   * are released, items Services use without a key are recorded.
    * @returns what was released, recorded and reported, as `<ip>` / `<port>` strings.
    * @throws StorageError from the store reads (writes that lose a race are skipped).
    */
-  async repair(leakRuns = 3): Promise<RepairResult> {
-    const services = await this.store.list('/registry/services/');
-    const at = { revision: services.revision };
-    const [ipKeys, portKeys] = await Promise.all([
-      this.store.list(SERVICE_IPS_PREFIX, at),
-      this.store.list(SERVICE_NODE_PORTS_PREFIX, at),
-    ]);
-    const result: RepairResult = { released: [], recorded: [], outOfRange: [], duplicates: [] };
-    // Every item some Service uses: store key → its item, range and owner.
-    const wanted = new Map<string, { item: string; range: KeyRange; owner: Owner }>();
-    for (const kv of services.items) {
-      let svc: KubeObject;
-      try {
-        svc = JSON.parse(kv.value) as KubeObject;
-      } catch {
-        continue;
-      }
-      const owner = ownerOf(svc);
-      const { ips, ports } = allocatedItems(svc);
-      const uses = [
-        ...ips.map((item) => ({ item, range: this.ips })),
-        ...ports.map((item) => ({ item, range: this.ports })),
-      ];
-      for (const { item, range } of uses) {
-        if (!range.contains(item)) {
-          result.outOfRange.push(item);
-          this.logger.warn('service allocator repair: a Service uses an item outside the range', {
-            service: `${owner.namespace}/${owner.name}`,
-            item,
-          });
-          continue;
-        }
-        const key = range.keyOf(item);
-        const other = wanted.get(key);
-        if (other && other.owner.uid !== owner.uid) {
-          result.duplicates.push(item);
-          this.logger.warn('service allocator repair: an item is used by two Services', {
-            item,
-            services: [`${other.owner.namespace}/${other.owner.name}`, `${owner.namespace}/${owner.name}`],
-          });
-          continue;
-        }
-        wanted.set(key, { item, range, owner });
-      }
-    }
-    const seen = new Set<string>();
-    for (const kv of [...ipKeys.items, ...portKeys.items]) {
-      seen.add(kv.key);
-      const use = wanted.get(kv.key);
-      if (use) {
-        this.leaks.delete(kv.key);
-        if (holderOf(kv.value).uid !== use.owner.uid) {
-          await ignoreRaces(this.store.update(kv.key, JSON.stringify(use.owner), kv.modRevision));
-        }
-        continue;
-      }
-      const before = this.leaks.get(kv.key);
-      const runs = before && before.modRevision === kv.modRevision ? before.runs + 1 : 1;
-      if (runs < leakRuns) {
-        this.leaks.set(kv.key, { modRevision: kv.modRevision, runs });
-        continue;
-      }
-      this.leaks.delete(kv.key);
-      if (await ignoreRaces(this.store.delete(kv.key, kv.modRevision))) {
-        const item = kv.key.slice(kv.key.lastIndexOf('/') + 1);
-        result.released.push(item);
-        this.logger.info?.('service allocator repair: released an item no Service uses', {
-          item,
-          heldBy: kv.value,
-        });
-      }
-    }
-    // Forget candidates whose key is gone.
-    for (const key of this.leaks.keys()) if (!seen.has(key)) this.leaks.delete(key);
-    for (const [key, use] of wanted) {
-      if (seen.has(key)) continue;
-      if (await ignoreRaces(this.store.create(key, JSON.stringify(use.owner)))) {
-        result.recorded.push(use.item);
-        this.logger.warn('service allocator repair: recorded an item a Service used without allocation', {
-          service: `${use.owner.namespace}/${use.owner.name}`,
-          item: use.item,
-        });
-      }
-    }
-    return result;
+  repair(leakRuns = 3): Promise<RepairResult> {
+    return this.repairs.repair(leakRuns);
   }
 
   /**
@@ -538,28 +273,12 @@ export class ServiceAllocator implements RegistryHooks {
    * stopRepair(); failures are logged and retried at the next interval.
    */
   startRepair(intervalMs: number): void {
-    if (this.repairTimer || intervalMs <= 0) return;
-    const tick = () => {
-      this.repairing = this.repair()
-        .catch((err: unknown) =>
-          this.logger.warn('service allocator repair failed', {
-            error: errorMessage(err),
-          }),
-        )
-        .finally(() => {
-          this.repairing = undefined;
-        });
-    };
-    this.repairTimer = setInterval(tick, intervalMs);
-    this.repairTimer.unref();
-    tick();
+    this.repairs.start(intervalMs);
   }
 
   /** Stops the repair loop; resolves when a run in progress has ended. */
-  async stopRepair(): Promise<void> {
-    clearInterval(this.repairTimer);
-    this.repairTimer = undefined;
-    await this.repairing;
+  stopRepair(): Promise<void> {
+    return this.repairs.stop();
   }
 
   private operation(dryRun: boolean): Operation {
@@ -744,58 +463,4 @@ export class ServiceAllocator implements RegistryHooks {
       toStatusCauses(errs),
     );
   }
-}
-
-/** What one repair() run did (items as text: addresses and ports). */
-export interface RepairResult {
-  /** Keys no Service used in enough runs in a row, deleted. */
-  released: string[];
-  /** Items Services used without a key, now recorded. */
-  recorded: string[];
-  /** Items Services use outside the configured ranges (reported only). */
-  outOfRange: string[];
-  /** Items used by more than one Service (reported only). */
-  duplicates: string[];
-}
-
-/** The addresses and ports a stored Service holds allocations for (as releaseAllocatedResources reads them). */
-export function allocatedItems(obj: KubeObject): { ips: string[]; ports: string[] } {
-  const spec = specOf(structuredClone(obj));
-  const ips =
-    typeOf(spec) !== 'ExternalName' && !isHeadless(spec) ? (spec.clusterIPs ?? []).filter((ip) => ip) : [];
-  const ports = new Set(nodePortsOf(spec).map(String));
-  if (needsHealthCheck(spec) && spec.healthCheckNodePort) ports.add(String(spec.healthCheckNodePort));
-  return { ips, ports: [...ports] };
-}
-
-function holderOf(value: string): Partial<Owner> {
-  try {
-    return JSON.parse(value) as Partial<Owner>;
-  } catch {
-    return {};
-  }
-}
-
-/** Resolves true when `write` succeeded, false when it lost a race (the key changed, appeared or went). */
-async function ignoreRaces(write: Promise<unknown>): Promise<boolean> {
-  try {
-    await write;
-    return true;
-  } catch (err) {
-    if (
-      isStorageError(err, 'KeyExists') ||
-      isStorageError(err, 'KeyNotFound') ||
-      isStorageError(err, 'Conflict')
-    )
-      return false;
-    throw err;
-  }
-}
-
-function ownerOf(obj: KubeObject): Owner {
-  return {
-    namespace: obj.metadata?.namespace ?? '',
-    name: obj.metadata?.name ?? '',
-    uid: obj.metadata?.uid ?? '',
-  };
 }

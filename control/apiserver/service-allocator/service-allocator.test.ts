@@ -5,16 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ApiStatusError } from '../../api/client/errors.js';
-import { resources } from '../../api/client/resource.js';
-import { RestClient } from '../../api/client/rest.js';
-import { silentLogger } from '../../api/log.js';
-import type { Service } from '../../api/types.js';
-import { startEtcd, type EtcdMember } from '../../test/support/etcd.js';
-import { startTestApi, type TestApi } from '../../test/support/api.js';
-import { EtcdStore } from '../storage/etcd.js';
-import { MemoryStore } from '../storage/memory.js';
-import type { Store } from '../storage/store.js';
+import { ApiStatusError } from '../../../api/client/errors.js';
+import { resources } from '../../../api/client/resource.js';
+import { RestClient } from '../../../api/client/rest.js';
+import { silentLogger } from '../../../api/log.js';
+import type { Service } from '../../../api/types.js';
+import { startEtcd, type EtcdMember } from '../../../test/support/etcd.js';
+import { startTestApi, type TestApi } from '../../../test/support/api.js';
+import { EtcdStore } from '../../storage/etcd.js';
+import { MemoryStore } from '../../storage/memory.js';
+import type { Store } from '../../storage/store.js';
 import {
   ipv4ToNumber,
   parseIPv4CIDR,
@@ -22,9 +22,9 @@ import {
   SERVICE_IPS_PREFIX,
   SERVICE_NODE_PORTS_PREFIX,
   ServiceAllocator,
-} from './service-allocator.js';
-import { ApiServer } from './server.js';
-import { nameValidatorFor, strategyFor } from './strategies/index.js';
+} from './index.js';
+import { ApiServer } from '../server.js';
+import { nameValidatorFor, strategyFor } from '../strategies/index.js';
 
 let seq = 0;
 const svc = (spec: Service['spec'], name = `s${++seq}`): Service => ({
