@@ -3,7 +3,6 @@ import { after, before, describe, it } from 'node:test';
 import {
   CONTENT_TYPE_AGGREGATED_V2,
   CONTENT_TYPE_AGGREGATED_V2BETA1,
-  CONTENT_TYPE_JSON,
   aggregatedDiscovery,
   apiGroup,
   apiGroupList,
@@ -15,6 +14,7 @@ import {
   versionInfo,
 } from './discovery.js';
 import type { APIGroupDiscoveryList, APIResource, DiscoveryFormat } from './discovery.js';
+import { CONTENT_TYPE_JSON } from './document-response.js';
 import { METRICS_RESOURCES } from './resource-metrics.js';
 import { RESOURCES as STORED, groupVersion } from './resources.js';
 

@@ -7,8 +7,9 @@
  *
  * The builders are pure and return plain JSON objects. `discoveryResponse()` adds the
  * HTTP layer an API server needs around them (content negotiation on `Accept`, ETag,
- * `If-None-Match`, 404/406 as metav1.Status) without doing any I/O, so the server only
- * copies status, headers and body onto its response.
+ * `If-None-Match`, 404/406 as metav1.Status; the parts OpenAPI shares are in
+ * document-response.ts) without doing any I/O, so the server only copies status, headers
+ * and body onto its response.
  *
  * Wire facts this follows (client-go v0.32 discovery client, apiserver v0.32):
  * - client-go sends `Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,
@@ -23,16 +24,22 @@
  *   name, each followed by its subresources (`pods`, `pods/attach`, `pods/binding`, ...).
  */
 import { createHash } from 'node:crypto';
+import {
+  CONTENT_TYPE_JSON,
+  documentResponse,
+  parseAccept,
+  serialize,
+  statusResponse,
+} from './document-response.js';
+import type { DocumentRequest, DocumentResponse, SerializedDocument } from './document-response.js';
 import { ApiError } from './status.js';
 import { METRICS_RESOURCES } from './resource-metrics.js';
 import { RESOURCES, groupVersion } from './resources.js';
 import type { ResourceInfo, Subresource, Verb } from './resources.js';
 
 // ---------------------------------------------------------------------------------------
-// Content types
+// Content types (JSON itself: document-response.ts)
 
-/** What per-group discovery, `/version` and the OpenAPI v2/v3 JSON documents answer with. */
-export const CONTENT_TYPE_JSON = 'application/json';
 /** Aggregated discovery, apidiscovery.k8s.io/v2 (what kubectl 1.30+ asks for first). */
 export const CONTENT_TYPE_AGGREGATED_V2 =
   'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
@@ -429,45 +436,6 @@ export function aggregatedDiscovery(
   return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${version}`, metadata: {}, items };
 }
 
-// ---------------------------------------------------------------------------------------
-// Content negotiation
-
-export interface MediaRange {
-  type: string;
-  subtype: string;
-  params: Record<string, string>;
-  q: number;
-}
-
-/** Parses an `Accept` header into media ranges, highest q first (stable for equal q). */
-export function parseAccept(accept: string | undefined): MediaRange[] {
-  if (accept === undefined || accept.trim() === '') return [{ type: '*', subtype: '*', params: {}, q: 1 }];
-  const ranges: MediaRange[] = [];
-  for (const part of accept.split(',')) {
-    const [mime = '', ...rawParams] = part.split(';').map((s) => s.trim());
-    const [type, subtype] = mime.toLowerCase().split('/');
-    if (!type || !subtype) continue;
-    const params: Record<string, string> = {};
-    let q = 1;
-    for (const p of rawParams) {
-      const eq = p.indexOf('=');
-      if (eq <= 0) continue;
-      const key = p.slice(0, eq).trim().toLowerCase();
-      const value = p
-        .slice(eq + 1)
-        .trim()
-        .replace(/^"(.*)"$/, '$1');
-      if (key === 'q') q = Number(value);
-      else params[key] = value;
-    }
-    if (Number.isFinite(q) && q > 0) ranges.push({ type, subtype, params, q });
-  }
-  return ranges
-    .map((r, i) => ({ r, i }))
-    .sort((a, b) => b.r.q - a.r.q || a.i - b.i)
-    .map(({ r }) => r);
-}
-
 /** How to answer a discovery request: aggregated (which version) or per-group JSON. */
 export type DiscoveryFormat =
   { aggregated: false } | { aggregated: true; version: AggregatedDiscoveryVersion };
@@ -505,53 +473,6 @@ export function negotiateDiscovery(
   return undefined;
 }
 
-// ---------------------------------------------------------------------------------------
-// The HTTP layer, without I/O
-
-/** What a document endpoint needs from the request. */
-export interface DocumentRequest {
-  /** URL path without the query, e.g. `/apis/apps/v1`. */
-  path: string;
-  /** The raw query string (with or without `?`), or parsed parameters. */
-  query?: string | URLSearchParams;
-  /** The `Accept` header. */
-  accept?: string;
-  /** The `If-None-Match` header. */
-  ifNoneMatch?: string;
-}
-
-/**
- * A complete answer: copy `status`, `headers` and `body` onto the HTTP response. `B` is
- * `string | Buffer` where a binary form may be served (the protobuf `/openapi/v2`).
- */
-export interface DocumentResponse<B extends string | Buffer = string> {
-  status: number;
-  headers: Record<string, string>;
-  /** Empty for 304 and redirects. */
-  body: B;
-}
-
-/** A serialized document with its entity tag (uppercase hex SHA-512 of the body, as kube-openapi computes it). */
-export interface SerializedDocument {
-  body: string;
-  etag: string;
-}
-
-/** Serializes `value` once and tags it. */
-export function serialize(value: unknown): SerializedDocument {
-  const body = JSON.stringify(value);
-  return { body, etag: createHash('sha512').update(body).digest('hex').toUpperCase() };
-}
-
-/** A metav1.Status answer (404 NotFound, 406 NotAcceptable). */
-export function statusResponse(err: ApiError): DocumentResponse {
-  return {
-    status: err.code,
-    headers: { 'Content-Type': CONTENT_TYPE_JSON },
-    body: JSON.stringify(err.toStatus()),
-  };
-}
-
 function notAcceptable(accept: string | undefined): DocumentResponse {
   return statusResponse(
     new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${CONTENT_TYPE_JSON}`, {
@@ -564,23 +485,6 @@ function notFound(path: string): DocumentResponse {
   return statusResponse(
     new ApiError(404, 'NotFound', `the server could not find the requested resource (${path})`),
   );
-}
-
-/**
- * 200 with ETag (and Vary: Accept, since the same path has several representations), or
- * 304 when `If-None-Match` names the current ETag.
- */
-export function documentResponse<B extends string | Buffer = string>(
-  doc: { body: B; etag: string },
-  contentType: string,
-  ifNoneMatch: string | undefined,
-  extraHeaders: Record<string, string> = {},
-): DocumentResponse<B | ''> {
-  const quoted = `"${doc.etag}"`;
-  const headers = { 'Content-Type': contentType, ETag: quoted, Vary: 'Accept', ...extraHeaders };
-  const tags = ifNoneMatch?.split(',').map((t) => t.trim().replace(/^W\//, ''));
-  if (tags?.includes(quoted) || tags?.includes('*')) return { status: 304, headers, body: '' };
-  return { status: 200, headers, body: doc.body };
 }
 
 const cache = new Map<string, SerializedDocument>();

@@ -40,7 +40,8 @@ import {
 } from './node-proxy.js';
 import { ResourceMetricsApi } from './resource-metrics.js';
 import { TunnelServer } from './tunnel.js';
-import { discoveryResponse, type DocumentResponse } from './discovery.js';
+import { discoveryResponse } from './discovery.js';
+import type { DocumentResponse } from './document-response.js';
 import { openAPIResponse, warmOpenAPI } from './openapi/index.js';
 import { loadFieldSchemas, warningHeaders } from './fieldvalidation/index.js';
 import type { KeyPair } from '../../api/tls/certs.js';

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { discoveryResponse } from '../../control/apiserver/discovery.js';
-import type { DocumentResponse } from '../../control/apiserver/discovery.js';
+import type { DocumentResponse } from '../../control/apiserver/document-response.js';
 import { openAPIResponse } from '../../control/apiserver/openapi/index.js';
 
 export interface RecordedRequest {

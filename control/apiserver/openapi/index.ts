@@ -44,8 +44,8 @@
  * whose import alone takes over a second); each document is serialized once and cached
  * with its SHA-512 ETag (the protobuf form of v2 likewise, with the ETag of its bytes).
  */
-import { CONTENT_TYPE_JSON, documentResponse, parseAccept, statusResponse } from '../discovery.js';
-import type { DocumentRequest, DocumentResponse } from '../discovery.js';
+import { CONTENT_TYPE_JSON, documentResponse, parseAccept, statusResponse } from '../document-response.js';
+import type { DocumentRequest, DocumentResponse } from '../document-response.js';
 import { ApiError } from '../status.js';
 import { CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE } from './v2-protobuf.js';
 import { negotiateV2, openAPIV2, openAPIV2Protobuf } from './v2.js';

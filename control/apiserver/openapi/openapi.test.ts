@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { DocumentResponse } from '../discovery.js';
+import type { DocumentResponse } from '../document-response.js';
 import {
   CONTENT_TYPE_OPENAPI_V2_PROTOBUF,
   CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE,

@@ -6,7 +6,8 @@
  * Operation ids, tags and actions are named as kube-apiserver names them
  * (`listCoreV1NamespacedPod`, `core_v1`, `x-kubernetes-action`).
  */
-import { CONTENT_TYPE_JSON, GIT_VERSION, SUBRESOURCE_SHAPES } from '../discovery.js';
+import { GIT_VERSION, SUBRESOURCE_SHAPES } from '../discovery.js';
+import { CONTENT_TYPE_JSON } from '../document-response.js';
 import type { GroupVersionKind } from '../discovery.js';
 import type { ResourceInfo, Subresource } from '../resources.js';
 import { groupPackage, gvk } from './catalogue.js';

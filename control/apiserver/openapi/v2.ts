@@ -5,8 +5,8 @@
  * negotiation between the two, as kube-openapi's handler does it.
  */
 import { createHash } from 'node:crypto';
-import { parseAccept, serialize } from '../discovery.js';
-import type { SerializedDocument } from '../discovery.js';
+import { parseAccept, serialize } from '../document-response.js';
+import type { SerializedDocument } from '../document-response.js';
 import { PATCH_CONTENT_TYPES } from '../encoding/media-types.js';
 import { RESOURCES } from '../resources.js';
 import type { ResourceInfo } from '../resources.js';

@@ -4,8 +4,8 @@
  * the kinds those operations name and everything they reference), and the index of them
  * by the hash of their bodies; each serialized once with its ETag.
  */
-import { serialize } from '../discovery.js';
-import type { SerializedDocument } from '../discovery.js';
+import { serialize } from '../document-response.js';
+import type { SerializedDocument } from '../document-response.js';
 import { PATCH_CONTENT_TYPES } from '../encoding/media-types.js';
 import { RESOURCES } from '../resources.js';
 import type { ResourceInfo } from '../resources.js';

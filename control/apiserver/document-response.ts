@@ -1,0 +1,108 @@
+/**
+ * The HTTP layer of the documents the API server serves from memory (discovery, OpenAPI),
+ * without I/O: `Accept` parsing, a document serialized once with its entity tag, 200 with
+ * ETag or 304 for `If-None-Match`, and metav1.Status answers. The server copies a
+ * DocumentResponse's status, headers and body onto its response.
+ */
+import { createHash } from 'node:crypto';
+import type { ApiError } from './status.js';
+
+/** What per-group discovery, `/version` and the OpenAPI v2/v3 JSON documents answer with. */
+export const CONTENT_TYPE_JSON = 'application/json';
+
+export interface MediaRange {
+  type: string;
+  subtype: string;
+  params: Record<string, string>;
+  q: number;
+}
+
+/** Parses an `Accept` header into media ranges, highest q first (stable for equal q). */
+export function parseAccept(accept: string | undefined): MediaRange[] {
+  if (accept === undefined || accept.trim() === '') return [{ type: '*', subtype: '*', params: {}, q: 1 }];
+  const ranges: MediaRange[] = [];
+  for (const part of accept.split(',')) {
+    const [mime = '', ...rawParams] = part.split(';').map((s) => s.trim());
+    const [type, subtype] = mime.toLowerCase().split('/');
+    if (!type || !subtype) continue;
+    const params: Record<string, string> = {};
+    let q = 1;
+    for (const p of rawParams) {
+      const eq = p.indexOf('=');
+      if (eq <= 0) continue;
+      const key = p.slice(0, eq).trim().toLowerCase();
+      const value = p
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
+      if (key === 'q') q = Number(value);
+      else params[key] = value;
+    }
+    if (Number.isFinite(q) && q > 0) ranges.push({ type, subtype, params, q });
+  }
+  return ranges
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => b.r.q - a.r.q || a.i - b.i)
+    .map(({ r }) => r);
+}
+
+/** What a document endpoint needs from the request. */
+export interface DocumentRequest {
+  /** URL path without the query, e.g. `/apis/apps/v1`. */
+  path: string;
+  /** The raw query string (with or without `?`), or parsed parameters. */
+  query?: string | URLSearchParams;
+  /** The `Accept` header. */
+  accept?: string;
+  /** The `If-None-Match` header. */
+  ifNoneMatch?: string;
+}
+
+/**
+ * A complete answer: copy `status`, `headers` and `body` onto the HTTP response. `B` is
+ * `string | Buffer` where a binary form may be served (the protobuf `/openapi/v2`).
+ */
+export interface DocumentResponse<B extends string | Buffer = string> {
+  status: number;
+  headers: Record<string, string>;
+  /** Empty for 304 and redirects. */
+  body: B;
+}
+
+/** A serialized document with its entity tag (uppercase hex SHA-512 of the body, as kube-openapi computes it). */
+export interface SerializedDocument {
+  body: string;
+  etag: string;
+}
+
+/** Serializes `value` once and tags it. */
+export function serialize(value: unknown): SerializedDocument {
+  const body = JSON.stringify(value);
+  return { body, etag: createHash('sha512').update(body).digest('hex').toUpperCase() };
+}
+
+/** A metav1.Status answer (404 NotFound, 406 NotAcceptable). */
+export function statusResponse(err: ApiError): DocumentResponse {
+  return {
+    status: err.code,
+    headers: { 'Content-Type': CONTENT_TYPE_JSON },
+    body: JSON.stringify(err.toStatus()),
+  };
+}
+
+/**
+ * 200 with ETag (and Vary: Accept, since the same path has several representations), or
+ * 304 when `If-None-Match` names the current ETag.
+ */
+export function documentResponse<B extends string | Buffer = string>(
+  doc: { body: B; etag: string },
+  contentType: string,
+  ifNoneMatch: string | undefined,
+  extraHeaders: Record<string, string> = {},
+): DocumentResponse<B | ''> {
+  const quoted = `"${doc.etag}"`;
+  const headers = { 'Content-Type': contentType, ETag: quoted, Vary: 'Accept', ...extraHeaders };
+  const tags = ifNoneMatch?.split(',').map((t) => t.trim().replace(/^W\//, ''));
+  if (tags?.includes(quoted) || tags?.includes('*')) return { status: 304, headers, body: '' };
+  return { status: 200, headers, body: doc.body };
+}
