@@ -1,0 +1,458 @@
+/**
+ * The Docker adapter's own logic on a fake engine (engine.ts's DockerEngine, in memory),
+ * without dockerd: what it asks the engine for (create bodies, ownership filters), how it
+ * rebuilds CRI's view from labels, which objects it refuses to see, and how the engine's
+ * errors become CriErrors. docker.test.ts holds the same adapter to the real engine.
+ */
+import assert from 'node:assert/strict';
+import { PassThrough, Readable, type Duplex, type Writable } from 'node:stream';
+import { describe, it } from 'node:test';
+import type Docker from 'dockerode';
+import type { ContainerConfig, PodSandboxConfig } from '../api.js';
+import { isCriError, type CriErrorCode } from '../errors.js';
+import type { DockerStats } from './convert.js';
+import type { DockerEngine, EngineVersion, ExecState } from './engine.js';
+import { DockerRuntime } from './runtime.js';
+
+/** A Docker error as dockerode throws it: an HTTP status and Docker's message. */
+const httpError = (statusCode: number, message: string) =>
+  Object.assign(new Error(`(HTTP code ${statusCode}) ${message}`), { statusCode, json: { message } });
+
+/** A socket error as the engine's client throws it when dockerd is not there. */
+const socketError = (code: string) =>
+  Object.assign(new Error(`connect ${code} /var/run/docker.sock`), { code });
+
+interface FakeContainer {
+  id: string;
+  body: Record<string, unknown>;
+  labels: Record<string, string>;
+  state: 'created' | 'running' | 'exited';
+  exitCode: number;
+}
+
+/** An engine in memory: containers, images and networks, and a log of the calls made. */
+class FakeEngine implements DockerEngine {
+  readonly calls: string[] = [];
+  readonly containers = new Map<string, FakeContainer>();
+  readonly images = new Map<string, Docker.ImageInspectInfo>();
+  readonly networks = new Map<string, Docker.NetworkInspectInfo>();
+  /** Set to make the named call throw this error (once per call made). */
+  readonly failures = new Map<string, unknown>();
+  execs = new Map<string, ExecState & { output: Buffer }>();
+  private seq = 0;
+
+  private fail(call: string): void {
+    this.calls.push(call);
+    const err = this.failures.get(call);
+    if (err !== undefined) throw err;
+  }
+
+  private get(id: string): FakeContainer {
+    const c = this.containers.get(id);
+    if (!c) throw httpError(404, `No such container: ${id}`);
+    return c;
+  }
+
+  async ping(): Promise<void> {
+    this.fail('ping');
+  }
+  async version(): Promise<EngineVersion> {
+    this.fail('version');
+    return { Version: '99.0', ApiVersion: '1.99' };
+  }
+  async createContainer(body: Record<string, unknown>): Promise<string> {
+    this.fail('createContainer');
+    const id = `c${++this.seq}`.padEnd(12, '0');
+    const labels = (body.Labels ?? {}) as Record<string, string>;
+    this.containers.set(id, { id, body, labels, state: 'created', exitCode: 0 });
+    return id;
+  }
+  async startContainer(id: string): Promise<void> {
+    this.fail('startContainer');
+    this.get(id).state = 'running';
+  }
+  async stopContainer(id: string): Promise<void> {
+    this.fail('stopContainer');
+    const c = this.get(id);
+    if (c.state !== 'running') throw httpError(304, 'container already stopped');
+    c.state = 'exited';
+  }
+  async removeContainer(id: string, opts: { force: boolean; v?: boolean }): Promise<void> {
+    this.fail('removeContainer');
+    this.get(id);
+    this.calls.push(`removed ${id} force=${opts.force}`);
+    this.containers.delete(id);
+  }
+  async inspectContainer(id: string): Promise<Docker.ContainerInspectInfo> {
+    this.fail('inspectContainer');
+    const c = this.get(id);
+    const network = (c.labels['io.k8ts.network'] ?? '') || 'bridge';
+    return {
+      Id: c.id,
+      Image: 'sha256:pause',
+      LogPath: `/var/lib/docker/containers/${c.id}/${c.id}-json.log`,
+      Config: { Labels: c.labels, Tty: false },
+      State: {
+        Status: c.state,
+        Running: c.state === 'running',
+        Pid: c.state === 'running' ? 4242 : 0,
+        ExitCode: c.exitCode,
+        StartedAt: c.state === 'created' ? '0001-01-01T00:00:00Z' : '2026-12-01T10:00:00.5Z',
+        FinishedAt: c.state === 'exited' ? '2026-12-01T10:00:01Z' : '0001-01-01T00:00:00Z',
+      },
+      NetworkSettings: { IPAddress: '', Networks: { [network]: { IPAddress: '10.42.0.7' } } },
+    } as unknown as Docker.ContainerInspectInfo;
+  }
+  async listContainers(filters: Record<string, string[]>): Promise<Docker.ContainerInfo[]> {
+    this.fail('listContainers');
+    this.calls.push(`list ${JSON.stringify(filters)}`);
+    return [...this.containers.values()]
+      .filter((c) => (filters.label ?? []).every((kv) => c.labels[kv.split('=')[0]!] === kv.split('=')[1]))
+      .filter((c) => (filters.id ?? []).every((id) => c.id.startsWith(id)))
+      .map(
+        (c) =>
+          ({ Id: c.id, Labels: c.labels, State: c.state, ImageID: 'sha256:img' }) as Docker.ContainerInfo,
+      );
+  }
+  async containerStats(): Promise<DockerStats> {
+    this.fail('containerStats');
+    return {
+      read: '2026-12-01T10:00:02Z',
+      cpu_stats: { cpu_usage: { total_usage: 5e9 } },
+      memory_stats: { usage: 300, stats: { inactive_file: 100 } },
+    };
+  }
+  async containerLogs(): Promise<Readable> {
+    this.fail('containerLogs');
+    return Readable.from([]);
+  }
+  async attachContainer(): Promise<Duplex> {
+    this.fail('attachContainer');
+    return new PassThrough();
+  }
+  async resizeContainer(): Promise<void> {
+    this.fail('resizeContainer');
+  }
+  async createExec(containerId: string, opts: { Cmd: string[] }): Promise<string> {
+    this.fail('createExec');
+    this.get(containerId);
+    const id = `exec-${++this.seq}`;
+    this.execs.set(id, { Running: true, ExitCode: null, output: Buffer.from(opts.Cmd.join(' ')) });
+    return id;
+  }
+  async startExec(execId: string): Promise<Duplex> {
+    this.fail('startExec');
+    const exec = this.execs.get(execId)!;
+    const stream = new PassThrough();
+    if (exec.output.length > 0) {
+      stream.end(exec.output);
+      exec.Running = false;
+      exec.ExitCode = 3;
+    }
+    return stream;
+  }
+  async inspectExec(execId: string): Promise<ExecState> {
+    this.fail('inspectExec');
+    const { Running, ExitCode } = this.execs.get(execId)!;
+    return { Running, ExitCode };
+  }
+  async resizeExec(): Promise<void> {
+    this.fail('resizeExec');
+  }
+  demuxStream(stream: Readable, stdout: Writable): void {
+    // The fake's exec output is unframed: all of it is stdout.
+    stream.pipe(stdout);
+  }
+  async listImages(): Promise<Docker.ImageInfo[]> {
+    this.fail('listImages');
+    return [...this.images.values()].map(
+      (i) =>
+        ({
+          Id: i.Id,
+          RepoTags: [...(i.RepoTags ?? []), '<none>:<none>'],
+          RepoDigests: [],
+          Size: 1,
+        }) as unknown as Docker.ImageInfo,
+    );
+  }
+  async inspectImage(ref: string): Promise<Docker.ImageInspectInfo> {
+    this.fail('inspectImage');
+    const i = this.images.get(ref);
+    if (!i) throw httpError(404, `No such image: ${ref}`);
+    return i;
+  }
+  async pullImage(opts: { fromImage: string; tag: string }): Promise<Readable> {
+    this.fail('pullImage');
+    this.calls.push(`pull ${opts.fromImage}:${opts.tag}`);
+    const ref = `${opts.fromImage}:${opts.tag}`;
+    this.images.set(ref, {
+      Id: `sha256:${opts.fromImage}`,
+      RepoTags: [ref],
+      RepoDigests: [],
+      Size: 1,
+    } as unknown as Docker.ImageInspectInfo);
+    return Readable.from([JSON.stringify({ status: 'Downloaded newer image' }) + '\n']);
+  }
+  async removeImage(ref: string): Promise<void> {
+    this.fail('removeImage');
+    if (!this.images.delete(ref)) throw httpError(404, `No such image: ${ref}`);
+  }
+  async inspectNetwork(name: string): Promise<Docker.NetworkInspectInfo> {
+    this.fail('inspectNetwork');
+    const n = this.networks.get(name);
+    if (!n) throw httpError(404, `network ${name} not found`);
+    return n;
+  }
+  async createNetwork(body: Docker.NetworkCreateOptions): Promise<void> {
+    this.fail('createNetwork');
+    this.networks.set(body.Name, {
+      Name: body.Name,
+      Labels: body.Labels,
+      Options: body.Options ?? {},
+      IPAM: body.IPAM,
+      Containers: {},
+    } as unknown as Docker.NetworkInspectInfo);
+  }
+  async removeNetwork(name: string): Promise<void> {
+    this.fail('removeNetwork');
+    if (!this.networks.delete(name)) throw httpError(404, `network ${name} not found`);
+  }
+}
+
+const sandboxConfig: PodSandboxConfig = {
+  metadata: { name: 'web-0', namespace: 'shop', uid: 'u-1', attempt: 0 },
+  hostname: 'web-0',
+  portMappings: [],
+  labels: { app: 'web', 'io.kubernetes.pod.uid': 'u-1' },
+  annotations: { note: 'x' },
+  network: 'k8ts-node-a',
+};
+
+const containerConfig: ContainerConfig = {
+  metadata: { name: 'nginx', attempt: 1 },
+  image: { image: 'nginx:1' },
+  labels: { 'io.kubernetes.container.name': 'nginx' },
+  annotations: {},
+};
+
+async function adapter(engine = new FakeEngine(), nodeName = 'node-a') {
+  engine.images.set('k8ts/pause:1.0', {
+    Id: 'sha256:pause',
+    RepoTags: ['k8ts/pause:1.0'],
+    RepoDigests: [],
+    Size: 1,
+  } as unknown as Docker.ImageInspectInfo);
+  return { engine, rt: await DockerRuntime.onEngine(engine, { nodeName, execExitWaitMs: 100 }) };
+}
+
+async function rejectsWith(p: Promise<unknown>, code: CriErrorCode, message?: RegExp): Promise<void> {
+  await assert.rejects(p, (err: unknown) => {
+    assert.ok(isCriError(err, code), `want CriError ${code}, got ${String(err)}`);
+    if (message) assert.match((err as Error).message, message);
+    return true;
+  });
+}
+
+describe('docker adapter on a fake engine', () => {
+  it('connect: nodeName required; an engine that does not answer is Unavailable', async () => {
+    await assert.rejects(DockerRuntime.onEngine(new FakeEngine(), { nodeName: '' }), /nodeName is required/);
+    const down = new FakeEngine();
+    down.failures.set('ping', socketError('ECONNREFUSED'));
+    await rejectsWith(
+      DockerRuntime.onEngine(down, { nodeName: 'n' }),
+      'Unavailable',
+      /docker is not reachable/,
+    );
+  });
+
+  it('runs a sandbox as the pause image, named and labelled for its node, and rebuilds it from labels', async () => {
+    const { engine, rt } = await adapter();
+    const id = await rt.runPodSandbox(sandboxConfig);
+    const c = engine.containers.get(id)!;
+    assert.equal(c.state, 'running');
+    assert.equal(c.body.name, 'k8ts_POD_web-0_shop_u-1_0');
+    assert.equal(c.body.Image, 'k8ts/pause:1.0');
+    assert.equal(c.labels['io.k8ts.node'], 'node-a');
+    assert.equal(c.labels['io.k8ts.type'], 'podsandbox');
+    assert.equal(c.labels['io.kubernetes.docker.type'], 'podsandbox');
+    assert.ok(!engine.calls.includes('pullImage'), 'the pause image is there: no pull');
+
+    const [listed] = await rt.listPodSandbox();
+    assert.deepEqual(
+      { id: listed!.id, metadata: listed!.metadata, state: listed!.state },
+      { id, metadata: sandboxConfig.metadata, state: 'SANDBOX_READY' },
+    );
+    assert.deepEqual(listed!.labels, sandboxConfig.labels, 'exactly the CRI labels, not the docker ones');
+    assert.deepEqual(listed!.annotations, sandboxConfig.annotations);
+    assert.ok(
+      engine.calls.includes(
+        `list ${JSON.stringify({ label: ['io.k8ts.node=node-a', 'io.k8ts.type=podsandbox'] })}`,
+      ),
+      "the engine is asked for this node's sandboxes only",
+    );
+    assert.deepEqual(await rt.listPodSandbox({ labelSelector: { app: 'db' } }), []);
+    const status = await rt.podSandboxStatus(id);
+    assert.equal(status.network.ip, '10.42.0.7', "the IP on the sandbox's own network");
+  });
+
+  it('a sandbox that does not start is removed, and the error names what failed', async () => {
+    const { engine, rt } = await adapter();
+    engine.failures.set('startContainer', httpError(500, 'cannot join network'));
+    await rejectsWith(
+      rt.runPodSandbox(sandboxConfig),
+      'Internal',
+      /^run pod sandbox shop\/web-0: cannot join network$/,
+    );
+    assert.equal(engine.containers.size, 0);
+    assert.ok(engine.calls.some((c) => /^removed .* force=true$/.test(c)));
+  });
+
+  it('pulls a missing pause image first', async () => {
+    const engine = new FakeEngine();
+    const rt = await DockerRuntime.onEngine(engine, { nodeName: 'node-a', pauseImage: 'k8ts/pause:2.0' });
+    await rt.runPodSandbox(sandboxConfig);
+    assert.ok(
+      engine.calls.includes('pull docker.io/k8ts/pause:2.0') || engine.calls.includes('pull k8ts/pause:2.0'),
+    );
+  });
+
+  it("another node's objects, and a sandbox asked for as a container, do not exist", async () => {
+    const engine = new FakeEngine();
+    const { rt: a } = await adapter(engine, 'node-a');
+    const { rt: b } = await adapter(engine, 'node-b');
+    const sandbox = await a.runPodSandbox(sandboxConfig);
+    await rejectsWith(b.podSandboxStatus(sandbox), 'NotFound');
+    assert.deepEqual(await b.listPodSandbox(), []);
+    await rejectsWith(a.containerStatus(sandbox), 'NotFound', /^container ".*" not found$/);
+    await b.removePodSandbox(sandbox); // idempotent: nothing of b's to remove
+    assert.ok(engine.containers.has(sandbox));
+    await rejectsWith(a.podSandboxStatus(''), 'NotFound');
+  });
+
+  it('creates a container in its sandbox and reads its state back; stop and remove are idempotent', async () => {
+    const { engine, rt } = await adapter();
+    const sandbox = await rt.runPodSandbox(sandboxConfig);
+    const id = await rt.createContainer(sandbox, containerConfig, sandboxConfig);
+    const labels = engine.containers.get(id)!.labels;
+    assert.equal(labels['io.kubernetes.sandbox.id'], sandbox);
+    assert.equal(labels['io.kubernetes.docker.type'], 'container');
+    assert.equal(engine.containers.get(id)!.body.name, 'k8ts_nginx_web-0_shop_u-1_1');
+    assert.equal((await rt.containerStatus(id)).state, 'CONTAINER_CREATED');
+    await rt.startContainer(id);
+    await rejectsWith(rt.startContainer(id), 'FailedPrecondition', /is CONTAINER_RUNNING, not created/);
+    const [c] = await rt.listContainers({ podSandboxId: sandbox });
+    assert.deepEqual(
+      [c!.id, c!.podSandboxId, c!.metadata, c!.image, c!.state],
+      [id, sandbox, containerConfig.metadata, 'nginx:1', 'CONTAINER_RUNNING'],
+    );
+    await rt.stopContainer(id, 10);
+    await rt.stopContainer(id, 10); // docker's 304
+    const st = await rt.containerStatus(id);
+    assert.deepEqual([st.state, st.reason, st.exitCode], ['CONTAINER_EXITED', 'Completed', 0]);
+    await rt.removeContainer(id);
+    await rt.removeContainer(id);
+    await rejectsWith(rt.containerStatus(id), 'NotFound');
+  });
+
+  it('refuses a container in a sandbox that is not running, and a malformed image', async () => {
+    const { rt } = await adapter();
+    const sandbox = await rt.runPodSandbox(sandboxConfig);
+    await rejectsWith(
+      rt.createContainer(sandbox, { ...containerConfig, image: { image: 'busybox:a b' } }, sandboxConfig),
+      'InvalidArgument',
+    );
+    await rt.stopPodSandbox(sandbox);
+    await rejectsWith(
+      rt.createContainer(sandbox, containerConfig, sandboxConfig),
+      'FailedPrecondition',
+      /is not ready/,
+    );
+  });
+
+  it('execSync collects output and the exit code; stats are CRI units', async () => {
+    const { rt } = await adapter();
+    const sandbox = await rt.runPodSandbox(sandboxConfig);
+    const id = await rt.createContainer(sandbox, containerConfig, sandboxConfig);
+    await rejectsWith(rt.execSync(id, ['true'], 1), 'FailedPrecondition', /not running/);
+    await rt.startContainer(id);
+    const r = await rt.execSync(id, ['echo', 'hi'], 5);
+    assert.deepEqual([r.stdout.toString(), r.exitCode], ['echo hi', 3]);
+    const s = await rt.containerStats(id);
+    assert.deepEqual([s.cpuUsageCoreNanoSeconds, s.memoryWorkingSetBytes], [5_000_000_000n, 200]);
+  });
+
+  it('execSync of a command that never ends is DeadlineExceeded', async () => {
+    const { engine, rt } = await adapter();
+    const sandbox = await rt.runPodSandbox(sandboxConfig);
+    const id = await rt.createContainer(sandbox, containerConfig, sandboxConfig);
+    await rt.startContainer(id);
+    const create = engine.createExec.bind(engine);
+    engine.createExec = async (cid, opts) => {
+      const execId = await create(cid, opts);
+      engine.execs.get(execId)!.output = Buffer.alloc(0); // no output, no end
+      return execId;
+    };
+    await rejectsWith(rt.execSync(id, ['sleep', '1000'], 0.05), 'DeadlineExceeded', /timed out after 0.05s/);
+  });
+
+  const errorCases: [what: string, err: unknown, code: CriErrorCode][] = [
+    ['no such object', httpError(404, 'No such container: x'), 'NotFound'],
+    ['a name in use', httpError(409, 'Conflict. The container name "/x" is already in use'), 'AlreadyExists'],
+    ['another conflict', httpError(409, 'container is paused'), 'FailedPrecondition'],
+    ['a bad request', httpError(400, 'invalid reference format'), 'InvalidArgument'],
+    ['the engine unreachable', socketError('ECONNREFUSED'), 'Unavailable'],
+    ['the engine failing', httpError(500, 'driver failed'), 'Internal'],
+  ];
+  for (const [what, err, code] of errorCases)
+    it(`the engine's ${what} is ${code}`, async () => {
+      const { engine, rt } = await adapter();
+      engine.failures.set('createContainer', err);
+      await rejectsWith(rt.runPodSandbox(sandboxConfig), code, /^run pod sandbox shop\/web-0: /);
+    });
+
+  it('pull failures are ImagePullFailed, except an unreachable engine; images list without placeholders', async () => {
+    const { engine, rt } = await adapter();
+    engine.failures.set('pullImage', httpError(404, 'pull access denied'));
+    await rejectsWith(rt.pullImage('nope:1'), 'ImagePullFailed', /pull access denied/);
+    engine.failures.set('pullImage', socketError('ENOENT'));
+    await rejectsWith(rt.pullImage('nope:1'), 'Unavailable');
+    engine.failures.delete('pullImage');
+    assert.equal(await rt.pullImage('busybox:1'), 'sha256:busybox');
+    assert.ok(engine.calls.includes('pull busybox:1'));
+    assert.deepEqual(
+      (await rt.listImages()).map((i) => i.repoTags),
+      [['k8ts/pause:1.0'], ['busybox:1']],
+    );
+    assert.equal(await rt.imageStatus('absent:1'), undefined);
+    await rt.removeImage('absent:1');
+  });
+
+  it('the pod network: made with subnet, labels and MTU; kept when it matches; refused when not ours', async () => {
+    const { engine, rt } = await adapter();
+    const net = {
+      name: 'k8ts-node-a',
+      subnet: '10.42.0.0/24',
+      labels: { 'io.k8ts.node': 'node-a' },
+      mtu: 1450,
+    };
+    await rt.ensurePodNetwork(net);
+    assert.equal(engine.networks.get('k8ts-node-a')?.Options?.['com.docker.network.driver.mtu'], '1450');
+    const before = engine.calls.filter((c) => c === 'createNetwork').length;
+    await rt.ensurePodNetwork(net);
+    assert.equal(engine.calls.filter((c) => c === 'createNetwork').length, before);
+    await rejectsWith(
+      rt.ensurePodNetwork({ ...net, subnet: '10.42.1.0/24', labels: { 'io.k8ts.node': 'node-b' } }),
+      'FailedPrecondition',
+      /is not this node's/,
+    );
+    await rt.removePodNetwork('k8ts-node-a');
+    await rt.removePodNetwork('k8ts-node-a');
+  });
+
+  it('after close() every call is Unavailable', async () => {
+    const { rt } = await adapter();
+    await rt.close();
+    await rejectsWith(rt.listPodSandbox(), 'Unavailable', /connection closed/);
+    await rejectsWith(rt.pullImage('busybox:1'), 'Unavailable');
+  });
+});
