@@ -18,7 +18,7 @@ import {
   problems,
   section,
 } from './meta.js';
-import { defaultPodTemplate } from './podspec.js';
+import { defaultPodTemplate } from './podspec/index.js';
 import { validateSelectorUnchanged, validateWorkloadSpec, validateWorkloadStatus } from './workload.js';
 
 /** An IntOrString of a rolling update: a percentage (`25%`) or an integer >= 0. */

@@ -27,7 +27,7 @@ import {
   qualifiedName,
   str,
 } from './meta.js';
-import { enumField } from './podspec.js';
+import { enumField } from './podspec/index.js';
 
 function ipv4Bytes(ip: string): number[] | undefined {
   const c = canonicalIP(ip);

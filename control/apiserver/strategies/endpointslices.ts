@@ -34,7 +34,7 @@ import {
   tooMany,
 } from './meta.js';
 import { validateEndpointIP } from './endpoints.js';
-import { enumField } from './podspec.js';
+import { enumField } from './podspec/index.js';
 
 const MAX_ENDPOINTS = 1000;
 const MAX_ADDRESSES = 100;

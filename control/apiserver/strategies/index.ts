@@ -1,6 +1,6 @@
 /**
  * The registry of resource strategies: exactly one place lists every served kind's
- * Strategy (one file per kind in this folder; shared pieces in meta.ts, podspec.ts and
+ * Strategy (one file per kind in this folder; shared pieces in meta.ts, podspec/ and
  * workload.ts). Each strategy replicates Kubernetes' defaults (pkg/apis/<group>/v1/
  * defaults.go), validation (pkg/apis/<group>/validation) and registry strategy
  * (pkg/registry/<group>/<kind>/strategy.go) for its kind.

@@ -30,7 +30,7 @@ import {
   str,
   tryQuantity,
 } from './meta.js';
-import { taintEffect } from './podspec.js';
+import { taintEffect } from './podspec/index.js';
 
 /**
  * Node defaults: `status.allocatable` = `status.capacity` when unset (SetDefaults_NodeStatus),

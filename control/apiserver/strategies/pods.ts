@@ -35,7 +35,7 @@ import {
   semanticEqual,
   str,
 } from './meta.js';
-import { defaultPodSpec, podQOSClass, validatePodSpec } from './podspec.js';
+import { defaultPodSpec, podQOSClass, validatePodSpec } from './podspec/index.js';
 
 /** The priorities of Kubernetes' built-in PriorityClasses (scheduling/v1). */
 const SYSTEM_PRIORITIES: Readonly<Record<string, number>> = {

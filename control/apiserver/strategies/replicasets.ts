@@ -4,7 +4,7 @@
  * ValidateReplicaSetStatusUpdate.
  */
 import { asObj, child, defaultPointer, defineStrategy, num, section } from './meta.js';
-import { defaultPodTemplate } from './podspec.js';
+import { defaultPodTemplate } from './podspec/index.js';
 import { validateSelectorUnchanged, validateWorkloadSpec, validateWorkloadStatus } from './workload.js';
 
 /**

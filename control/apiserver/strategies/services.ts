@@ -46,7 +46,7 @@ import {
   semanticEqual,
   strMap,
 } from './meta.js';
-import { enumField } from './podspec.js';
+import { enumField } from './podspec/index.js';
 
 /** Kubernetes' DefaultClientIPServiceAffinitySeconds (3 hours) and its maximum (1 day). */
 const DEFAULT_CLIENT_IP_TIMEOUT = 10800;

@@ -20,7 +20,7 @@ import {
 import type { KubeObject } from '../../../api/object.js';
 import type { Obj } from './meta.js';
 import { asObj, immutable, isObj, list, nonNegative, num, strMap } from './meta.js';
-import { validatePodTemplate } from './podspec.js';
+import { validatePodTemplate } from './podspec/index.js';
 
 function parseSelector(sel: LabelSelectorObject): LabelSelector | undefined {
   try {
