@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -155,6 +156,41 @@ describe('startAgent', () => {
       assert.equal(ready(down)!.message, 'container runtime is down: connect ENOENT /var/run/docker.sock');
       runtime.down = undefined;
       await nodeWhen(nodeName, 'Ready=True again', (n) => ready(n)?.status === 'True');
+    } finally {
+      await a.stop();
+    }
+  });
+
+  it('runtime containerd with nothing at its endpoint: NotReady naming the socket; the conflist from the podCIDR', async () => {
+    const sock = join(dir, 'no-containerd.sock');
+    const bin = join(dir, 'cni-bin');
+    mkdirSync(bin, { recursive: true });
+    for (const p of ['bridge', 'host-local', 'portmap', 'loopback']) writeFileSync(join(bin, p), '');
+    const confDir = join(dir, 'net.d');
+    const { agent: a, nodeName } = await agent({
+      runtime: 'containerd',
+      runtimeEndpoint: `unix://${sock}`,
+      cni: { confDir, binDir: bin },
+      nodeStatusUpdateFrequencyMs: 50,
+    });
+    try {
+      const down = await nodeWhen(nodeName, 'Ready=False naming the socket', (n) =>
+        (ready(n)?.message ?? '').includes(`CRI runtime at ${sock} is unavailable`),
+      );
+      assert.equal(ready(down)!.status, 'False');
+      assert.match(ready(down)!.message!, /^container runtime is down: /);
+      // The podCIDR is set once (an API rule); the conflist is written from it though the
+      // runtime is not there to confirm it.
+      await api.client.patch(resources.nodes, undefined, nodeName, 'merge', {
+        spec: { podCIDR: '10.42.12.0/24' },
+      });
+      const conflist = await until('the conflist', async () => {
+        const text = await readFile(join(confDir, '00-k8ts.conflist'), 'utf8').catch(() => '');
+        return text.includes('"subnet": "10.42.12.0/24"') ? text : undefined;
+      });
+      assert.match(conflist, new RegExp(`"name": "k8ts-${nodeName}"`));
+      // Still running, still retrying: the runtime may come up later.
+      assert.equal(ready(await nodeWhen(nodeName, 'still NotReady', () => true))!.status, 'False');
     } finally {
       await a.stop();
     }

@@ -163,6 +163,8 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     typeof cfg.runtime === 'string'
       ? connectRuntime(cfg.runtime, nodeName, logger, clock, {
           ...(cfg.runtimeEndpoint !== undefined ? { endpoint: cfg.runtimeEndpoint } : {}),
+          // The node's state stays in its data dir (the kubelet's default is /var/log/pods).
+          podLogsDir: join(cfg.dataDir, 'pod-logs'),
         })
       : undefined;
   const runtime = connecting?.runtime ?? (cfg.runtime as Runtime);
@@ -232,7 +234,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     nodeName,
     logger,
     clock,
-    ...(cfg.podNetworkResyncMs !== undefined ? { resyncMs: cfg.podNetworkResyncMs } : {}),
+    resyncMs: cfg.podNetworkResyncMs,
     awaitMTU: true,
     onReady: () => {
       crossHost.poke();
@@ -247,7 +249,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     logger,
     clock,
     ...(cfg.hostCommand ? { host: cfg.hostCommand } : {}),
-    ...(cfg.crossHostResyncMs !== undefined ? { resyncMs: cfg.crossHostResyncMs } : {}),
+    resyncMs: cfg.crossHostResyncMs,
     onConfigured: (_conf, mtu) => {
       podNetwork.setMTU(mtu);
       status.poke();
@@ -267,6 +269,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     logger,
     recorder,
     clock,
+    // Spread, not `updateFrequencyMs: cfg....`: NodeStatusManager lays cfg over its defaults.
     ...(cfg.nodeStatusUpdateFrequencyMs !== undefined
       ? { updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs }
       : {}),
@@ -281,10 +284,8 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     nodeName,
     logger,
     clock,
-    ...(cfg.nodeLeaseDurationSeconds !== undefined
-      ? { leaseDurationSeconds: cfg.nodeLeaseDurationSeconds }
-      : {}),
-    ...(cfg.nodeLeaseRenewIntervalMs !== undefined ? { renewIntervalMs: cfg.nodeLeaseRenewIntervalMs } : {}),
+    leaseDurationSeconds: cfg.nodeLeaseDurationSeconds,
+    renewIntervalMs: cfg.nodeLeaseRenewIntervalMs,
   });
 
   // kube-proxy: the agent's second half. It serves Services on this node from the API's
@@ -292,7 +293,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   const proxy = new Proxy({
     client,
     nodeName,
-    ...(cfg.nodePortAddress !== undefined ? { nodeIP: cfg.nodePortAddress } : {}),
+    nodeIP: cfg.nodePortAddress,
     clusterIPInterface: cfg.clusterIPInterface ?? clusterIPInterfaceFor(nodeName),
     // The kernel is the agent's to program only where the cluster network is (not backend none).
     kernel: {

@@ -25,6 +25,8 @@ export interface ConnectingRuntime {
 export interface RuntimeEndpoint {
   /** containerd's CRI endpoint (`--container-runtime-endpoint`; default `unix:///run/containerd/containerd.sock`). Docker's is DOCKER_HOST. */
   endpoint?: string;
+  /** Where a CRI runtime writes the pods' log files (the kubelet's podLogsDir); Docker keeps its own. */
+  podLogsDir?: string;
 }
 
 /** Opens `kind` for `nodeName`, retrying in the background (see the file comment). */
@@ -49,6 +51,7 @@ export function connectRuntime(
             ? await openRuntime('containerd', {
                 nodeName,
                 ...(where.endpoint !== undefined ? { endpoint: where.endpoint } : {}),
+                ...(where.podLogsDir !== undefined ? { podLogsDir: where.podLogsDir } : {}),
               })
             : await openRuntime(kind, { nodeName });
         logger.info('connected to the container runtime', {

@@ -49,6 +49,8 @@ const ENDPOINT = `unix://${SOCK}`;
 const BRIDGE = `k8tsctd${RUN}`;
 const SUBNET = `10.${randomInt(200, 250)}.${randomInt(0, 256)}.0/24`;
 const IMAGES = ['k8ts/pause:1.0', 'k8ts/busybox:1.0'];
+/** Where sandboxes without a logDirectory get theirs (the adapter's default is the host's /var/log/pods). */
+const POD_LOGS = join(DIR, 'pod-logs');
 
 /** Debian's containernetworking-plugins (K8TS_TEST_CNI_DIR: another dir, or a missing one to see the skips). */
 const CNI_DIR = process.env.K8TS_TEST_CNI_DIR ?? '/usr/lib/cni';
@@ -159,7 +161,7 @@ async function stopPid(pid: number): Promise<void> {
 
 /** Removes every sandbox (and so container) the test's containerd has. */
 async function removeAll(): Promise<void> {
-  const rt = await ContainerdRuntime.connect({ endpoint: ENDPOINT });
+  const rt = await ContainerdRuntime.connect({ endpoint: ENDPOINT, podLogsDir: POD_LOGS });
   try {
     for (const c of await rt.listContainers()) await rt.removeContainer(c.id).catch(() => undefined);
     for (const s of await rt.listPodSandbox()) {
@@ -188,12 +190,13 @@ before(async () => {
   exited.catch(() => undefined);
   const end = Date.now() + 30_000;
   for (;;) {
-    const rt = await Promise.race([ContainerdRuntime.connect({ endpoint: ENDPOINT }), exited]).catch(
-      (err: unknown) => {
-        if (Date.now() > end || !isCriError(err, 'Unavailable')) throw err;
-        return undefined;
-      },
-    );
+    const rt = await Promise.race([
+      ContainerdRuntime.connect({ endpoint: ENDPOINT, podLogsDir: POD_LOGS }),
+      exited,
+    ]).catch((err: unknown) => {
+      if (Date.now() > end || !isCriError(err, 'Unavailable')) throw err;
+      return undefined;
+    });
     if (rt) {
       await rt.close();
       break;
@@ -236,7 +239,10 @@ after(async () => {
 /** A fresh node name's runtime, and a cleanup that removes what it made. */
 async function newNode(): Promise<{ nodeName: string; runtime: ContainerdRuntime }> {
   const nodeName = `ctd-test-${RUN}-${++seq}`;
-  return { nodeName, runtime: await ContainerdRuntime.connect({ endpoint: ENDPOINT, nodeName }) };
+  return {
+    nodeName,
+    runtime: await ContainerdRuntime.connect({ endpoint: ENDPOINT, nodeName, podLogsDir: POD_LOGS }),
+  };
 }
 
 async function sweep(rt: Runtime): Promise<void> {
@@ -260,7 +266,11 @@ if (SKIP_NET !== undefined) {
         podNetwork: { name: `unused-${RUN}-${seq}`, subnet: '10.199.0.0/24', labels: {} },
         otherSubnet: '10.199.1.0/24',
         reconnect: async () => {
-          const again = await ContainerdRuntime.connect({ endpoint: ENDPOINT, nodeName });
+          const again = await ContainerdRuntime.connect({
+            endpoint: ENDPOINT,
+            nodeName,
+            podLogsDir: POD_LOGS,
+          });
           opened.push(again);
           return again;
         },
@@ -361,7 +371,11 @@ describe('containerd adapter', { skip: SKIP_ALL ?? false }, () => {
           runtime.runPodSandbox(sandboxConfig('other-net', { network: 'k8ts-nothing' })),
           (err) => isCriError(err, 'NotFound'),
         );
-        const impatient = await ContainerdRuntime.connect({ endpoint: ENDPOINT, networkWaitMs: 500 });
+        const impatient = await ContainerdRuntime.connect({
+          endpoint: ENDPOINT,
+          networkWaitMs: 500,
+          podLogsDir: POD_LOGS,
+        });
         try {
           await assert.rejects(impatient.ensurePodNetwork({ ...net, subnet: '10.199.9.0/24' }), (err) => {
             assert.ok(isCriError(err, 'FailedPrecondition'), String(err));
@@ -432,6 +446,43 @@ describe('containerd adapter', { skip: SKIP_ALL ?? false }, () => {
         assert.equal(await read({}), 'one\ntwo\nthree-four\n');
         assert.equal(await read({ tailLines: 1 }), 'three-four\n');
         assert.match(await read({ timestamps: true }), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z one\n/);
+      });
+    },
+  );
+
+  it(
+    'logs without a logDirectory: the kubelet’s <podLogsDir>/<ns>_<name>_<uid>, removed with the last sandbox',
+    { skip: SKIP_NET ?? false },
+    async () => {
+      await withNode(async (rt) => {
+        const sb = sandboxConfig('deflogs');
+        const sandboxId = await rt.runPodSandbox(sb);
+        const id = await rt.createContainer(
+          sandboxId,
+          {
+            metadata: { name: 'main', attempt: 2 },
+            image: { image: 'k8ts/busybox:1.0' },
+            command: ['sh', '-c', 'echo hello'],
+            labels: {},
+            annotations: {},
+          },
+          sb,
+        );
+        await rt.startContainer(id);
+        const dir = join(POD_LOGS, `containerd-only_deflogs_uid-${RUN}-deflogs`);
+        assert.equal((await rt.containerStatus(id)).logPath, join(dir, 'main/2.log'));
+        const end = Date.now() + 30_000;
+        while ((await rt.containerStatus(id)).state !== 'CONTAINER_EXITED') {
+          assert.ok(Date.now() < end, 'container did not exit');
+          await sleep(100);
+        }
+        const chunks: Buffer[] = [];
+        for await (const c of await rt.containerLogs(id, {})) chunks.push(Buffer.from(c as Buffer));
+        assert.equal(Buffer.concat(chunks).toString(), 'hello\n');
+        await rt.removeContainer(id);
+        assert.ok(!existsSync(join(dir, 'main/2.log')));
+        await rt.removePodSandbox(sandboxId);
+        assert.ok(!existsSync(dir));
       });
     },
   );
@@ -537,7 +588,11 @@ describe('containerd adapter', { skip: SKIP_ALL ?? false }, () => {
 
   // Last: it stops this file's containerd.
   it('containerd stopped: calls reject Unavailable, naming the socket; the adapter does not crash', async () => {
-    const rt = await ContainerdRuntime.connect({ endpoint: ENDPOINT, nodeName: `stopped-${RUN}` });
+    const rt = await ContainerdRuntime.connect({
+      endpoint: ENDPOINT,
+      nodeName: `stopped-${RUN}`,
+      podLogsDir: POD_LOGS,
+    });
     try {
       await removeAll();
       assert.ok(containerd?.pid !== undefined);

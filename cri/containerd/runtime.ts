@@ -21,13 +21,17 @@
  *   reason ContainerCannotRun, started and finished when created.
  * - Stop and remove of what is gone succeed; a gRPC error is a CriError (client.ts).
  * - Logs are read from the CRI log file the runtime writes (`<RFC3339Nano> <stream> <P|F>
- *   <text>`), when the sandbox has a logDirectory. Exec and attach go through the CRI
+ *   <text>`). A sandbox without a logDirectory gets the kubelet's
+ *   `<podLogsDir>/<namespace>_<name>_<uid>` (made here), and a container without a logPath
+ *   `<name>/<attempt>.log`; the file goes with its container, the directory with the
+ *   pod's last sandbox. Exec and attach go through the CRI
  *   streaming server the runtime's Exec/Attach/PortForward URL names (streams.ts,
  *   WebSocket). A refused port-forward shows as an error of the returned stream (the
  *   server reports it after the connection is made), not as a rejection.
  */
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { PassThrough, type Duplex } from 'node:stream';
 import type {
   Container,
@@ -76,7 +80,15 @@ export interface ContainerdRuntimeOptions {
   timeoutMs?: number;
   /** How long ensurePodNetwork waits for the runtime to load a CNI network, ms (default 15 000). */
   networkWaitMs?: number;
+  /**
+   * Where the CRI log files go when a sandbox names no logDirectory (the kubelet's
+   * podLogsDir, default `/var/log/pods`): `<podLogsDir>/<namespace>_<name>_<uid>/<container>/<attempt>.log`.
+   */
+  podLogsDir?: string;
 }
+
+/** The kubelet's default podLogsDir. */
+export const DEFAULT_POD_LOGS_DIR = '/var/log/pods';
 
 const PULL_TIMEOUT_MS = 10 * 60_000;
 const NO_LIMIT_MS = 24 * 3600_000;
@@ -223,6 +235,7 @@ export class ContainerdRuntime implements Runtime {
     private readonly client: CriClient,
     readonly nodeName: string | undefined,
     private readonly networkWaitMs: number,
+    private readonly podLogsDir: string,
   ) {}
 
   /**
@@ -231,7 +244,12 @@ export class ContainerdRuntime implements Runtime {
    */
   static async connect(opts: ContainerdRuntimeOptions = {}): Promise<ContainerdRuntime> {
     const client = new CriClient(opts.endpoint ?? DEFAULT_CRI_ENDPOINT, opts.timeoutMs);
-    const rt = new ContainerdRuntime(client, opts.nodeName || undefined, opts.networkWaitMs ?? 15_000);
+    const rt = new ContainerdRuntime(
+      client,
+      opts.nodeName || undefined,
+      opts.networkWaitMs ?? 15_000,
+      opts.podLogsDir ?? DEFAULT_POD_LOGS_DIR,
+    );
     try {
       await rt.runtimeCall(
         'Version',
@@ -273,9 +291,12 @@ export class ContainerdRuntime implements Runtime {
   }
 
   async runPodSandbox(config: PodSandboxConfig): Promise<string> {
+    const message = this.sandboxMessage(config);
+    // The kubelet makes the pod's log directory; the runtime writes into it.
+    await mkdir(String(message.logDirectory), { recursive: true, mode: 0o755 });
     const r = await this.runtimeCall(
       'RunPodSandbox',
-      { config: this.sandboxMessage(config), runtimeHandler: '' },
+      { config: message, runtimeHandler: '' },
       `run sandbox ${config.metadata.namespace}/${config.metadata.name}`,
     );
     return String(r.podSandboxId);
@@ -288,9 +309,17 @@ export class ContainerdRuntime implements Runtime {
   }
 
   async removePodSandbox(podSandboxId: string): Promise<void> {
+    const sandbox = await this.podSandboxStatus(podSandboxId).catch(() => undefined);
     await this.ignoreNotFound(
       this.runtimeCall('RemovePodSandbox', { podSandboxId }, `remove sandbox ${podSandboxId}`),
     );
+    // As the kubelet removes a pod's log directory with the pod: once its last sandbox is gone.
+    if (sandbox) {
+      const { uid } = sandbox.metadata;
+      const others = await this.listPodSandbox().catch(() => undefined);
+      if (others && !others.some((o) => o.metadata.uid === uid))
+        await rm(this.defaultLogDirectory(sandbox.metadata), { recursive: true, force: true });
+    }
   }
 
   async podSandboxStatus(podSandboxId: string): Promise<PodSandboxStatus> {
@@ -345,9 +374,13 @@ export class ContainerdRuntime implements Runtime {
   }
 
   async removeContainer(containerId: string): Promise<void> {
+    const logPath = (await this.containerStatus(containerId).catch(() => undefined))?.logPath;
     await this.ignoreNotFound(
       this.runtimeCall('RemoveContainer', { containerId }, `remove container ${containerId}`),
     );
+    // The log file goes with its container (the kubelet's removeContainerLog), when it is
+    // one of ours: under podLogsDir.
+    if (logPath && logPath.startsWith(`${this.podLogsDir}/`)) await rm(logPath, { force: true });
   }
 
   async listContainers(filter: ContainerFilter = {}): Promise<Container[]> {
@@ -610,6 +643,11 @@ export class ContainerdRuntime implements Runtime {
     }
   }
 
+  /** `<podLogsDir>/<namespace>_<name>_<uid>`, the kubelet's pod log directory. */
+  private defaultLogDirectory(m: { namespace: string; name: string; uid: string }): string {
+    return join(this.podLogsDir, `${m.namespace}_${m.name}_${m.uid}`);
+  }
+
   /** True when an object with `labels` is this adapter's. */
   private owns(labels: unknown): boolean {
     return this.nodeName === undefined || strMap(labels)[LABEL_NODE] === this.nodeName;
@@ -635,7 +673,7 @@ export class ContainerdRuntime implements Runtime {
       metadata: { ...config.metadata },
       // runc refuses a hostname without the pod's own UTS namespace (hostNetwork).
       hostname: ns.network === 'NODE' ? '' : config.hostname,
-      logDirectory: config.logDirectory ?? '',
+      logDirectory: config.logDirectory ?? this.defaultLogDirectory(config.metadata),
       portMappings: config.portMappings.map((p) => ({
         protocol: p.protocol,
         containerPort: p.containerPort,
@@ -688,7 +726,7 @@ export class ContainerdRuntime implements Runtime {
         [ANNOTATION_IMAGE]: config.image.image,
         [ANNOTATION_SANDBOX_ID]: podSandboxId,
       },
-      logPath: config.logPath ?? '',
+      logPath: config.logPath ?? `${config.metadata.name}/${config.metadata.attempt}.log`,
       stdin: config.stdin ?? false,
       stdinOnce: config.stdinOnce ?? false,
       tty: config.tty ?? false,
