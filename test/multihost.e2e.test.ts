@@ -10,68 +10,26 @@
 // Kernel state changes only inside the test's own namespaces; everything is removed at the end.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { K8tsAgent } from './support/k8ts-agent.js';
 import { cliCommand, type K8tsServer } from './support/k8ts-server.js';
-import { sleeperPod, startAgentOnHost, startServerOnSegment } from './support/simulated-cluster.js';
+import {
+  get,
+  normalize,
+  sleeperPod,
+  startAgentOnHost,
+  startServerOnSegment,
+  whoamiPod,
+} from './support/simulated-cluster.js';
 import { startSimulatedHosts, type SimulatedHost, type SimulatedHosts } from './support/simulated-hosts.js';
 import { until, untilTruthy } from './support/wait.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const NODE_PORT = 30080;
 
-/** One HTTP GET on a fresh connection (lenient parser: busybox httpd CGI headers end in bare LF); the body, or rejects on an error, non-200 or timeout. */
-function get(url: string, timeoutMs = 2000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent: false, timeout: timeoutMs, insecureHTTPParser: true }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () =>
-        res.statusCode === 200 ? resolve(body) : reject(new Error(`HTTP ${res.statusCode}`)),
-      );
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** A whoami line with busybox httpd's IPv4-mapped client address (`[::ffff:10.42.0.5]`) made plain. */
-const normalize = (line: string): string => line.trim().replace(/\[::ffff:([\d.]+)\]/, '$1');
-
 /** `spring-server 1.0 on <pod>` → `<pod>`. */
 const podOf = (body: string): string => /on (\S+)/.exec(body)?.[1] ?? `?${body}`;
-
-/**
- * A `whoami` pod pinned to `node`: busybox httpd whose CGI answers `<pod> <client address>`,
- * to see which pod answered and from which address the connection came.
- */
-const whoamiPod = (name: string, node: string) => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name, labels: { app: 'whoami' } },
-  spec: {
-    nodeName: node,
-    terminationGracePeriodSeconds: 0,
-    containers: [
-      {
-        name: 'httpd',
-        image: 'k8ts/busybox:1.0',
-        command: [
-          'sh',
-          '-c',
-          'mkdir -p /www/cgi-bin && printf \'#!/bin/sh\\necho "Content-Type: text/plain"\\necho\\necho "$(hostname) $REMOTE_ADDR"\\n\' > /www/cgi-bin/who && chmod +x /www/cgi-bin/who && exec httpd -f -p 8080 -h /www',
-        ],
-        ports: [{ containerPort: 8080 }],
-        readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
-      },
-    ],
-  },
-});
 
 for (const backend of ['vxlan', 'host-gw'] as const) {
   describe(`several hosts, backend ${backend}`, { timeout: 900_000 }, () => {

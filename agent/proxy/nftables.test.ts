@@ -227,6 +227,28 @@ describe('NftablesProxier', () => {
     assert.ok(!nft.pending);
   });
 
+  it('notices a table removed behind its back, and writes it whole again', async () => {
+    const { host, calls } = fakeHost();
+    const nft = new NftablesProxier({ host, logger, metrics: new ProxyMetrics() });
+    nft.update('default/a', [port()]);
+    await nft.flush(settings);
+    assert.equal(await nft.checkTable(), false, 'nft lists the canary chain: nothing to do');
+    assert.deepEqual(calls.at(-1)!.args, ['list', 'chain', 'ip', 'k8ts', 'services']);
+    const gone: HostCommand = (file, args, stdin) =>
+      file === 'nft' && args[0] === 'list'
+        ? Promise.resolve({ code: 1, stdout: '', stderr: 'Error: No such file or directory' })
+        : host(file, args, stdin);
+    const nft2 = new NftablesProxier({ host: gone, logger, metrics: new ProxyMetrics() });
+    nft2.update('default/a', [port()]);
+    await nft2.flush(settings);
+    assert.equal(await nft2.checkTable(), true);
+    await nft2.flush(settings);
+    assert.match(
+      calls.at(-1)!.stdin!,
+      /^add table ip k8ts\ndelete table ip k8ts\n[^]*svc-default\/web\/tcp\/http/,
+    );
+  });
+
   it('gives a nodePort two Services claim to the first holder, and to the other once it is free', async () => {
     const { host, calls } = fakeHost();
     const nft = new NftablesProxier({ host, logger, metrics: new ProxyMetrics() });

@@ -165,6 +165,24 @@ export class NftablesProxier {
     await this.clearStaleConntrack(before, plan);
   }
 
+  /**
+   * Whether the table is gone from the kernel though rules were written (a firewall
+   * restart's `nft flush ruleset`, a hand-made delete): then the next flush() rewrites it
+   * whole. Asks nft for one small base chain only (the canary kube-proxy's iptables mode
+   * keeps for the same purpose). Never throws.
+   */
+  async checkTable(): Promise<boolean> {
+    if (this.needFull) return false;
+    const r = await this.cfg.host('nft', ['list', 'chain', ...NFT_TABLE_REF.split(' '), 'services']);
+    if (r.code === 0) return false;
+    this.cfg.logger.warn('proxy: the nftables table is gone; writing it again', { error: r.stderr.trim() });
+    this.written.clear();
+    this.owners.clear();
+    for (const k of this.desired.keys()) this.dirty.add(k);
+    this.needFull = true;
+    return true;
+  }
+
   /** Removes the table (`k8ts agent --cleanup`); nothing else is touched. */
   async remove(): Promise<void> {
     const r = await this.cfg.host('nft', ['delete', 'table', ...NFT_TABLE_REF.split(' ')]);

@@ -13,7 +13,9 @@
  * Service and its slices from the caches and brings that Service's ServicePortProxy
  * objects (service-port.ts: listeners + Balancer) and its ClusterIP address
  * (cluster-ip.ts) in line. Endpoint changes therefore reach the balancers within one
- * watch event and one reconcile, well under a second. Every `syncPeriodMs` (kube-proxy's
+ * watch event and one reconcile, well under a second. In nftables mode (nftables.ts) the
+ * same reconcile hands the Service's ports to the kernel instead of to listeners, and every
+ * `syncPeriodMs` a missing table is noticed and written again. Every `syncPeriodMs` (kube-proxy's
  * syncPeriod, 30 s) all Services are reconciled again, which retries listeners that could
  * not be bound.
  *
@@ -144,6 +146,8 @@ export class Proxy {
   private nft: NftablesProxier | undefined;
   private nftFlush: Promise<void> | undefined;
   private routeLocalnetSet = false;
+  private readonly stopping = new AbortController();
+  private canary: Promise<void> | undefined;
   /** Endpoint change times (wall-clock ms, from the slices) not yet reconciled, by Service key. */
   private readonly triggerTimes = new Map<string, number[]>();
   private workers: Promise<void> | undefined;
@@ -259,6 +263,7 @@ export class Proxy {
           error: errorMessage(err),
         }),
     });
+    if (this.nft && this.cfg.syncPeriodMs > 0) this.canary = this.watchTable(this.nft, this.cfg.syncPeriodMs);
     if (!(await this.informers.waitForCacheSync(timeoutMs))) {
       throw new Error(`Proxy: Service and EndpointSlice caches did not sync within ${timeoutMs} ms`);
     }
@@ -318,8 +323,10 @@ export class Proxy {
    */
   stop(): Promise<void> {
     return (this.stopped ??= (async () => {
+      this.stopping.abort();
       this.queue.shutDown();
       await this.informers.shutdown();
+      await this.canary;
       await this.workers;
       for (const [key, st] of this.state) {
         for (const p of st.ports.values()) await p.close(true);
@@ -339,6 +346,16 @@ export class Proxy {
     if (!this.localRules) return;
     const enabled = this.cfg.kernel!.enabled();
     await this.localRules.sync(enabled ? [...this.localNodePorts.values()].flat() : []);
+  }
+
+  /** Every `periodMs`, writes the nftables table again if something removed it (NftablesProxier.checkTable). */
+  private async watchTable(nft: NftablesProxier, periodMs: number): Promise<void> {
+    const signal = this.stopping.signal;
+    while (!signal.aborted) {
+      await this.cfg.clock.sleep(periodMs, signal).catch(() => {});
+      if (signal.aborted || !this.kernelActive()) continue;
+      if (await nft.checkTable()) await this.flushKernel();
+    }
   }
 
   /** Whether Services go to the kernel now (nftables mode, where the kernel is the agent's). */
@@ -388,7 +405,12 @@ export class Proxy {
       this.metricsRegistry.connections.remove({ service: key, port: portKey });
       this.metricsRegistry.connectionErrors.remove({ service: key, port: portKey });
     }
-    if (st.clusterIP !== undefined) {
+    // The ClusterIP stays a local address, as kube-proxy's IPVS mode keeps its addresses on
+    // kube-ipvs0: the host's own connections are routed (to the address; the DNAT in
+    // nat-output then sends them on) even on a host without a default route, and a Service
+    // without endpoints is refused by filter-input instead of unreachable.
+    const clusterIP = svc && wanted.size > 0 ? usableClusterIP(svc) : undefined;
+    if (st.clusterIP !== undefined && st.clusterIP !== clusterIP) {
       await this.addresses.remove(st.clusterIP);
       st.clusterIP = undefined;
     }
@@ -403,8 +425,8 @@ export class Proxy {
       return;
     }
     this.state.set(key, st);
+    if (clusterIP !== undefined && (await this.addresses.add(clusterIP))) st.clusterIP = clusterIP;
     const slices = this.slices.lister().byIndex(SLICES_BY_SERVICE, key);
-    const clusterIP = usableClusterIP(svc);
     const type = svc.spec.type ?? 'ClusterIP';
     const ports: KernelServicePort[] = [];
     let endpointCount = 0;

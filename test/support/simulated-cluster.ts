@@ -9,6 +9,7 @@
  *   const agent = await startAgentOnHost(k, lan.hosts[0], 'node-1');
  *   await k.kubectlIn(JSON.stringify(sleeperPod('client', 'node-1', 'demo')), 'apply', '-f', '-');
  */
+import { request } from 'node:http';
 import type { Backend } from '../../api/netconf.js';
 import { startK8tsAgent, type K8tsAgent } from './k8ts-agent.js';
 import { startK8tsServer, type K8tsServer } from './k8ts-server.js';
@@ -52,3 +53,51 @@ export function sleeperPod(name: string, nodeName: string, app: string) {
     },
   };
 }
+
+/** One HTTP GET on a fresh connection (lenient parser: busybox httpd CGI headers end in bare LF); the body, or rejects on an error, non-200 or timeout. */
+export function get(url: string, timeoutMs = 2000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false, timeout: timeoutMs, insecureHTTPParser: true }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(body) : reject(new Error(`HTTP ${res.statusCode}`)),
+      );
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A whoami line with busybox httpd's IPv4-mapped client address (`[::ffff:10.42.0.5]`) made plain. */
+export const normalize = (line: string): string => line.trim().replace(/\[::ffff:([\d.]+)\]/, '$1');
+
+/**
+ * A `whoami` pod pinned to `node`: busybox httpd whose CGI answers `<pod> <client address>`,
+ * to see which pod answered and from which address the connection came.
+ */
+export const whoamiPod = (name: string, node: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, labels: { app: 'whoami' } },
+  spec: {
+    nodeName: node,
+    terminationGracePeriodSeconds: 0,
+    containers: [
+      {
+        name: 'httpd',
+        image: 'k8ts/busybox:1.0',
+        command: [
+          'sh',
+          '-c',
+          'mkdir -p /www/cgi-bin && printf \'#!/bin/sh\\necho "Content-Type: text/plain"\\necho\\necho "$(hostname) $REMOTE_ADDR"\\n\' > /www/cgi-bin/who && chmod +x /www/cgi-bin/who && exec httpd -f -p 8080 -h /www',
+        ],
+        ports: [{ containerPort: 8080 }],
+        readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+      },
+    ],
+  },
+});

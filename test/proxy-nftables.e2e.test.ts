@@ -1,0 +1,238 @@
+// kube-proxy's nftables mode (issue 19) on two simulated hosts (test/support/simulated-hosts.ts)
+// with the vxlan backend: the agents serve Services with rules in the kernel's table
+// `ip k8ts`, never with a socket of their own. Each case fails with the rules removed:
+// - ClusterIP and NodePort (also on 127.0.0.1) reach pods on both hosts, spread at random,
+//   with no listener on the NodePort; deleting the table stops the traffic, and the agent
+//   writes it again within its sync period;
+// - a Service without endpoints refuses connections (ICMP port unreachable) at once;
+// - ClientIP session affinity keeps a client on one pod;
+// - externalTrafficPolicy Cluster masquerades the client; a deleted Service's chains go.
+// Kernel state changes only inside the test's own namespaces; everything is removed at the end.
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { K8tsAgent } from './support/k8ts-agent.js';
+import type { K8tsServer } from './support/k8ts-server.js';
+import {
+  get,
+  normalize,
+  sleeperPod,
+  startAgentOnHost,
+  startServerOnSegment,
+  whoamiPod,
+} from './support/simulated-cluster.js';
+import { startSimulatedHosts, type SimulatedHost, type SimulatedHosts } from './support/simulated-hosts.js';
+import { until, untilTruthy } from './support/wait.js';
+
+const WEB_PORT = 30091;
+const STICKY_PORT = 30092;
+const EMPTY_PORT = 30093;
+
+/** How a TCP connect to `host:port` ends within `timeoutMs`: 'connected', or the error code ('ECONNREFUSED', 'timeout', …). */
+function tryConnect(host: string, port: number, timeoutMs = 3000): Promise<string> {
+  return new Promise((resolve) => {
+    const s = connect({ host, port });
+    const done = (what: string) => {
+      clearTimeout(timer);
+      s.destroy();
+      resolve(what);
+    };
+    const timer = setTimeout(() => done('timeout'), timeoutMs);
+    s.on('connect', () => done('connected'));
+    s.on('error', (err: NodeJS.ErrnoException) => done(err.code ?? err.message));
+  });
+}
+
+const service = (name: string, nodePort: number, selector: Record<string, string>, extra = {}) => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name },
+  spec: {
+    type: 'NodePort',
+    selector,
+    ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort }],
+    ...extra,
+  },
+});
+
+describe('kube-proxy nftables mode on two hosts', { timeout: 600_000 }, () => {
+  let lan: SimulatedHosts;
+  let k: K8tsServer;
+  const agents: K8tsAgent[] = [];
+  let h1: SimulatedHost;
+  let h2: SimulatedHost;
+  const nodeOf = (h: SimulatedHost) => `nft-e2e-${process.pid}-${h.name}`;
+  const kubectl = async (...args: string[]) => {
+    const r = await k.kubectl(...args);
+    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const apply = async (obj: unknown) => {
+    const r = await k.kubectlIn(JSON.stringify(obj), 'apply', '-f', '-');
+    assert.equal(r.code, 0, r.stderr);
+  };
+  const who = (host: string, port: number) => get(`http://${host}:${port}/cgi-bin/who`).then(normalize);
+  const clusterIP = async (name: string) =>
+    (await kubectl('get', 'service', name, '-o', 'jsonpath={.spec.clusterIP}')).trim();
+  const table = async (h: SimulatedHost) => (await h.exec(['nft', 'list', 'table', 'ip', 'k8ts'])).stdout;
+
+  before(async () => {
+    lan = await startSimulatedHosts({ count: 2 });
+    [h1, h2] = lan.hosts as [SimulatedHost, SimulatedHost];
+    k = await startServerOnSegment(lan, 'vxlan');
+    for (const h of lan.hosts) agents.push(await startAgentOnHost(k, h, nodeOf(h)));
+    for (const h of lan.hosts) await apply(whoamiPod(`who-${h.name}`, nodeOf(h)));
+    await apply(sleeperPod('client', nodeOf(h2), 'nft-client'));
+    await apply(service('web', WEB_PORT, { app: 'whoami' }));
+    await apply(
+      service(
+        'sticky',
+        STICKY_PORT,
+        { app: 'whoami' },
+        {
+          sessionAffinity: 'ClientIP',
+          sessionAffinityConfig: { clientIP: { timeoutSeconds: 600 } },
+        },
+      ),
+    );
+    await apply(service('empty', EMPTY_PORT, { app: 'nobody' }));
+    await untilTruthy(
+      'both whoami pods and the client ready',
+      async () => {
+        const r = await k.kubectl(
+          'get',
+          'pods',
+          '-o',
+          'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}',
+        );
+        return r.stdout.split('\n').filter((s) => s === 'True').length === 3;
+      },
+      180_000,
+      500,
+    );
+  });
+
+  after(async () => {
+    for (const a of agents) await a.stop();
+    await k?.stop();
+    await lan?.stop();
+  });
+
+  it('serves ClusterIP and NodePort from kernel rules, with no proxy socket, spread over pods on both hosts', async () => {
+    const pods = new Set([`who-${h1.name}`, `who-${h2.name}`]);
+    for (const h of lan.hosts) {
+      const seen = new Set<string>();
+      await untilTruthy(
+        `both pods through ${h.name}'s NodePort`,
+        async () => {
+          for (let i = 0; i < 10; i++) seen.add((await who(h.ip, WEB_PORT).catch(() => '?')).split(' ')[0]!);
+          return [...pods].every((p) => seen.has(p));
+        },
+        60_000,
+        200,
+      );
+      const listening = (await h.exec(['ss', '-Hltn'])).stdout;
+      assert.doesNotMatch(listening, new RegExp(`:${WEB_PORT}\\b`), `no socket on the NodePort of ${h.name}`);
+      assert.match(await table(h), new RegExp(`tcp \\. ${WEB_PORT} : goto ext-default/web/tcp/http`));
+    }
+    // The NodePort on the host's own loopback (route_localnet), from a process on the host.
+    const local = await h1.exec([
+      process.execPath,
+      '-e',
+      `require('http').get('http://127.0.0.1:${WEB_PORT}/cgi-bin/who', { insecureHTTPParser: true }, (r) => { let b = ''; r.on('data', (d) => (b += d)); r.on('end', () => { console.log(b.trim()); process.exit(0); }); }).on('error', (e) => { console.error(e.message); process.exit(1); });`,
+    ]);
+    assert.equal(local.code, 0, local.stderr);
+    assert.match(local.stdout, /^who-h\d /);
+    // The ClusterIP from a pod.
+    const ip = await clusterIP('web');
+    const r = await k.kubectl(
+      'exec',
+      'client',
+      '--',
+      'sh',
+      '-c',
+      `printf 'GET /cgi-bin/who HTTP/1.0\\r\\n\\r\\n' | nc -w 5 ${ip} 80 | tail -n 1`,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^who-h\d /);
+  });
+
+  it('stops serving without its rules, and writes them again within the sync period', async () => {
+    await who(h1.ip, WEB_PORT);
+    const del = await h1.exec(['nft', 'delete', 'table', 'ip', 'k8ts']);
+    assert.equal(del.code, 0, del.stderr);
+    assert.notEqual(await tryConnect(h1.ip, WEB_PORT), 'connected');
+    // The agent's proxy checks its table every sync period (30 s) and rewrites it whole.
+    await untilTruthy(
+      'the NodePort served again',
+      () =>
+        who(h1.ip, WEB_PORT).then(
+          () => true,
+          () => false,
+        ),
+      45_000,
+      500,
+    );
+  });
+
+  it('refuses connections to a Service without endpoints at once (ICMP port unreachable)', async () => {
+    const ip = await clusterIP('empty');
+    const r = await k.kubectl(
+      'exec',
+      'client',
+      '--',
+      'sh',
+      '-c',
+      `nc -w 3 ${ip} 80 </dev/null; echo "exit $?"`,
+    );
+    assert.match(
+      r.stdout + r.stderr,
+      /refused/i,
+      `nc to the ClusterIP of a Service without endpoints: ${r.stdout}${r.stderr}`,
+    );
+    assert.match(
+      await table(h2),
+      new RegExp(`${ip.replace(/\./g, '\\.')} \\. tcp \\. 80 : goto reject-chain`),
+    );
+  });
+
+  it('keeps a client on one pod with ClientIP session affinity', async () => {
+    await untilTruthy(
+      'the sticky NodePort',
+      () =>
+        who(h1.ip, STICKY_PORT).then(
+          () => true,
+          () => false,
+        ),
+      30_000,
+      200,
+    );
+    const answers = new Set<string>();
+    for (let i = 0; i < 12; i++) answers.add((await who(h1.ip, STICKY_PORT)).split(' ')[0]!);
+    assert.equal(answers.size, 1, `one pod for one client: ${[...answers].join(', ')}`);
+    assert.match(await table(h1), /set affinity-default\/sticky\/tcp\/http__/);
+  });
+
+  it('masquerades NodePort clients for externalTrafficPolicy Cluster', async () => {
+    for (let i = 0; i < 6; i++) {
+      const [, client] = (await who(h1.ip, WEB_PORT)).split(' ');
+      assert.ok(
+        client && client !== lan.gatewayIP,
+        `the pod sees the node's address, not the client's: ${client}`,
+      );
+      assert.match(client, /^10\.42\./);
+    }
+  });
+
+  it("removes a deleted Service's rules from every host", async () => {
+    await kubectl('delete', 'service', 'sticky');
+    for (const h of lan.hosts)
+      await until(
+        `sticky's chains gone from ${h.name}`,
+        async () => ((await table(h)).includes('default/sticky/') ? undefined : true),
+        20_000,
+        200,
+      );
+    assert.notEqual(await tryConnect(h1.ip, STICKY_PORT, 1500), 'connected');
+  });
+});
