@@ -100,9 +100,7 @@ export class DockerContainers {
 
   /** This node's containers matching `filter`, rebuilt from their labels. */
   async list(filter: ContainerFilter = {}): Promise<Container[]> {
-    const sel: { id?: string; sandboxId?: string } = {};
-    if (filter.id !== undefined) sel.id = filter.id;
-    if (filter.podSandboxId !== undefined) sel.sandboxId = filter.podSandboxId;
+    const sel = { id: filter.id, sandboxId: filter.podSandboxId };
     const out: Container[] = [];
     for (const item of await this.o.listOwned(TYPE_CONTAINER, sel)) {
       const view = containerFromLabels(item.Labels);

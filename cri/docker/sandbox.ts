@@ -63,7 +63,7 @@ export class DockerSandboxes {
 
   /** This node's sandboxes matching `filter`, rebuilt from their labels. */
   async list(filter: PodSandboxFilter = {}): Promise<PodSandbox[]> {
-    const items = await this.o.listOwned(TYPE_SANDBOX, filter.id === undefined ? {} : { id: filter.id });
+    const items = await this.o.listOwned(TYPE_SANDBOX, { id: filter.id });
     const out: PodSandbox[] = [];
     for (const item of items) {
       const view = sandboxFromLabels(item.Labels);

@@ -256,8 +256,8 @@ export class KubeletServer {
     }
     const stream = await this.cfg.runtime.containerLogs(c.id, {
       follow: flag(q, 'follow') && !previous,
-      ...(tail !== undefined ? { tailLines: tail } : {}),
-      ...(sinceTime !== undefined ? { sinceTime } : {}),
+      tailLines: tail,
+      sinceTime,
       timestamps: flag(q, 'timestamps'),
     });
     res.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' });
