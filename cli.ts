@@ -89,7 +89,13 @@ async function agentCommand(argv: string[]): Promise<number> {
     const { cleanupNodeNetwork } = await import('./agent/network/cleanup.js');
     const { runHostCommand } = await import('./agent/network/host-command.js');
     const { clusterIPInterfaceFor } = await import('./agent/proxy/cluster-ip.js');
-    for (const line of await cleanupNodeNetwork(runHostCommand, clusterIPInterfaceFor(options.nodeName)))
+    const { nftTableFor } = await import('./agent/proxy/nftables-rules.js');
+    const { hostname } = await import('node:os');
+    for (const line of await cleanupNodeNetwork(
+      runHostCommand,
+      clusterIPInterfaceFor(options.nodeName),
+      nftTableFor(options.nodeName, hostname()),
+    ))
       process.stdout.write(`${line}\n`);
     return 0;
   }

@@ -442,7 +442,7 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
         chains:
           (await h1.exec(['iptables', '-S'])).stdout.includes('K8TS-FORWARD') ||
           (await h1.exec(['iptables', '-t', 'nat', '-S'])).stdout.includes('K8TS-POSTROUTING'),
-        nft: (await h1.exec(['nft', 'list', 'table', 'ip', 'k8ts'])).code === 0,
+        nft: (await h1.exec(['nft', 'list', 'table', 'ip', `k8ts-${nodeOf(h1)}`])).code === 0,
       });
       // A stopped agent leaves everything in place, so traffic keeps flowing across a restart.
       const before = await state();

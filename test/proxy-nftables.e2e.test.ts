@@ -1,6 +1,6 @@
 // kube-proxy's nftables mode (issue 19) on two simulated hosts (test/support/simulated-hosts.ts)
 // with the vxlan backend: the agents serve Services with rules in the kernel's table
-// `ip k8ts`, never with a socket of their own. Each case fails with the rules removed:
+// `ip k8ts-<node>` (`ip k8ts` for a node named after its host), never with a socket of their own. Each case fails with the rules removed:
 // - ClusterIP and NodePort (also on 127.0.0.1) reach pods on both hosts, spread at random,
 //   with no listener on the NodePort; deleting the table stops the traffic, and the agent
 //   writes it again within its sync period;
@@ -74,7 +74,9 @@ describe('kube-proxy nftables mode on two hosts', { timeout: 600_000 }, () => {
   const who = (host: string, port: number) => get(`http://${host}:${port}/cgi-bin/who`).then(normalize);
   const clusterIP = async (name: string) =>
     (await kubectl('get', 'service', name, '-o', 'jsonpath={.spec.clusterIP}')).trim();
-  const table = async (h: SimulatedHost) => (await h.exec(['nft', 'list', 'table', 'ip', 'k8ts'])).stdout;
+  // The agents' nodes are not named after the host, so each has its own table (nftTableFor).
+  const tableOf = (h: SimulatedHost) => `k8ts-${nodeOf(h)}`;
+  const table = async (h: SimulatedHost) => (await h.exec(['nft', 'list', 'table', 'ip', tableOf(h)])).stdout;
 
   before(async () => {
     lan = await startSimulatedHosts({ count: 2 });
@@ -159,7 +161,7 @@ describe('kube-proxy nftables mode on two hosts', { timeout: 600_000 }, () => {
 
   it('stops serving without its rules, and writes them again within the sync period', async () => {
     await who(h1.ip, WEB_PORT);
-    const del = await h1.exec(['nft', 'delete', 'table', 'ip', 'k8ts']);
+    const del = await h1.exec(['nft', 'delete', 'table', 'ip', tableOf(h1)]);
     assert.equal(del.code, 0, del.stderr);
     assert.notEqual(await tryConnect(h1.ip, WEB_PORT), 'connected');
     // The agent's proxy checks its table every sync period (30 s) and rewrites it whole.

@@ -3,7 +3,8 @@
  * stopping agent leaves in place so that pod traffic keeps flowing across its restart (as
  * kube-proxy's and flannel's rules stay): the VXLAN device `k8ts.1` (with its neighbour
  * and FDB entries), the routes tagged `proto 107`, the iptables chains K8TS-FORWARD and
- * K8TS-POSTROUTING with their jumps, the nft tables `ip k8ts` (kube-proxy's nftables mode)
+ * K8TS-POSTROUTING with their jumps, the nft tables `ip k8ts` (kube-proxy's nftables mode;
+ * `ip k8ts-<node>` for an agent whose node is not named after the host)
  * and `ip k8ts-local-nodeports`, and the
  * node's ClusterIP interface (or its labelled addresses on `lo`). Containers and the
  * runtime's pod network are the runtime's to remove (`install-agent.sh --uninstall`).
@@ -32,18 +33,23 @@ export async function removeCrossHostState(host: HostCommand): Promise<number> {
 
 /**
  * Removes the kernel state listed in the file comment; `clusterIPInterface` is the node's
- * ClusterIP interface name (clusterIPInterfaceFor(nodeName)).
+ * ClusterIP interface name (clusterIPInterfaceFor(nodeName)), `nftTable` its kube-proxy
+ * table (nftTableFor(nodeName, hostname)).
  * @returns one line per kind of state, saying what was done.
  * @throws Error when a removal fails for another reason than absence (e.g. not root).
  */
-export async function cleanupNodeNetwork(host: HostCommand, clusterIPInterface: string): Promise<string[]> {
+export async function cleanupNodeNetwork(
+  host: HostCommand,
+  clusterIPInterface: string,
+  nftTable = NFT_TABLE,
+): Promise<string[]> {
   const routes = await removeCrossHostState(host);
   const done = [
     'VXLAN device k8ts.1: removed (or absent)',
     `routes to other nodes' pods (proto 107): ${routes} removed`,
     'iptables chains K8TS-FORWARD, K8TS-POSTROUTING: removed (or absent)',
   ];
-  for (const table of [NFT_TABLE, LOCAL_NODEPORTS_TABLE]) {
+  for (const table of [nftTable, LOCAL_NODEPORTS_TABLE]) {
     const nft = await host('nft', ['delete', 'table', 'ip', table]);
     done.push(`nft table ip ${table}: ${nft.code === 0 ? 'removed' : 'absent'}`);
   }

@@ -1,6 +1,6 @@
 /**
  * What kube-proxy's nftables mode writes, as text for `nft -f`: pure functions from the
- * Service ports this node serves to the table `ip k8ts`, after the layout of
+ * Service ports this node serves to the table `ip k8ts` (nftTableFor()), after the layout of
  * pkg/proxy/nftables/proxier.go (Kubernetes 1.31+), so that Service traffic is rewritten in
  * the kernel and never enters a process.
  *
@@ -38,8 +38,17 @@ import type { Endpoint } from './balancer.js';
 
 /** The table kube-proxy's nftables mode keeps (family ip); nothing outside it is touched. */
 export const NFT_TABLE = 'k8ts';
-/** The table as nft names it in commands. */
-export const NFT_TABLE_REF = `ip ${NFT_TABLE}`;
+
+/**
+ * The table of the agent of node `nodeName` on a host named `hostname`: `k8ts` for the
+ * host's own node (the default --node-name), `k8ts-<nodeName>` for another agent sharing the
+ * host (each with its own --node-name and --node-ip, as the tests run them), so that a second
+ * agent never rewrites the first's rules. Node names are DNS subdomains, which nft accepts
+ * in a table name as they are.
+ */
+export function nftTableFor(nodeName: string, hostname: string): string {
+  return nodeName === hostname ? NFT_TABLE : `${NFT_TABLE}-${nodeName}`;
+}
 /** The masquerade mark, kube-proxy's default (--iptables-masquerade-bit 14). */
 export const MASQUERADE_MARK = '0x4000';
 
@@ -68,6 +77,8 @@ export interface KernelServicePort {
 
 /** Where this node's rules apply. */
 export interface TableSettings {
+  /** The table's name (nftTableFor()); family ip. */
+  table: string;
   /** The cluster CIDR (net-conf's Network): traffic from outside it to a clusterIP is masqueraded. */
   clusterCIDR: string;
   /** The node address NodePorts are served on (`--node-ip`); undefined: every local address. */
@@ -86,8 +97,8 @@ export interface PortObjects {
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /** The text of the table's fixed part, created once (and again at a full resync). */
-export function tableSkeleton(s: Pick<TableSettings, 'nodeIP'>): string {
-  const t = NFT_TABLE_REF;
+export function tableSkeleton(s: Pick<TableSettings, 'nodeIP' | 'table'>): string {
+  const t = `ip ${s.table}`;
   const nodePortsIn = s.nodeIP ? `ip daddr ${s.nodeIP}` : 'fib daddr type local ip daddr != 127.0.0.0/8';
   const nodePortsOut = s.nodeIP ? `ip daddr { ${s.nodeIP}, 127.0.0.0/8 }` : 'fib daddr type local';
   const lines = [
@@ -215,9 +226,9 @@ export function servicePortObjects(p: KernelServicePort, s: TableSettings): Port
   return { chains, elements, sets };
 }
 
-/** One transaction from `before` to `after` (the objects of one or more Service ports), or '' when they are equal. */
-export function diffTransaction(before: PortObjects, after: PortObjects): string {
-  const t = NFT_TABLE_REF;
+/** One transaction from `before` to `after` (the objects of one or more Service ports) in table `ip <table>`, or '' when they are equal. */
+export function diffTransaction(before: PortObjects, after: PortObjects, table = NFT_TABLE): string {
+  const t = `ip ${table}`;
   const out: string[] = [];
   const changedSets = new Set<string>();
   for (const [name, def] of after.sets) if (before.sets.get(name) !== def) changedSets.add(name);

@@ -12,11 +12,12 @@ import { NftablesProxier } from './nftables.js';
 import {
   diffTransaction,
   emptyObjects,
+  nftTableFor,
   servicePortObjects,
   type KernelServicePort,
 } from './nftables-rules.js';
 
-const settings = { clusterCIDR: '10.42.0.0/16', nodeIP: '198.18.0.11' };
+const settings = { table: 'k8ts', clusterCIDR: '10.42.0.0/16', nodeIP: '198.18.0.11' };
 const ep = (ip: string, port = 8080) => ({ ip, port });
 
 function port(over: Partial<KernelServicePort> = {}): KernelServicePort {
@@ -184,6 +185,19 @@ function fakeHost(): {
   };
   return { host, calls, fail };
 }
+
+describe('the table of a node', () => {
+  it('is ip k8ts for the node named after its host, and one of its own for a second agent on the host', async () => {
+    assert.equal(nftTableFor('host-a', 'host-a'), 'k8ts');
+    assert.equal(nftTableFor('second', 'host-a'), 'k8ts-second');
+    const { host, calls } = fakeHost();
+    const nft = new NftablesProxier({ host, logger: { warn() {}, info() {} }, metrics: new ProxyMetrics() });
+    nft.update('default/a', [port()]);
+    await nft.flush({ ...settings, table: 'k8ts-second' });
+    assert.match(calls[0]!.stdin!, /^add table ip k8ts-second\ndelete table ip k8ts-second\n/);
+    assert.doesNotMatch(calls[0]!.stdin!, /ip k8ts /, "nothing in the other agent's table");
+  });
+});
 
 describe('NftablesProxier', () => {
   const logger = { warn() {}, info() {} };

@@ -25,7 +25,6 @@ import type { HostCommand } from '../network/host-command.js';
 import { endpointKey } from './balancer.js';
 import type { ProxyMetrics } from './metrics.js';
 import {
-  NFT_TABLE_REF,
   diffTransaction,
   emptyObjects,
   mergeObjects,
@@ -72,7 +71,7 @@ export class NftablesProxier {
    * missing, no permission). Lists nothing and changes nothing.
    */
   static async unavailable(host: HostCommand): Promise<string | undefined> {
-    const r = await host('nft', ['-c', '-f', '-'], `add table ${NFT_TABLE_REF}\n`);
+    const r = await host('nft', ['-c', '-f', '-'], 'add table ip k8ts-probe\n');
     return r.code === 0 ? undefined : r.stderr.trim() || `nft exited with ${r.code}`;
   }
 
@@ -112,6 +111,7 @@ export class NftablesProxier {
     if (
       this.settings === undefined ||
       this.settings.clusterCIDR !== settings.clusterCIDR ||
+      this.settings.table !== settings.table ||
       this.settings.nodeIP !== settings.nodeIP
     ) {
       this.settings = settings;
@@ -125,11 +125,16 @@ export class NftablesProxier {
     if (full) this.owners.clear();
     const plan = this.plan(keys, full);
     const text = full
-      ? `add table ${NFT_TABLE_REF}\ndelete table ${NFT_TABLE_REF}\n${tableSkeleton(settings)}` +
-        diffTransaction(emptyObjects(), mergeObjects([...plan.values()].map((p) => p.objects)))
+      ? `add table ip ${settings.table}\ndelete table ip ${settings.table}\n${tableSkeleton(settings)}` +
+        diffTransaction(
+          emptyObjects(),
+          mergeObjects([...plan.values()].map((p) => p.objects)),
+          settings.table,
+        )
       : diffTransaction(
           mergeObjects(keys.map((k) => this.written.get(k)?.objects ?? emptyObjects())),
           mergeObjects(keys.map((k) => plan.get(k)?.objects ?? emptyObjects())),
+          settings.table,
         );
     if (text !== '') {
       const r = await this.cfg.host('nft', ['-f', '-'], text);
@@ -172,8 +177,8 @@ export class NftablesProxier {
    * keeps for the same purpose). Never throws.
    */
   async checkTable(): Promise<boolean> {
-    if (this.needFull) return false;
-    const r = await this.cfg.host('nft', ['list', 'chain', ...NFT_TABLE_REF.split(' '), 'services']);
+    if (this.needFull || !this.settings) return false;
+    const r = await this.cfg.host('nft', ['list', 'chain', 'ip', this.settings.table, 'services']);
     if (r.code === 0) return false;
     this.cfg.logger.warn('proxy: the nftables table is gone; writing it again', { error: r.stderr.trim() });
     this.written.clear();
@@ -181,16 +186,6 @@ export class NftablesProxier {
     for (const k of this.desired.keys()) this.dirty.add(k);
     this.needFull = true;
     return true;
-  }
-
-  /** Removes the table (`k8ts agent --cleanup`); nothing else is touched. */
-  async remove(): Promise<void> {
-    const r = await this.cfg.host('nft', ['delete', 'table', ...NFT_TABLE_REF.split(' ')]);
-    if (r.code !== 0 && !/no such file|not found/i.test(r.stderr))
-      this.cfg.logger.warn('proxy: cannot remove the nftables table', { error: r.stderr.trim() });
-    this.written.clear();
-    this.owners.clear();
-    this.needFull = true;
   }
 
   /** What each of `keys` will hold after this write, with map keys another Service holds left out. */

@@ -28,6 +28,7 @@
  *   proxy's, as kube-proxy captures it).
  * SCTP ports are not served (logged once per Service port).
  */
+import { hostname } from 'node:os';
 import type { Logger } from '../../api/log.js';
 import { realClock, type Clock } from '../../api/clock.js';
 import { InformerFactory } from '../../api/client/factory.js';
@@ -47,7 +48,7 @@ import { DEFAULT_CONNECT_TIMEOUT_MS } from './forwarder.js';
 import { ProxyMetrics } from './metrics.js';
 import type { ProxyMode } from './mode.js';
 import { NftablesProxier } from './nftables.js';
-import type { KernelServicePort } from './nftables-rules.js';
+import { nftTableFor, type KernelServicePort } from './nftables-rules.js';
 import { ServicePortProxy, type BindFailure, type ListenAddress } from './service-port.js';
 import { UdpServicePortProxy } from './udp-port.js';
 import { errorMessage } from '../../api/errors.js';
@@ -110,6 +111,8 @@ export interface ProxyConfig {
     enabled(): boolean;
     /** The cluster CIDR (net-conf's Network), once known; nftables mode needs it. */
     clusterCIDR?(): string | undefined;
+    /** nftables mode's table; default nftTableFor(nodeName, the host's name). */
+    table?: string;
   };
   /** Default nftables (see ProxyMode); without `kernel` always userspace. */
   mode?: ProxyMode;
@@ -383,7 +386,11 @@ export class Proxy {
           });
         this.routeLocalnetSet = true;
       }
-      await nft.flush({ clusterCIDR: this.cfg.kernel!.clusterCIDR!()!, nodeIP: this.cfg.nodeIP });
+      await nft.flush({
+        table: this.cfg.kernel!.table ?? nftTableFor(this.cfg.nodeName, hostname()),
+        clusterCIDR: this.cfg.kernel!.clusterCIDR!()!,
+        nodeIP: this.cfg.nodeIP,
+      });
     })();
     try {
       await this.nftFlush;
