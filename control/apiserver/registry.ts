@@ -27,7 +27,7 @@ import { isStorageError } from '../storage/errors.js';
 import type { KeyValue, Store } from '../storage/store.js';
 import { groupVersion, storageKey, storagePrefix, type ResourceInfo } from './resources.js';
 import { badRequest, conflict, invalid, notFound, toApiError, ApiError, type ResourceRef } from './status.js';
-import type { Strategy } from './strategy.js';
+import type { RelatedWrites, Strategy, WriteAuthority, WriteCheck } from './strategy.js';
 
 export interface RegistryConfig {
   store: Store;
@@ -41,6 +41,8 @@ export interface RegistryConfig {
   uid?: () => string;
   /** Work tied to this kind's writes beyond the strategy (a Service's clusterIP and nodePorts). */
   hooks?: RegistryHooks;
+  /** The other resources' writes the strategy's afterCreate makes (the API server's registries); without it, afterCreate is not called. */
+  related?: RelatedWrites;
 }
 
 /**
@@ -138,6 +140,7 @@ export class Registry {
   readonly now: () => Date;
   private readonly uid: () => string;
   private readonly hooks: RegistryHooks;
+  private readonly related: RelatedWrites | undefined;
 
   constructor(cfg: RegistryConfig) {
     if (!cfg.store || !cfg.resource || !cfg.strategy)
@@ -149,6 +152,7 @@ export class Registry {
     this.now = cfg.now ?? (() => new Date());
     this.uid = cfg.uid ?? randomUUID;
     this.hooks = cfg.hooks ?? {};
+    this.related = cfg.related;
   }
 
   /**
@@ -200,11 +204,13 @@ export class Registry {
       return obj;
     }
 
+    let stored: KubeObject;
     for (let attempt = 1; ; attempt++) {
       try {
         const kv = await this.store.create(this.key(namespace, meta.name!), encode(obj));
         await finish?.(true);
-        return written(obj, kv, opts.owned);
+        stored = written(obj, kv, opts.owned);
+        break;
       } catch (err) {
         if (generated && isStorageError(err, 'KeyExists') && attempt < GENERATE_NAME_ATTEMPTS) {
           meta.name = `${meta.generateName}${randomSuffix()}`;
@@ -214,6 +220,8 @@ export class Registry {
         throw toApiError(err, this.ref(meta.name));
       }
     }
+    if (this.strategy.afterCreate && this.related) await this.strategy.afterCreate(stored, this.related);
+    return stored;
   }
 
   /**
@@ -273,6 +281,17 @@ export class Registry {
       return q.fieldSelector.matches((f) => fields[f]);
     }
     return true;
+  }
+
+  /**
+   * The strategy's escalation check of a write by `authority`'s user (Strategy.checkEscalation);
+   * undefined when the kind has none or there is nothing to check.
+   */
+  checkEscalation(
+    authority: WriteAuthority,
+    source: KubeObject | undefined,
+  ): Promise<WriteCheck | undefined> {
+    return this.strategy.checkEscalation?.(authority, source) ?? Promise.resolve(undefined);
   }
 
   /** Whether a PUT to a missing name creates it (the strategy's `allowCreateOnUpdate`). */

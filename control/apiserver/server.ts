@@ -11,9 +11,8 @@
  * cache.
  *
  * This file keeps what is not a verb: construction, serving, upgrades, non-resource paths,
- * bootstrap and metrics, and (about 800 lines until they move into the RBAC and Namespace
- * strategies, issue 21 item 2) RBAC escalation prevention and a Namespace's `default`
- * ServiceAccount.
+ * bootstrap and metrics, and what the strategies' write hooks are given (the writer's
+ * authority for RBAC escalation checks, the other registries for afterCreate).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -28,9 +27,8 @@ import { Registry } from './registry.js';
 import { ServiceAllocator } from './service-allocator/index.js';
 import { readBody, resolveResource, type ResourceRequest } from './request.js';
 import { findResource, groupVersion, RESOURCES, storagePrefix, type ResourceInfo } from './resources.js';
-import type { WriteOptions } from './registry.js';
 import { ApiError, badRequest, requestHeaderFieldsTooLarge, toApiError } from './status.js';
-import type { Strategy } from './strategy.js';
+import type { RelatedWrites, Strategy, WriteCheck } from './strategy.js';
 import { WatchCache } from './watchcache/cache.js';
 import {
   KUBELET_SUBRESOURCES,
@@ -54,8 +52,7 @@ import type { PodSecuritySettings } from './admission/podsecurity/config.js';
 import { signNodeCredential } from './auth/node-credential.js';
 import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from './auth/policy.js';
 import { CA_CERTS_PATH, NODE_CREDENTIAL_PATH } from '../../api/auth/node-credential.js';
-import { escalationMessage, FULL_AUTHORITY, onlyGCFieldsChanged, uncoveredRules } from './auth/escalation.js';
-import { rbacAuthorizer, rulesFor, rulesOf, type RbacSource } from './auth/rbac.js';
+import { rbacAuthorizer, rulesFor, type RbacSource } from './auth/rbac.js';
 import {
   selfSubjectAccessReview,
   selfSubjectReview,
@@ -181,6 +178,12 @@ export class ApiServer {
       ...(cfg.serviceClusterIPRange ? { serviceClusterIPRange: cfg.serviceClusterIPRange } : {}),
       ...(cfg.serviceNodePortRange ? { serviceNodePortRange: cfg.serviceNodePortRange } : {}),
     }));
+    // What a strategy's afterCreate writes (a Namespace's default ServiceAccount), through
+    // the registries, as the API server's own writes.
+    const related: RelatedWrites = {
+      create: (group, version, resource, namespace, body) =>
+        this.registry(group, version, resource).create(namespace, body),
+    };
     for (const r of RESOURCES) {
       this.registries.set(
         r,
@@ -198,6 +201,7 @@ export class ApiServer {
           ...(cfg.nameValidatorFor ? { validateName: cfg.nameValidatorFor(r) } : {}),
           ...(cfg.now ? { now: cfg.now } : {}),
           ...(r.group === '' && r.resource === 'services' ? { hooks: serviceAllocator } : {}),
+          related,
         }),
       );
     }
@@ -277,7 +281,6 @@ export class ApiServer {
       minRequestTimeoutSeconds: cfg.minRequestTimeoutSeconds ?? 1800,
       watchCache: (r) => this.watchCache(r),
       escalationCheck: (rr, user, source) => this.escalationCheck(rr, user, source),
-      createNamespace: (body, opts) => this.createNamespace(body, opts),
       review: (r, body, user) => this.review(r, body, user),
     };
   }
@@ -381,7 +384,7 @@ export class ApiServer {
         await namespaces.get(undefined, name);
       } catch (err) {
         if (!(err instanceof ApiError && err.code === 404)) throw err;
-        await this.createNamespace({ metadata: { name } });
+        await namespaces.create(undefined, { metadata: { name } });
       }
     }
     // The bootstrap RBAC policy: missing objects are created, existing ones left alone.
@@ -401,102 +404,54 @@ export class ApiServer {
   }
 
   /**
-   * RBAC escalation prevention for writes of Roles, ClusterRoles and their bindings
-   * (auth/escalation.ts). `source` is the object whose roleRef a binding write grants: the
-   * body of a create or update, the stored object for a patch (roleRef cannot change).
-   * @returns a synchronous check of the object about to be written (and the stored one,
-   *   for an update: a change of ownerReferences and finalizers only is not checked),
-   *   which throws 403 Forbidden naming the rules the user does not hold; undefined when
-   *   there is nothing to check (no security, another kind, or the user may `escalate` /
-   *   `bind`).
+   * Escalation prevention of a write (the resource's Strategy.checkEscalation: Roles,
+   * ClusterRoles and their bindings, auth/escalation.ts), with what the strategy may ask
+   * about the writer: the authorizer's answer, their RBAC rules, the roles they bind.
+   * `source` is the object whose roleRef a binding write grants: the body of a create or
+   * update, the stored object for a patch (roleRef cannot change).
+   * @returns the check of the object about to be written (and the stored one, for an
+   *   update), which throws 403 Forbidden naming the rules the user does not hold;
+   *   undefined when there is nothing to check (no security, a subresource, a kind without
+   *   the hook, or the user may `escalate` / `bind`).
    * @throws ApiError 404 when a binding's role does not exist, as Kubernetes' rule resolver.
    */
   private async escalationCheck(
     rr: ResourceRequest,
     user: UserInfo,
     source: KubeObject | undefined,
-  ): Promise<((obj: KubeObject, old?: KubeObject) => void) | undefined> {
+  ): Promise<WriteCheck | undefined> {
+    if (!this.cfg.security || rr.subresource !== undefined) return undefined;
     const group = rr.resource.group;
-    if (!this.cfg.security || rr.subresource !== undefined || group !== 'rbac.authorization.k8s.io')
-      return undefined;
-    const kind = rr.resource.resource;
     const namespace = rr.resource.namespaced ? rr.namespace : undefined;
-    const may = async (verb: string, resource: string, name: string) =>
-      (
-        await this.authorizer.authorize({
-          user,
-          verb,
-          resourceRequest: true,
-          group,
-          resource,
-          ...(namespace !== undefined ? { namespace } : {}),
-          name,
-        })
-      ).decision === 'allow';
-    const refused = (obj: KubeObject, why: string) =>
-      new ApiError(
-        403,
-        'Forbidden',
-        `${kind}.${group} "${obj.metadata?.name ?? rr.name ?? ''}" is forbidden: ${why}`,
-        {
-          name: obj.metadata?.name ?? rr.name ?? '',
-          group,
-          kind,
-        },
-      );
-    if (kind === 'roles' || kind === 'clusterroles') {
-      if (await may('escalate', kind, rr.name ?? '')) return undefined;
-      const owned = await rulesFor(this.rbacSource, user, namespace);
-      return (obj, old) => {
-        if (old && onlyGCFieldsChanged(obj, old)) return;
-        const uncovered = uncoveredRules(owned, rulesOf(obj));
-        if (uncovered.length > 0) throw refused(obj, escalationMessage(user, uncovered));
-        // An aggregationRule can gather any rules: it needs * on everything.
-        if (obj.aggregationRule !== undefined && uncoveredRules(owned, FULL_AUTHORITY).length > 0)
-          throw refused(obj, 'must have cluster-admin privileges to use the aggregationRule');
-      };
-    }
-    const ref = (source?.roleRef ?? {}) as { kind?: string; name?: string };
-    // A binding without a usable roleRef is refused by validation.
-    if (!ref.name || (ref.kind !== 'Role' && ref.kind !== 'ClusterRole')) return undefined;
-    const refResource = ref.kind === 'Role' ? 'roles' : 'clusterroles';
-    if (await may('bind', refResource, ref.name)) return undefined;
-    const role =
-      ref.kind === 'Role'
-        ? namespace !== undefined
-          ? await this.rbacSource.role(namespace, ref.name)
-          : undefined
-        : await this.rbacSource.clusterRole(ref.name);
-    if (!role)
-      throw new ApiError(404, 'NotFound', `${refResource}.${group} "${ref.name}" not found`, {
-        name: ref.name,
+    return this.registries.get(rr.resource)!.checkEscalation(
+      {
+        user,
         group,
-        kind: refResource,
-      });
-    const uncovered = uncoveredRules(await rulesFor(this.rbacSource, user, namespace), rulesOf(role));
-    if (uncovered.length === 0) return undefined;
-    return (obj, old) => {
-      if (old && onlyGCFieldsChanged(obj, old)) return;
-      throw refused(obj, escalationMessage(user, uncovered));
-    };
-  }
-
-  /**
-   * Creates a namespace and its `default` ServiceAccount. (Kubernetes' serviceaccount
-   * controller does the latter; until the controller manager exists, it happens here.)
-   */
-  private async createNamespace(body: KubeObject, opts: WriteOptions = {}): Promise<KubeObject> {
-    const ns = await this.registry('', 'v1', 'namespaces').create(undefined, body, opts);
-    if (!opts.dryRun) {
-      try {
-        await this.registry('', 'v1', 'serviceaccounts').create(ns.metadata!.name!, {
-          metadata: { name: 'default' },
-        });
-      } catch (err) {
-        if (!(err instanceof ApiError && err.code === 409)) throw err;
-      }
-    }
-    return ns;
+        resource: rr.resource.resource,
+        namespace,
+        name: rr.name,
+        may: async (verb, resource, name) =>
+          (
+            await this.authorizer.authorize({
+              user,
+              verb,
+              resourceRequest: true,
+              group,
+              resource,
+              ...(namespace !== undefined ? { namespace } : {}),
+              name,
+            })
+          ).decision === 'allow',
+        rules: () => rulesFor(this.rbacSource, user, namespace),
+        role: async (kind, name) =>
+          kind === 'Role'
+            ? namespace !== undefined
+              ? await this.rbacSource.role(namespace, name)
+              : undefined
+            : await this.rbacSource.clusterRole(name),
+      },
+      source,
+    );
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

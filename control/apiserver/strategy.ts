@@ -8,12 +8,56 @@
  * Order on update:  prepareForUpdate → defaults → validate + validateUpdate (→ write)
  * Order on status:  prepareForStatusUpdate → validateStatusUpdate (→ write)
  * Order on finalize: prepareForFinalizeUpdate → validateFinalizeUpdate (→ write)
+ * Around a write: checkEscalation before it (the API server, for the writer), afterCreate
+ * after a create (the registry, with the server's other registries).
  *
  * All hooks mutate the given object in place and never touch the store; validation
  * returns field errors (empty = valid) instead of throwing.
  */
+import type { UserInfo } from '../../api/auth/user.js';
 import type { FieldError } from '../../api/meta/validation.js';
 import type { KubeObject } from '../../api/object.js';
+import type { PolicyRule } from './auth/rbac.js';
+
+/**
+ * What a strategy's escalation check may learn about the writer of one request (the API
+ * server builds it from its authorizer and RBAC objects; see Strategy.checkEscalation).
+ */
+export interface WriteAuthority {
+  readonly user: UserInfo;
+  /** The request's API group and resource (`rbac.authorization.k8s.io`, `roles`), as a Forbidden answer names them. */
+  readonly group: string;
+  readonly resource: string;
+  /** The request's namespace; undefined for a cluster-scoped resource. */
+  readonly namespace: string | undefined;
+  /** The request's name; undefined on create. */
+  readonly name: string | undefined;
+  /** Whether the authorizer allows the writer `verb` on `resource` (of `group`, in `namespace`) named `name`. */
+  may(verb: string, resource: string, name: string): Promise<boolean>;
+  /** The RBAC rules the writer holds in `namespace` (cluster-wide ones included), as RBAC's RulesFor. */
+  rules(): Promise<PolicyRule[]>;
+  /** A Role (in `namespace`; none without one) or ClusterRole by name; undefined when there is none. */
+  role(kind: 'Role' | 'ClusterRole', name: string): Promise<KubeObject | undefined>;
+}
+
+/**
+ * The check of one write that an escalation check returns: called with the object about to
+ * be written and, for an update, the stored one.
+ * @throws ApiError 403 Forbidden.
+ */
+export type WriteCheck = (obj: KubeObject, old?: KubeObject) => void;
+
+/** Writes of other resources that a strategy's afterCreate may make (the API server's own, without admission). */
+export interface RelatedWrites {
+  /** Creates `body` in `namespace` (undefined: cluster-scoped) of the served resource `group`/`version`/`resource` (core: group ''). */
+  create(
+    group: string,
+    version: string,
+    resource: string,
+    namespace: string | undefined,
+    body: KubeObject,
+  ): Promise<KubeObject>;
+}
 
 export interface Strategy {
   /**
@@ -90,4 +134,25 @@ export interface Strategy {
 
   /** Validation of a finalize write. */
   validateFinalizeUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
+
+  /**
+   * Escalation prevention of a create, update or patch of the main resource, when the
+   * server enforces authorization (RBAC's Roles, ClusterRoles and bindings, as Kubernetes'
+   * policybased REST storage). `source` is what a binding write grants the roleRef of: the
+   * body of a create or update, the stored object for a patch. Resolves to the check of the
+   * object about to be written, or undefined when there is nothing to check. Omitted:
+   * nothing is checked.
+   * @throws ApiError (e.g. 404 when a binding's role does not exist).
+   */
+  checkEscalation?(
+    authority: WriteAuthority,
+    source: KubeObject | undefined,
+  ): Promise<WriteCheck | undefined>;
+
+  /**
+   * Called with the stored object after a create that was not a dry run, before the
+   * create answers (a Namespace's `default` ServiceAccount). Its error fails the request;
+   * the object stays created. Omitted: nothing more is written.
+   */
+  afterCreate?(obj: KubeObject, related: RelatedWrites): Promise<void>;
 }

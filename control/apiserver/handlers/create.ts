@@ -10,7 +10,7 @@ import { methodNotAllowed } from '../status.js';
 import { bindPod, evictPod } from '../subresources.js';
 import { decodeChecked } from './decode.js';
 import { writeJson } from './response.js';
-import { isNamespaces, type RequestScope } from './scope.js';
+import type { RequestScope } from './scope.js';
 
 /**
  * POST to a collection: 201 with the created object. `.../binding`: 201 with a Success
@@ -47,8 +47,5 @@ export async function createResource(scope: RequestScope): Promise<void> {
   if (sub !== undefined || rr.name !== undefined)
     throw methodNotAllowed('POST', `${rr.resource.resource}/${sub ?? '{name}'}`);
   (await server.escalationCheck(rr, user, body))?.(body);
-  const created = isNamespaces(rr)
-    ? await server.createNamespace(body, scope.write)
-    : await registry.create(rr.namespace, body, scope.write);
-  writeJson(res, 201, created);
+  writeJson(res, 201, await registry.create(rr.namespace, body, scope.write));
 }

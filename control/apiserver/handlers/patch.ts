@@ -19,7 +19,7 @@ import { ApiError, badRequest, methodNotAllowed } from '../status.js';
 import { toScale, updateScale } from '../subresources.js';
 import { checkPatchedFields } from './decode.js';
 import { writeJson } from './response.js';
-import { isNamespaces, isNotFoundOf, type RequestScope } from './scope.js';
+import { isNotFoundOf, type RequestScope } from './scope.js';
 
 /**
  * PATCH `.../<name>` (or `/status`, `/scale`): 200 with the stored object; 201 when
@@ -111,7 +111,6 @@ export async function patchResource(scope: RequestScope): Promise<void> {
     await scope.admit('CREATE', obj);
     (await server.escalationCheck(rr, user, obj))?.(obj);
     const applied = { dryRun, owned: true, admit: scope.validate };
-    if (isNamespaces(rr)) writeJson(res, 201, await server.createNamespace(obj, applied));
-    else writeJson(res, 201, await registry.create(rr.namespace, obj, applied));
+    writeJson(res, 201, await registry.create(rr.namespace, obj, applied));
   }
 }

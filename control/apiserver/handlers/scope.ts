@@ -13,14 +13,16 @@ import type { Registry, WriteOptions } from '../registry.js';
 import type { ResourceRequest } from '../request.js';
 import type { ResourceInfo } from '../resources.js';
 import type { ApiError } from '../status.js';
+import type { WriteCheck } from '../strategy.js';
 import type { WatchCache } from '../watchcache/cache.js';
 
 /**
- * The RBAC escalation check of one write (ApiServer.escalationCheck): called with the
- * object about to be written and, for an update, the stored one.
+ * The RBAC escalation check of one write (the strategy's checkEscalation, given the
+ * writer's authority by ApiServer.escalationCheck): called with the object about to be
+ * written and, for an update, the stored one.
  * @throws ApiError 403 Forbidden naming the rules the user does not hold.
  */
-export type EscalationCheck = (obj: KubeObject, old?: KubeObject) => void;
+export type EscalationCheck = WriteCheck;
 
 /** What handlers use of the API server beyond the request's registry; one per server. */
 export interface ServerServices {
@@ -35,8 +37,9 @@ export interface ServerServices {
   /** The resource's watch cache, started on first use. */
   watchCache(r: ResourceInfo): Promise<WatchCache>;
   /**
-   * RBAC escalation prevention for writes of Roles, ClusterRoles and their bindings;
-   * undefined when there is nothing to check (see ApiServer.escalationCheck).
+   * Escalation prevention of a write (the resource strategy's checkEscalation: Roles,
+   * ClusterRoles and their bindings); undefined when there is nothing to check (see
+   * ApiServer.escalationCheck).
    * @throws ApiError 404 when a binding's role does not exist.
    */
   escalationCheck(
@@ -44,8 +47,6 @@ export interface ServerServices {
     user: UserInfo,
     source: KubeObject | undefined,
   ): Promise<EscalationCheck | undefined>;
-  /** Creates a Namespace and its `default` ServiceAccount (ApiServer.createNamespace). */
-  createNamespace(body: KubeObject, opts: WriteOptions): Promise<KubeObject>;
   /** Answers a SelfSubjectAccessReview, SubjectAccessReview, SelfSubjectRulesReview or SelfSubjectReview. */
   review(r: ResourceInfo, body: KubeObject, user: UserInfo): Promise<KubeObject>;
 }

@@ -316,6 +316,9 @@ export interface KindRules {
   prepareForDelete?(obj: KubeObject): void;
   prepareForFinalizeUpdate?(obj: KubeObject, old: KubeObject): void;
   validateFinalizeUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
+  /** See Strategy: escalation prevention (RBAC kinds) and what a create writes beside the object (Namespaces). */
+  checkEscalation?: Strategy['checkEscalation'];
+  afterCreate?: Strategy['afterCreate'];
 }
 
 /** A kind's strategy, with the `nameFn` the registry should check names with. */
@@ -404,6 +407,8 @@ export function defineStrategy(rules: KindRules): KindStrategy {
           ],
         }
       : {}),
+    ...(rules.checkEscalation ? { checkEscalation: rules.checkEscalation } : {}),
+    ...(rules.afterCreate ? { afterCreate: rules.afterCreate } : {}),
   };
 }
 

@@ -6,6 +6,8 @@
 import type { FieldError } from '../../../api/meta/validation.js';
 import { invalid, nameIsDNSLabel } from '../../../api/meta/validation.js';
 import type { KubeObject } from '../../../api/object.js';
+import { ApiError } from '../status.js';
+import type { RelatedWrites } from '../strategy.js';
 import {
   asObj,
   clone,
@@ -33,7 +35,22 @@ export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
  * and `status.phase: Terminating`; `PUT namespaces/NAME/finalize` changes only
  * spec.finalizers, and the namespace is removed once neither spec.finalizers nor
  * metadata.finalizers has anything left.
+ *
+ * After a create: the namespace's `default` ServiceAccount.
  */
+/**
+ * A new Namespace's `default` ServiceAccount (what Kubernetes' serviceaccount controller
+ * ensures in every namespace; until k8ts runs that controller, the create does it). One
+ * that already exists is left alone.
+ */
+async function createDefaultServiceAccount(ns: KubeObject, related: RelatedWrites): Promise<void> {
+  try {
+    await related.create('', 'v1', 'serviceaccounts', ns.metadata!.name!, { metadata: { name: 'default' } });
+  } catch (err) {
+    if (!(err instanceof ApiError && err.code === 409)) throw err;
+  }
+}
+
 export const namespaceStrategy = defineStrategy({
   namespaced: false,
   nameFn: nameIsDNSLabel,
@@ -76,6 +93,7 @@ export const namespaceStrategy = defineStrategy({
   fields: (obj) => ({ 'status.phase': str(asObj(obj.status)?.phase) }),
   specFinalizers: (obj) =>
     list(asObj(obj.spec)?.finalizers).filter((f): f is string => typeof f === 'string'),
+  afterCreate: createDefaultServiceAccount,
   prepareForDelete(obj) {
     section(obj, 'status').phase = 'Terminating';
   },

@@ -3,12 +3,22 @@
  * Kubernetes' pkg/apis/rbac/validation (ValidateRole, ValidateClusterRole,
  * ValidateRoleBinding, ValidateClusterRoleBinding) and their strategies. The authorizer
  * that reads these objects is control/apiserver/auth/rbac.ts.
- * Escalation prevention (a Role or binding may grant only what its writer holds) is
- * checked by the API server on writes: control/apiserver/auth/escalation.ts.
+ * Escalation prevention (a Role or binding may grant only what its writer holds, as
+ * Kubernetes' pkg/registry/rbac/<kind>/policybased storage) is these strategies'
+ * checkEscalation, over the rule arithmetic of control/apiserver/auth/escalation.ts.
  */
 import type { FieldError, NameValidator } from '../../../api/meta/validation.js';
 import { childPath, indexPath, invalid, notSupported, required } from '../../../api/meta/validation.js';
 import type { KubeObject } from '../../../api/object.js';
+import {
+  escalationMessage,
+  FULL_AUTHORITY,
+  onlyGCFieldsChanged,
+  uncoveredRules,
+} from '../auth/escalation.js';
+import { rulesOf } from '../auth/rbac.js';
+import { ApiError } from '../status.js';
+import type { WriteAuthority, WriteCheck } from '../strategy.js';
 import { asObj, defineStrategy, eachObj, immutable, list, str } from './meta.js';
 
 /**
@@ -90,11 +100,71 @@ function roleRefImmutable(obj: KubeObject, old: KubeObject): FieldError[] {
   return errs.length > 0 ? [invalid('roleRef', obj.roleRef, 'cannot change roleRef')] : [];
 }
 
+/** 403 Forbidden for a write of `obj` that would grant more than its writer holds. */
+function refused(a: WriteAuthority, obj: KubeObject, why: string): ApiError {
+  const name = obj.metadata?.name ?? a.name ?? '';
+  return new ApiError(403, 'Forbidden', `${a.resource}.${a.group} "${name}" is forbidden: ${why}`, {
+    name,
+    group: a.group,
+    kind: a.resource,
+  });
+}
+
+/**
+ * A Role's or ClusterRole's escalation check (ConfirmNoEscalation): nothing to check when
+ * the writer may `escalate` it; otherwise every rule written must be covered by the
+ * writer's own rules, and an aggregationRule needs `*` on everything. A change of
+ * ownerReferences and finalizers only is not checked.
+ */
+async function roleEscalationCheck(a: WriteAuthority): Promise<WriteCheck | undefined> {
+  if (await a.may('escalate', a.resource, a.name ?? '')) return undefined;
+  const owned = await a.rules();
+  return (obj, old) => {
+    if (old && onlyGCFieldsChanged(obj, old)) return;
+    const uncovered = uncoveredRules(owned, rulesOf(obj));
+    if (uncovered.length > 0) throw refused(a, obj, escalationMessage(a.user, uncovered));
+    // An aggregationRule can gather any rules: it needs * on everything.
+    if (obj.aggregationRule !== undefined && uncoveredRules(owned, FULL_AUTHORITY).length > 0)
+      throw refused(a, obj, 'must have cluster-admin privileges to use the aggregationRule');
+  };
+}
+
+/**
+ * A RoleBinding's or ClusterRoleBinding's escalation check (BindingAuthorized, then
+ * ConfirmNoEscalation of the bound role): nothing to check when the writer may `bind` the
+ * role of `source`'s roleRef or holds all of its rules.
+ * @throws ApiError 404 when the role does not exist, as Kubernetes' rule resolver.
+ */
+async function bindingEscalationCheck(
+  a: WriteAuthority,
+  source: KubeObject | undefined,
+): Promise<WriteCheck | undefined> {
+  const ref = (source?.roleRef ?? {}) as { kind?: string; name?: string };
+  // A binding without a usable roleRef is refused by validation.
+  if (!ref.name || (ref.kind !== 'Role' && ref.kind !== 'ClusterRole')) return undefined;
+  const refResource = ref.kind === 'Role' ? 'roles' : 'clusterroles';
+  if (await a.may('bind', refResource, ref.name)) return undefined;
+  const role = await a.role(ref.kind, ref.name);
+  if (!role)
+    throw new ApiError(404, 'NotFound', `${refResource}.${a.group} "${ref.name}" not found`, {
+      name: ref.name,
+      group: a.group,
+      kind: refResource,
+    });
+  const uncovered = uncoveredRules(await a.rules(), rulesOf(role));
+  if (uncovered.length === 0) return undefined;
+  return (obj, old) => {
+    if (old && onlyGCFieldsChanged(obj, old)) return;
+    throw refused(a, obj, escalationMessage(a.user, uncovered));
+  };
+}
+
 export const roleStrategy = defineStrategy({
   namespaced: true,
   nameFn: rbacName,
   kubeFinalizers: false,
   validate: (obj) => validateRules(obj, false),
+  checkEscalation: roleEscalationCheck,
 });
 
 export const clusterRoleStrategy = defineStrategy({
@@ -102,6 +172,7 @@ export const clusterRoleStrategy = defineStrategy({
   nameFn: rbacName,
   kubeFinalizers: false,
   validate: (obj) => validateRules(obj, true),
+  checkEscalation: roleEscalationCheck,
 });
 
 export const roleBindingStrategy = defineStrategy({
@@ -110,6 +181,7 @@ export const roleBindingStrategy = defineStrategy({
   kubeFinalizers: false,
   validate: (obj) => validateBinding(obj, true),
   validateUpdate: roleRefImmutable,
+  checkEscalation: bindingEscalationCheck,
 });
 
 export const clusterRoleBindingStrategy = defineStrategy({
@@ -118,6 +190,7 @@ export const clusterRoleBindingStrategy = defineStrategy({
   kubeFinalizers: false,
   validate: (obj) => validateBinding(obj, false),
   validateUpdate: roleRefImmutable,
+  checkEscalation: bindingEscalationCheck,
 });
 
 /**
