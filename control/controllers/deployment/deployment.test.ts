@@ -10,7 +10,6 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { InformerFactory } from '../../../api/client/factory.js';
 import { resources } from '../../../api/client/resource.js';
-import type { RestClient } from '../../../api/client/rest.js';
 import { isPodReady } from '../../../api/podutil.js';
 import type { CoreEvent, Deployment, Pod, ReplicaSet } from '../../../api/types.js';
 import { startTestApi, type TestApi } from '../../../test/support/api.js';
@@ -18,6 +17,8 @@ import { FakeKubelet, makeNode, setPodReady } from '../../../test/support/fake-n
 import { silentLogger } from '../context.js';
 import { ControllerManager } from '../manager.js';
 import { replicaSetController } from '../replicaset/index.js';
+import { FakeBinder } from '../replicaset/test-support.js';
+import { until as poll } from '../testing.js';
 import { REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION } from './annotations.js';
 import { computeHash, POD_TEMPLATE_HASH_LABEL } from './hash.js';
 import { deploymentController } from './index.js';
@@ -28,38 +29,6 @@ const FIXTURE = readFileSync(
 );
 const NS = 'default';
 const NAME = 'spring-deployment';
-
-/** Binds every unscheduled pod to `node` (the scheduler's job, out of scope here). */
-class Binder {
-  private readonly factory: InformerFactory;
-  constructor(
-    private readonly client: RestClient,
-    private readonly node: string,
-  ) {
-    this.factory = new InformerFactory({ client });
-    const pods = this.factory.informerFor<Pod>(resources.pods);
-    pods.addEventHandler({ onAdd: (p) => this.bind(p), onUpdate: (_, p) => this.bind(p) });
-  }
-  async start(): Promise<void> {
-    this.factory.start();
-    await this.factory.waitForCacheSync(10_000);
-  }
-  stop(): Promise<void> {
-    return this.factory.shutdown();
-  }
-  private bind(pod: Pod): void {
-    if (pod.spec.nodeName || pod.metadata.deletionTimestamp) return;
-    const binding = {
-      apiVersion: 'v1',
-      kind: 'Binding',
-      metadata: { name: pod.metadata.name!, namespace: pod.metadata.namespace! },
-      target: { apiVersion: 'v1', kind: 'Node', name: this.node },
-    };
-    this.client
-      .create(resources.pods, binding, { namespace: pod.metadata.namespace!, subresource: 'binding' })
-      .catch(() => {});
-  }
-}
 
 interface Cluster {
   api: TestApi;
@@ -85,7 +54,7 @@ async function startCluster(ready: (pod: Pod) => boolean = () => true): Promise<
   const api = await startTestApi();
   const kubelet = new FakeKubelet({ client: api.client, nodes: [makeNode('n1')], ready });
   await kubelet.start();
-  const binder = new Binder(api.client, 'n1');
+  const binder = new FakeBinder(api.client, ['n1']);
   await binder.start();
   const ac = new AbortController();
   const done = new ControllerManager({
@@ -119,26 +88,9 @@ async function startCluster(ready: (pod: Pod) => boolean = () => true): Promise<
   return cl;
 }
 
-/** Polls `f` until it returns something other than undefined; rejects after `ms`. */
-async function until<T>(
-  what: string,
-  f: () => Promise<T | undefined> | T | undefined,
-  ms = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await f();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls `f` until it returns something other than undefined; a rollout may take 30 s. */
+const until = <T>(what: string, f: () => Promise<T | undefined> | T | undefined, ms = 30_000) =>
+  poll(what, f, ms);
 
 const getDeployment = (api: TestApi, name = NAME) =>
   api.client.get<Deployment>(resources.deployments, NS, name);

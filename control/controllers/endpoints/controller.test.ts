@@ -1,52 +1,28 @@
 /**
- * The Endpoints controller against the real API server, with pods run by a fake kubelet.
+ * The Endpoints controller against the real API server, with pods run by a fake cluster.kubelet.
  * One worker, so keys are reconciled in the order they were queued: a later "sentinel"
  * Service whose Endpoints appear proves that earlier keys were handled.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { isNotFound } from '../../../api/client/errors.js';
 import { resources } from '../../../api/client/resource.js';
 import type { Endpoints, EndpointSubset, Pod } from '../../../api/types.js';
-import { FakeKubelet, makeNode, setPodReady } from '../../../test/support/fake-nodes.js';
-import { startTestApi } from '../../../test/support/api.js';
-import type { TestApi } from '../../../test/support/api.js';
-import { silentLogger } from '../context.js';
-import { ControllerManager } from '../manager.js';
+import { makeNode, setPodReady } from '../../../test/support/fake-nodes.js';
 import { ANNOTATION_LAST_CHANGE_TRIGGER_TIME, LABEL_HEADLESS_SERVICE } from '../endpoints-common.js';
+import { until, useControllers } from '../testing.js';
 import { endpointsController } from './controller.js';
-import { dropFinalizers, makePod, makeService, podRunning, until } from './testing.js';
+import { createWebService, dropFinalizers, makePod, makeService, podRunning } from './testing.js';
 
-let api: TestApi;
-let kubelet: FakeKubelet;
-let ac: AbortController;
-let done: Promise<void>;
-
-before(async () => {
-  api = await startTestApi();
-  kubelet = new FakeKubelet({
-    client: api.client,
-    nodes: [makeNode('node-a'), makeNode('node-b')],
-    ready: (p) => p.metadata.labels?.['start'] !== 'unready',
-  });
-  await kubelet.start();
-  ac = new AbortController();
-  done = new ControllerManager({
-    client: api.client,
-    controllers: { endpoint: endpointsController },
-    config: { concurrentEndpointSyncs: 1 },
-    logger: silentLogger,
-  }).run(ac.signal);
+const cluster = useControllers({
+  nodes: [makeNode('node-a'), makeNode('node-b')],
+  ready: (p) => p.metadata.labels?.['start'] !== 'unready',
+  controllers: { endpoint: endpointsController },
+  config: { concurrentEndpointSyncs: 1 },
 });
 
-after(async () => {
-  ac.abort();
-  await done;
-  await kubelet.stop();
-  await api.stop();
-});
-
-const getEndpoints = (name: string) => api.client.get<Endpoints>(resources.endpoints, 'default', name);
+const getEndpoints = (name: string) =>
+  cluster.api.client.get<Endpoints>(resources.endpoints, 'default', name);
 
 /** Waits until the Endpoints `name` satisfy `check`, returning them. */
 function endpointsWhere(name: string, what: string, check: (ep: Endpoints) => boolean): Promise<Endpoints> {
@@ -69,34 +45,13 @@ function names(subsets: EndpointSubset[] | undefined, which: 'addresses' | 'notR
 let sentinels = 0;
 async function sentinel(): Promise<void> {
   const name = `sentinel-${++sentinels}`;
-  await api.client.create(resources.services, makeService(name, { sentinel: name }, [{ port: 80 }]));
+  await cluster.api.client.create(resources.services, makeService(name, { sentinel: name }, [{ port: 80 }]));
   await endpointsWhere(name, 'created', () => true);
 }
 
 describe('Endpoints controller', () => {
   it('lists ready pods with ports resolved by number and by name, grouping pods by port set', async () => {
-    const http = [{ name: 'http', containerPort: 8080 }];
-    await Promise.all([
-      api.client.create(resources.pods, makePod('web-1', { app: 'web' }, { ports: http })),
-      api.client.create(resources.pods, makePod('web-2', { app: 'web' }, { node: 'node-b', ports: http })),
-      api.client.create(
-        resources.pods,
-        makePod('web-3', { app: 'web' }, { ports: [{ name: 'other', containerPort: 9090 }] }),
-      ),
-    ]);
-    await api.client.create(
-      resources.services,
-      makeService(
-        'web',
-        { app: 'web' },
-        [
-          { name: 'num', port: 80, targetPort: 8080 },
-          { name: 'named', port: 81, targetPort: 'http' },
-        ],
-        {},
-        { tier: 'front' },
-      ),
-    );
+    await createWebService(cluster.api.client);
     const ep = await endpointsWhere(
       'web',
       '3 ready addresses',
@@ -114,7 +69,7 @@ describe('Endpoints controller', () => {
     // addresses by port (RepackSubsets): `named` → web-1, web-2; `num` → all three.
     assert.deepEqual(portsOf('web-3'), ['num:8080/TCP']);
     assert.equal(ep.subsets!.length, 2);
-    const pod2 = await api.client.get<Pod>(resources.pods, 'default', 'web-2');
+    const pod2 = await cluster.api.client.get<Pod>(resources.pods, 'default', 'web-2');
     const addr2 = ep.subsets!.flatMap((s) => s.addresses ?? []).find((a) => a.targetRef?.name === 'web-2')!;
     assert.equal(addr2.ip, pod2.status!.podIP);
     assert.equal(addr2.nodeName, 'node-b');
@@ -127,13 +82,13 @@ describe('Endpoints controller', () => {
   });
 
   it('moves a pod that stops being ready to notReadyAddresses and back', async () => {
-    const pod = await podRunning(api.client, 'web-1');
-    await setPodReady(api.client, pod, false);
+    const pod = await podRunning(cluster.api.client, 'web-1');
+    await setPodReady(cluster.api.client, pod, false);
     let ep = await endpointsWhere('web', 'web-1 not ready', (e) =>
       names(e.subsets, 'notReadyAddresses').includes('web-1'),
     );
     assert.deepEqual(names(ep.subsets, 'addresses'), ['web-2', 'web-3']);
-    await setPodReady(api.client, pod, true);
+    await setPodReady(cluster.api.client, pod, true);
     ep = await endpointsWhere('web', 'web-1 ready again', (e) =>
       names(e.subsets, 'addresses').includes('web-1'),
     );
@@ -141,7 +96,7 @@ describe('Endpoints controller', () => {
   });
 
   it('drops terminating pods, and follows pods coming and going', async () => {
-    await api.client.create(
+    await cluster.api.client.create(
       resources.pods,
       makePod(
         'web-4',
@@ -151,21 +106,21 @@ describe('Endpoints controller', () => {
     );
     await endpointsWhere('web', 'web-4 added', (e) => names(e.subsets, 'addresses').includes('web-4'));
     // The finalizer keeps web-4 terminating (deletionTimestamp set, still Running and Ready).
-    await api.client.delete(resources.pods, 'default', 'web-4');
+    await cluster.api.client.delete(resources.pods, 'default', 'web-4');
     const ep = await endpointsWhere(
       'web',
       'web-4 gone',
       (e) => !names(e.subsets, 'addresses').includes('web-4'),
     );
     assert.deepEqual(names(ep.subsets, 'notReadyAddresses'), []);
-    await dropFinalizers(api.client, 'web-4');
-    await api.client.delete(resources.pods, 'default', 'web-3', { gracePeriodSeconds: 0 });
+    await dropFinalizers(cluster.api.client, 'web-4');
+    await cluster.api.client.delete(resources.pods, 'default', 'web-3', { gracePeriodSeconds: 0 });
     await endpointsWhere('web', 'web-3 gone', (e) => names(e.subsets, 'addresses').join() === 'web-1,web-2');
   });
 
   it('lists not-ready pods as ready with publishNotReadyAddresses, and labels headless Services', async () => {
-    await api.client.create(resources.pods, makePod('peer-1', { app: 'peer', start: 'unready' }));
-    await api.client.create(
+    await cluster.api.client.create(resources.pods, makePod('peer-1', { app: 'peer', start: 'unready' }));
+    await cluster.api.client.create(
       resources.services,
       makeService('peer', { app: 'peer' }, [], { clusterIP: 'None', publishNotReadyAddresses: true }),
     );
@@ -174,12 +129,12 @@ describe('Endpoints controller', () => {
     );
     assert.equal(ep.subsets![0]!.ports, undefined);
     assert.equal(ep.metadata.labels?.[LABEL_HEADLESS_SERVICE], '');
-    const pod = await api.client.get<Pod>(resources.pods, 'default', 'peer-1');
+    const pod = await cluster.api.client.get<Pod>(resources.pods, 'default', 'peer-1');
     assert.equal(pod.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
   });
 
   it('deletes the Endpoints with their Service', async () => {
-    await api.client.delete(resources.services, 'default', 'peer');
+    await cluster.api.client.delete(resources.services, 'default', 'peer');
     await until('endpoints peer deleted', async () =>
       getEndpoints('peer').then(
         () => false,
@@ -189,8 +144,8 @@ describe('Endpoints controller', () => {
   });
 
   it('leaves the Endpoints of a Service without selector alone, and writes nothing when nothing changed', async () => {
-    await api.client.create(resources.services, makeService('external', undefined, [{ port: 5432 }]));
-    const user = await api.client.create<Endpoints>(resources.endpoints, {
+    await cluster.api.client.create(resources.services, makeService('external', undefined, [{ port: 5432 }]));
+    const user = await cluster.api.client.create<Endpoints>(resources.endpoints, {
       apiVersion: 'v1',
       kind: 'Endpoints',
       metadata: { name: 'external', namespace: 'default' },
@@ -198,7 +153,7 @@ describe('Endpoints controller', () => {
     });
     const web = await getEndpoints('web');
     // A Service change that changes no endpoint makes the controller sync without writing.
-    await api.client.patch(resources.services, 'default', 'web', 'merge', {
+    await cluster.api.client.patch(resources.services, 'default', 'web', 'merge', {
       metadata: { annotations: { note: 'touched' } },
     });
     await sentinel();
@@ -207,16 +162,19 @@ describe('Endpoints controller', () => {
   });
 
   it('recreates Endpoints someone deleted', async () => {
-    await api.client.delete(resources.endpoints, 'default', 'web');
+    await cluster.api.client.delete(resources.endpoints, 'default', 'web');
     const ep = await endpointsWhere('web', 'recreated', (e) => names(e.subsets, 'addresses').length === 2);
     assert.deepEqual(names(ep.subsets, 'addresses'), ['web-1', 'web-2']);
   });
 
   it('coalesces a burst of pod changes into few writes', async () => {
-    await api.client.create(resources.services, makeService('burst', { app: 'burst' }, [{ port: 80 }]));
+    await cluster.api.client.create(
+      resources.services,
+      makeService('burst', { app: 'burst' }, [{ port: 80 }]),
+    );
     await endpointsWhere('burst', 'created', () => true);
     const rvs = new Set<string>();
-    const stream = await api.client.watch<Endpoints>(resources.endpoints, {
+    const stream = await cluster.api.client.watch<Endpoints>(resources.endpoints, {
       namespace: 'default',
       fieldSelector: 'metadata.name=burst',
     });
@@ -227,7 +185,7 @@ describe('Endpoints controller', () => {
     const n = 30;
     await Promise.all(
       Array.from({ length: n }, (_, i) =>
-        api.client.create(resources.pods, makePod(`burst-${i}`, { app: 'burst' })),
+        cluster.api.client.create(resources.pods, makePod(`burst-${i}`, { app: 'burst' })),
       ),
     );
     const last = await endpointsWhere(
@@ -248,7 +206,7 @@ describe('Endpoints controller', () => {
   });
 
   it('shows in kubectl get endpoints', async () => {
-    const res = await api.kubectl('get', 'endpoints', 'web', '-n', 'default');
+    const res = await cluster.api.kubectl('get', 'endpoints', 'web', '-n', 'default');
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /^NAME\s+ENDPOINTS\s+AGE/m);
     assert.match(res.stdout, /^web\s+10\.42\.\d+\.\d+:8080,/m);

@@ -1,9 +1,10 @@
 /**
  * Test helpers of the endpoint controllers' tests (Endpoints and EndpointSlice): pods
- * bound to a fake node, Services, and polling the API with a deadline.
+ * bound to a fake node, Services, and waiting for a pod to run.
  */
 import type { RestClient } from '../../../api/client/rest.js';
 import { resources } from '../../../api/client/resource.js';
+import { until } from '../testing.js';
 import type { ContainerPort, Pod, Service, ServicePort } from '../../../api/types.js';
 
 /** A pod bound to `node` (no scheduler needed) with one container exposing `ports`. */
@@ -44,33 +45,6 @@ export function makeService(
   };
 }
 
-/**
- * Polls `probe` until it returns a value other than undefined/false and returns it;
- * rejects after `timeoutMs` with the last value seen, named `what`.
- */
-export async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-      last = v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`,
-      );
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** Waits until the pod has an IP (the fake kubelet started it). */
 export function podRunning(client: RestClient, name: string, namespace = 'default'): Promise<Pod> {
   return until(`pod ${name} running`, async () => {
@@ -82,4 +56,35 @@ export function podRunning(client: RestClient, name: string, namespace = 'defaul
 /** Removes every finalizer of a pod (so a terminating pod held by one goes). */
 export async function dropFinalizers(client: RestClient, name: string, namespace = 'default'): Promise<void> {
   await client.patch(resources.pods, namespace, name, 'merge', { metadata: { finalizers: null } });
+}
+
+/**
+ * The `web` fixture both endpoint controllers' first test starts from: pods web-1 (node-a)
+ * and web-2 (node-b) serving port `http` 8080, web-3 serving only `other` 9090, and the
+ * Service `web` (label tier=front) with a numeric port (80 → 8080) and a named one
+ * (81 → http). Resolves with the created Service.
+ */
+export async function createWebService(client: RestClient): Promise<Service> {
+  const http = [{ name: 'http', containerPort: 8080 }];
+  await Promise.all([
+    client.create(resources.pods, makePod('web-1', { app: 'web' }, { ports: http })),
+    client.create(resources.pods, makePod('web-2', { app: 'web' }, { node: 'node-b', ports: http })),
+    client.create(
+      resources.pods,
+      makePod('web-3', { app: 'web' }, { ports: [{ name: 'other', containerPort: 9090 }] }),
+    ),
+  ]);
+  return client.create<Service>(
+    resources.services,
+    makeService(
+      'web',
+      { app: 'web' },
+      [
+        { name: 'num', port: 80, targetPort: 8080 },
+        { name: 'named', port: 81, targetPort: 'http' },
+      ],
+      {},
+      { tier: 'front' },
+    ),
+  );
 }

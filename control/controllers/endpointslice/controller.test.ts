@@ -1,59 +1,36 @@
 /**
  * The EndpointSlice controller against the real API server, with pods run by a fake
- * kubelet. One worker, so keys are reconciled in the order they were queued: a later
+ * cluster.kubelet. One worker, so keys are reconciled in the order they were queued: a later
  * "sentinel" Service whose slice appears proves that earlier keys were handled.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { resources } from '../../../api/client/resource.js';
-import type { Endpoint, EndpointSlice, Pod, Service } from '../../../api/types.js';
-import { FakeKubelet, makeNode, setPodReady } from '../../../test/support/fake-nodes.js';
-import { startTestApi } from '../../../test/support/api.js';
-import type { TestApi } from '../../../test/support/api.js';
+import type { Endpoint, EndpointSlice, Pod } from '../../../api/types.js';
+import { makeNode, setPodReady } from '../../../test/support/fake-nodes.js';
 import { silentLogger } from '../context.js';
-import { ControllerManager } from '../manager.js';
 import { LABEL_HEADLESS_SERVICE } from '../endpoints-common.js';
-import { dropFinalizers, makePod, makeService, podRunning, until } from '../endpoints/testing.js';
+import { createWebService, dropFinalizers, makePod, makeService, podRunning } from '../endpoints/testing.js';
+import { until, useControllers } from '../testing.js';
 import { endpointSliceController } from './controller.js';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from './endpoint.js';
 
-let api: TestApi;
-let kubelet: FakeKubelet;
-let ac: AbortController;
-let done: Promise<void>;
-
-before(async () => {
-  api = await startTestApi();
-  kubelet = new FakeKubelet({
-    client: api.client,
-    nodes: [
-      makeNode('node-a', { pods: '500' }),
-      makeNode('node-b', { labels: { 'topology.kubernetes.io/zone': 'z1' } }),
-    ],
-    ready: (p) => p.metadata.labels?.['start'] !== 'unready',
-  });
-  await kubelet.start();
-  ac = new AbortController();
-  done = new ControllerManager({
-    client: api.client,
-    controllers: { endpointslice: endpointSliceController },
-    config: { concurrentEndpointSyncs: 1 },
-    logger: process.env.DEBUG_CONTROLLERS
-      ? { ...silentLogger, warn: (m, meta) => console.error(m, JSON.stringify(meta)) }
-      : silentLogger,
-  }).run(ac.signal);
-});
-
-after(async () => {
-  ac.abort();
-  await done;
-  await kubelet.stop();
-  await api.stop();
+const cluster = useControllers({
+  nodes: [
+    makeNode('node-a', { pods: '500' }),
+    makeNode('node-b', { labels: { 'topology.kubernetes.io/zone': 'z1' } }),
+  ],
+  ready: (p) => p.metadata.labels?.['start'] !== 'unready',
+  controllers: { endpointslice: endpointSliceController },
+  config: { concurrentEndpointSyncs: 1 },
+  logger: process.env.DEBUG_CONTROLLERS
+    ? { ...silentLogger, warn: (m, meta) => console.error(m, JSON.stringify(meta)) }
+    : silentLogger,
 });
 
 /** The slices labelled for Service `name` (anyone's). */
 async function slicesOf(name: string): Promise<EndpointSlice[]> {
-  const list = await api.client.list<EndpointSlice>(resources.endpointslices, {
+  const list = await cluster.api.client.list<EndpointSlice>(resources.endpointslices, {
     namespace: 'default',
     labelSelector: `${LABEL_SERVICE_NAME}=${name}`,
   });
@@ -86,34 +63,13 @@ const podNames = (slices: EndpointSlice[]) =>
 let sentinels = 0;
 async function sentinel(): Promise<void> {
   const name = `sentinel-${++sentinels}`;
-  await api.client.create(resources.services, makeService(name, { sentinel: name }, [{ port: 80 }]));
+  await cluster.api.client.create(resources.services, makeService(name, { sentinel: name }, [{ port: 80 }]));
   await slicesWhere(name, 'placeholder created', (s) => s.length === 1);
 }
 
 describe('EndpointSlice controller', () => {
   it('lists matching pods as ready endpoints, one slice per port set', async () => {
-    const http = [{ name: 'http', containerPort: 8080 }];
-    await Promise.all([
-      api.client.create(resources.pods, makePod('web-1', { app: 'web' }, { ports: http })),
-      api.client.create(resources.pods, makePod('web-2', { app: 'web' }, { node: 'node-b', ports: http })),
-      api.client.create(
-        resources.pods,
-        makePod('web-3', { app: 'web' }, { ports: [{ name: 'other', containerPort: 9090 }] }),
-      ),
-    ]);
-    const svc = await api.client.create<Service>(
-      resources.services,
-      makeService(
-        'web',
-        { app: 'web' },
-        [
-          { name: 'num', port: 80, targetPort: 8080 },
-          { name: 'named', port: 81, targetPort: 'http' },
-        ],
-        {},
-        { tier: 'front' },
-      ),
-    );
+    const svc = await createWebService(cluster.api.client);
     const slices = await slicesWhere(
       'web',
       '3 ready endpoints',
@@ -148,7 +104,7 @@ describe('EndpointSlice controller', () => {
         },
       ]);
     }
-    const pod2 = await api.client.get<Pod>(resources.pods, 'default', 'web-2');
+    const pod2 = await cluster.api.client.get<Pod>(resources.pods, 'default', 'web-2');
     assert.deepEqual(endpointOf(slices, 'web-2'), {
       addresses: [pod2.status!.podIP],
       conditions: { ready: true, serving: true, terminating: false },
@@ -160,8 +116,8 @@ describe('EndpointSlice controller', () => {
 
   it('marks a pod that stops being ready ready:false serving:false, in place', async () => {
     const before = await slicesOf('web');
-    const pod = await podRunning(api.client, 'web-1');
-    await setPodReady(api.client, pod, false);
+    const pod = await podRunning(cluster.api.client, 'web-1');
+    await setPodReady(cluster.api.client, pod, false);
     let slices = await slicesWhere(
       'web',
       'web-1 not ready',
@@ -173,7 +129,7 @@ describe('EndpointSlice controller', () => {
       terminating: false,
     });
     assert.deepEqual(slices.map((s) => s.metadata.name).sort(), before.map((s) => s.metadata.name).sort());
-    await setPodReady(api.client, pod, true);
+    await setPodReady(cluster.api.client, pod, true);
     slices = await slicesWhere(
       'web',
       'web-1 ready',
@@ -182,7 +138,7 @@ describe('EndpointSlice controller', () => {
   });
 
   it('keeps a terminating pod as terminating, not ready but serving, until it is gone', async () => {
-    await api.client.create(
+    await cluster.api.client.create(
       resources.pods,
       makePod(
         'web-4',
@@ -191,7 +147,7 @@ describe('EndpointSlice controller', () => {
       ),
     );
     await slicesWhere('web', 'web-4 ready', (s) => endpointOf(s, 'web-4')?.conditions?.ready === true);
-    await api.client.delete(resources.pods, 'default', 'web-4');
+    await cluster.api.client.delete(resources.pods, 'default', 'web-4');
     const slices = await slicesWhere(
       'web',
       'web-4 terminating',
@@ -202,18 +158,18 @@ describe('EndpointSlice controller', () => {
       serving: true,
       terminating: true,
     });
-    await dropFinalizers(api.client, 'web-4');
+    await dropFinalizers(cluster.api.client, 'web-4');
     await slicesWhere('web', 'web-4 gone', (s) => !endpointOf(s, 'web-4'));
   });
 
   it('follows pods coming and going', async () => {
-    await api.client.create(
+    await cluster.api.client.create(
       resources.pods,
       makePod('web-5', { app: 'web' }, { ports: [{ name: 'http', containerPort: 8080 }] }),
     );
     await slicesWhere('web', 'web-5 added', (s) => podNames(s).join() === 'web-1,web-2,web-3,web-5');
-    await api.client.delete(resources.pods, 'default', 'web-3', { gracePeriodSeconds: 0 });
-    await api.client.delete(resources.pods, 'default', 'web-5', { gracePeriodSeconds: 0 });
+    await cluster.api.client.delete(resources.pods, 'default', 'web-3', { gracePeriodSeconds: 0 });
+    await cluster.api.client.delete(resources.pods, 'default', 'web-5', { gracePeriodSeconds: 0 });
     const slices = await slicesWhere(
       'web',
       'web-3 and web-5 gone',
@@ -224,13 +180,13 @@ describe('EndpointSlice controller', () => {
   });
 
   it('publishes not-ready pods as ready with publishNotReadyAddresses; headless label; placeholder slice', async () => {
-    await api.client.create(
+    await cluster.api.client.create(
       resources.services,
       makeService('peer', { app: 'peer' }, [], { clusterIP: 'None', publishNotReadyAddresses: true }),
     );
     const empty = await slicesWhere('peer', 'placeholder', (s) => s.length === 1);
     assert.deepEqual(empty[0]!.endpoints ?? [], []);
-    await api.client.create(resources.pods, makePod('peer-1', { app: 'peer', start: 'unready' }));
+    await cluster.api.client.create(resources.pods, makePod('peer-1', { app: 'peer', start: 'unready' }));
     const slices = await slicesWhere('peer', 'peer-1 listed', (s) => !!endpointOf(s, 'peer-1'));
     assert.deepEqual(endpointOf(slices, 'peer-1')!.conditions, {
       ready: true,
@@ -243,13 +199,13 @@ describe('EndpointSlice controller', () => {
   });
 
   it('removes the slices of a deleted Service', async () => {
-    await api.client.delete(resources.services, 'default', 'peer');
+    await cluster.api.client.delete(resources.services, 'default', 'peer');
     await slicesWhere('peer', 'none left', (s) => s.length === 0);
   });
 
   it('never touches slices managed by someone else, nor gives selectorless Services slices', async () => {
-    await api.client.create(resources.services, makeService('external', undefined, [{ port: 5432 }]));
-    const foreign = await api.client.create<EndpointSlice>(resources.endpointslices, {
+    await cluster.api.client.create(resources.services, makeService('external', undefined, [{ port: 5432 }]));
+    const foreign = await cluster.api.client.create<EndpointSlice>(resources.endpointslices, {
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
       metadata: {
@@ -262,7 +218,7 @@ describe('EndpointSlice controller', () => {
       ports: [{ name: '', port: 5432, protocol: 'TCP' }],
     });
     // Someone else's slice claiming a selector Service is left alone too.
-    const alongside = await api.client.create<EndpointSlice>(resources.endpointslices, {
+    const alongside = await cluster.api.client.create<EndpointSlice>(resources.endpointslices, {
       ...foreign,
       metadata: {
         name: 'web-manual',
@@ -270,7 +226,7 @@ describe('EndpointSlice controller', () => {
         labels: { [LABEL_SERVICE_NAME]: 'web', [LABEL_MANAGED_BY]: 'someone-else' },
       },
     });
-    await api.client.patch(resources.services, 'default', 'web', 'merge', {
+    await cluster.api.client.patch(resources.services, 'default', 'web', 'merge', {
       metadata: { annotations: { n: '1' } },
     });
     await sentinel();
@@ -279,14 +235,18 @@ describe('EndpointSlice controller', () => {
       external.map((s) => [s.metadata.name, s.metadata.resourceVersion]),
       [['external-manual', foreign.metadata.resourceVersion]],
     );
-    const web = await api.client.get<EndpointSlice>(resources.endpointslices, 'default', 'web-manual');
+    const web = await cluster.api.client.get<EndpointSlice>(
+      resources.endpointslices,
+      'default',
+      'web-manual',
+    );
     assert.equal(web.metadata.resourceVersion, alongside.metadata.resourceVersion);
-    await api.client.delete(resources.endpointslices, 'default', 'web-manual');
+    await cluster.api.client.delete(resources.endpointslices, 'default', 'web-manual');
   });
 
   it('recreates a slice someone deleted', async () => {
     const [slice] = await slicesWhere('web', 'one slice', (s) => s.length === 1);
-    await api.client.delete(resources.endpointslices, 'default', slice!.metadata.name!);
+    await cluster.api.client.delete(resources.endpointslices, 'default', slice!.metadata.name!);
     const slices = await slicesWhere(
       'web',
       'recreated',
@@ -300,19 +260,19 @@ describe('EndpointSlice controller', () => {
     for (let i = 0; i < n; i += 25) {
       await Promise.all(
         Array.from({ length: Math.min(25, n - i) }, (_, j) =>
-          api.client.create(resources.pods, makePod(`many-${i + j}`, { app: 'many' })),
+          cluster.api.client.create(resources.pods, makePod(`many-${i + j}`, { app: 'many' })),
         ),
       );
     }
     // All running before the Service exists, so its first sync sees them all at once.
     await until(`${n} pods running`, async () => {
-      const pods = await api.client.list<Pod>(resources.pods, {
+      const pods = await cluster.api.client.list<Pod>(resources.pods, {
         namespace: 'default',
         labelSelector: 'app=many',
       });
       return pods.items.filter((p) => p.status?.podIP).length === n;
     });
-    await api.client.create(
+    await cluster.api.client.create(
       resources.services,
       makeService('many', { app: 'many' }, [{ name: 'http', port: 80 }]),
     );
@@ -327,12 +287,12 @@ describe('EndpointSlice controller', () => {
     for (let i = n; i < n + 60; i += 20) {
       await Promise.all(
         Array.from({ length: 20 }, (_, j) =>
-          api.client.create(resources.pods, makePod(`many-${i + j}`, { app: 'many' })),
+          cluster.api.client.create(resources.pods, makePod(`many-${i + j}`, { app: 'many' })),
         ),
       );
     }
     await until(`${n + 60} pods running`, async () => {
-      const pods = await api.client.list<Pod>(resources.pods, {
+      const pods = await cluster.api.client.list<Pod>(resources.pods, {
         namespace: 'default',
         labelSelector: 'app=many',
       });
@@ -347,7 +307,7 @@ describe('EndpointSlice controller', () => {
   });
 
   it('shows in kubectl get endpointslices', async () => {
-    const res = await api.kubectl(
+    const res = await cluster.api.kubectl(
       'get',
       'endpointslices',
       '-n',

@@ -1,27 +1,13 @@
 // The garbage collector against the real API server (in process), with real kubectl for
 // the cascade flags users type, and a fake kubelet where pods run on nodes.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { isNotFound } from '../../../api/client/errors.js';
+import { describe, it } from 'node:test';
 import { resources } from '../../../api/client/resource.js';
 import type { KubeObject, OwnerReference } from '../../../api/object.js';
 import type { Pod, ReplicaSet } from '../../../api/types.js';
-import { FakeKubelet, makeNode } from '../../../test/support/fake-nodes.js';
-import { startTestApi, type TestApi } from '../../../test/support/api.js';
-import { silentLogger } from '../context.js';
-import { ControllerManager } from '../manager.js';
+import { makeNode } from '../../../test/support/fake-nodes.js';
+import { getIfExists, until, untilGone, useControllers } from '../testing.js';
 import { garbageCollectorController } from './index.js';
-
-/** Polls `check` until it returns a value other than undefined; fails after `ms`. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function ownerRef(owner: KubeObject, extra: Partial<OwnerReference> = {}): OwnerReference {
   return {
@@ -34,31 +20,14 @@ function ownerRef(owner: KubeObject, extra: Partial<OwnerReference> = {}): Owner
 }
 
 describe('garbage collector', () => {
-  let api: TestApi;
-  let kubelet: FakeKubelet;
-  const ac = new AbortController();
-  let done: Promise<void>;
+  const cluster = useControllers({
+    nodes: [makeNode('node-1')],
+    controllers: { garbagecollector: garbageCollectorController },
+  });
   const ns = 'default';
 
-  before(async () => {
-    api = await startTestApi();
-    kubelet = new FakeKubelet({ client: api.client, nodes: [makeNode('node-1')] });
-    await kubelet.start();
-    done = new ControllerManager({
-      client: api.client,
-      controllers: { garbagecollector: garbageCollectorController },
-      logger: silentLogger,
-    }).run(ac.signal);
-  });
-  after(async () => {
-    ac.abort();
-    await done;
-    await kubelet.stop();
-    await api.stop();
-  });
-
   async function configMap(name: string, owners: OwnerReference[] = [], extra: KubeObject['metadata'] = {}) {
-    return api.client.create(resources.configmaps, {
+    return cluster.api.client.create(resources.configmaps, {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name, namespace: ns, ...(owners.length ? { ownerReferences: owners } : {}), ...extra },
@@ -66,32 +35,15 @@ describe('garbage collector', () => {
     });
   }
 
-  async function gone(ref: typeof resources.configmaps, name: string, namespace: string | undefined = ns) {
-    return until(`${ref.resource} ${name} gone`, async () => {
-      try {
-        await api.client.get(ref, namespace, name);
-        return undefined;
-      } catch (err) {
-        if (isNotFound(err)) return true;
-        throw err;
-      }
-    });
-  }
-
-  async function get(name: string): Promise<KubeObject | undefined> {
-    try {
-      return await api.client.get(resources.configmaps, ns, name);
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
+  const gone = (ref: typeof resources.configmaps, name: string, namespace: string | undefined = ns) =>
+    untilGone(cluster.api.client, ref, namespace, name);
+  const get = (name: string) => getIfExists(cluster.api.client, resources.configmaps, ns, name);
 
   it('background: deleting an owner deletes its dependents', async () => {
     const owner = await configMap('bg-owner');
     await configMap('bg-a', [ownerRef(owner)]);
     await configMap('bg-b', [ownerRef(owner, { controller: true, blockOwnerDeletion: true })]);
-    const del = await api.kubectl('delete', 'configmap', 'bg-owner', '-n', ns);
+    const del = await cluster.api.kubectl('delete', 'configmap', 'bg-owner', '-n', ns);
     assert.equal(del.code, 0, del.stderr);
     await gone(resources.configmaps, 'bg-a');
     await gone(resources.configmaps, 'bg-b');
@@ -102,7 +54,7 @@ describe('garbage collector', () => {
     const other = await configMap('or-other');
     await configMap('or-a', [ownerRef(owner), ownerRef(other)]);
     await configMap('or-b', [ownerRef(owner, { controller: true })]);
-    const del = await api.kubectl('delete', 'configmap', 'or-owner', '-n', ns, '--cascade=orphan');
+    const del = await cluster.api.kubectl('delete', 'configmap', 'or-owner', '-n', ns, '--cascade=orphan');
     assert.equal(del.code, 0, del.stderr);
     await gone(resources.configmaps, 'or-owner');
     const a = await get('or-a');
@@ -120,7 +72,7 @@ describe('garbage collector', () => {
     await configMap('fg-dep', [ownerRef(owner, { blockOwnerDeletion: true })], {
       finalizers: ['example.com/hold'],
     });
-    const del = await api.kubectl(
+    const del = await cluster.api.kubectl(
       'delete',
       'configmap',
       'fg-owner',
@@ -138,9 +90,9 @@ describe('garbage collector', () => {
     const waiting = await get('fg-owner');
     assert.ok(waiting?.metadata?.deletionTimestamp, 'owner is terminating');
     assert.deepEqual(waiting?.metadata?.finalizers, ['foregroundDeletion']);
-    const get1 = await api.kubectl('get', 'configmap', 'fg-owner', '-n', ns, '-o', 'name');
+    const get1 = await cluster.api.kubectl('get', 'configmap', 'fg-owner', '-n', ns, '-o', 'name');
     assert.equal(get1.stdout.trim(), 'configmap/fg-owner');
-    await api.client.patch(resources.configmaps, ns, dep.metadata!.name!, 'merge', {
+    await cluster.api.client.patch(resources.configmaps, ns, dep.metadata!.name!, 'merge', {
       metadata: { finalizers: null },
     });
     await gone(resources.configmaps, 'fg-dep');
@@ -151,7 +103,7 @@ describe('garbage collector', () => {
     const a = await configMap('two-a');
     const b = await configMap('two-b');
     await configMap('two-dep', [ownerRef(a), ownerRef(b)]);
-    await api.client.delete(resources.configmaps, ns, 'two-a');
+    await cluster.api.client.delete(resources.configmaps, ns, 'two-a');
     const dep = await until('two-dep loses two-a', async () => {
       const d = await get('two-dep');
       return d?.metadata?.ownerReferences?.length === 1 ? d : undefined;
@@ -161,7 +113,7 @@ describe('garbage collector', () => {
 
   it('an ownerReference whose uid is not the live owner (recreated) or that names nothing is collected', async () => {
     const first = await configMap('re-owner');
-    await api.client.delete(resources.configmaps, ns, 're-owner');
+    await cluster.api.client.delete(resources.configmaps, ns, 're-owner');
     await configMap('re-owner'); // a namesake with another uid
     await configMap('re-dep', [ownerRef(first)]);
     await configMap('never-dep', [
@@ -181,18 +133,18 @@ describe('garbage collector', () => {
         uid: '6b7a4c3e-0000-4000-8000-000000000002',
       },
     ]);
-    const node = await api.client.get(resources.nodes, undefined, 'node-1');
-    const other = await api.client.create(resources.nodes, makeNode('node-2'));
+    const node = await cluster.api.client.get(resources.nodes, undefined, 'node-1');
+    const other = await cluster.api.client.create(resources.nodes, makeNode('node-2'));
     await configMap('node-dep', [ownerRef({ ...other, apiVersion: 'v1', kind: 'Node' })]);
     await configMap('node1-dep', [ownerRef({ ...node, apiVersion: 'v1', kind: 'Node' })]);
-    await api.client.delete(resources.nodes, undefined, 'node-2');
+    await cluster.api.client.delete(resources.nodes, undefined, 'node-2');
     await gone(resources.configmaps, 'node-dep');
     assert.ok(await get('node1-dep'), 'a dependent of a live cluster-scoped owner stays');
     assert.ok(await get('unknown-dep'), 'a dependent of an unknown kind stays');
   });
 
   it('deleting a ReplicaSet deletes its pods, which the kubelet confirms', async () => {
-    const rs = await api.client.create<ReplicaSet>(resources.replicasets, {
+    const rs = await cluster.api.client.create<ReplicaSet>(resources.replicasets, {
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',
       metadata: { name: 'web', namespace: ns },
@@ -206,7 +158,7 @@ describe('garbage collector', () => {
       },
     });
     for (const name of ['web-1', 'web-2']) {
-      await api.client.create<Pod>(resources.pods, {
+      await cluster.api.client.create<Pod>(resources.pods, {
         apiVersion: 'v1',
         kind: 'Pod',
         metadata: {
@@ -219,13 +171,19 @@ describe('garbage collector', () => {
       });
     }
     await until('pods running', async () => {
-      const pods = await api.client.list<Pod>(resources.pods, { namespace: ns, labelSelector: 'app=web' });
+      const pods = await cluster.api.client.list<Pod>(resources.pods, {
+        namespace: ns,
+        labelSelector: 'app=web',
+      });
       return pods.items.every((p) => p.status?.phase === 'Running') ? true : undefined;
     });
-    const del = await api.kubectl('delete', 'replicaset', 'web', '-n', ns);
+    const del = await cluster.api.kubectl('delete', 'replicaset', 'web', '-n', ns);
     assert.equal(del.code, 0, del.stderr);
     await until('pods gone', async () => {
-      const pods = await api.client.list<Pod>(resources.pods, { namespace: ns, labelSelector: 'app=web' });
+      const pods = await cluster.api.client.list<Pod>(resources.pods, {
+        namespace: ns,
+        labelSelector: 'app=web',
+      });
       return pods.items.length === 0 ? true : undefined;
     });
   });

@@ -2,66 +2,32 @@
 // them) against the real API server in process, real kubectl, and a fake kubelet that
 // confirms the graceful deletion of pods on its node.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { isNotFound } from '../../../api/client/errors.js';
+import { describe, it } from 'node:test';
 import { resources } from '../../../api/client/resource.js';
 import type { KubeObject } from '../../../api/object.js';
 import type { Namespace, Pod } from '../../../api/types.js';
-import { FakeKubelet, makeNode } from '../../../test/support/fake-nodes.js';
-import { startTestApi, type TestApi } from '../../../test/support/api.js';
-import { silentLogger } from '../context.js';
+import { makeNode } from '../../../test/support/fake-nodes.js';
 import { garbageCollectorController } from '../garbagecollector/index.js';
-import { ControllerManager } from '../manager.js';
+import { getIfExists, until as poll, useControllers } from '../testing.js';
 import { namespaceController } from './index.js';
 
-/** Polls `check` until it returns a value other than undefined; fails after `ms`. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls until `check` returns a value; the deletions here take up to 20 s. */
+const until = <T>(what: string, check: () => Promise<T | undefined>) => poll(what, check, 20_000);
 
 describe('namespace controller', () => {
-  let api: TestApi;
-  let kubelet: FakeKubelet;
-  const ac = new AbortController();
-  let done: Promise<void>;
-
-  before(async () => {
-    api = await startTestApi();
-    kubelet = new FakeKubelet({ client: api.client, nodes: [makeNode('node-1')] });
-    await kubelet.start();
-    done = new ControllerManager({
-      client: api.client,
-      controllers: { garbagecollector: garbageCollectorController, namespace: namespaceController },
-      logger: silentLogger,
-    }).run(ac.signal);
-  });
-  after(async () => {
-    ac.abort();
-    await done;
-    await kubelet.stop();
-    await api.stop();
+  const cluster = useControllers({
+    nodes: [makeNode('node-1')],
+    controllers: { garbagecollector: garbageCollectorController, namespace: namespaceController },
   });
 
   async function ok(...args: string[]): Promise<string> {
-    const r = await api.kubectl(...args);
+    const r = await cluster.api.kubectl(...args);
     assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed:\n${r.stderr}\n${r.stdout}`);
     return r.stdout;
   }
 
-  async function namespace(name: string): Promise<Namespace | undefined> {
-    try {
-      return await api.client.get<Namespace>(resources.namespaces, undefined, name);
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
+  const namespace = (name: string) =>
+    getIfExists<Namespace>(cluster.api.client, resources.namespaces, undefined, name);
 
   const manifest = (ns: string) =>
     [
@@ -103,17 +69,24 @@ describe('namespace controller', () => {
       .join('\n');
 
   it('kubectl delete ns: Terminating, creating in it is forbidden, content goes, then the namespace', async () => {
-    const apply = await api.kubectlIn(manifest('team'), 'apply', '-f', '-');
+    const apply = await cluster.api.kubectlIn(manifest('team'), 'apply', '-f', '-');
     assert.equal(apply.code, 0, apply.stderr);
     await until('pod running', async () => {
-      const p = await api.client.get<Pod>(resources.pods, 'team', 'runner');
+      const p = await cluster.api.client.get<Pod>(resources.pods, 'team', 'runner');
       return p.status?.phase === 'Running' ? true : undefined;
     });
 
     assert.match(await ok('delete', 'namespace', 'team', '--wait=false'), /namespace "team" deleted/);
     assert.match(await ok('get', 'namespace', 'team', '--no-headers'), /^team\s+Terminating\s/);
 
-    const create = await api.kubectl('create', 'configmap', 'late', '-n', 'team', '--from-literal=a=b');
+    const create = await cluster.api.kubectl(
+      'create',
+      'configmap',
+      'late',
+      '-n',
+      'team',
+      '--from-literal=a=b',
+    );
     assert.notEqual(create.code, 0);
     assert.match(
       create.stderr,
@@ -130,7 +103,9 @@ describe('namespace controller', () => {
         : undefined;
     });
     assert.deepEqual(
-      (await api.client.list(resources.configmaps, { namespace: 'team' })).items.map((c) => c.metadata?.name),
+      (await cluster.api.client.list(resources.configmaps, { namespace: 'team' })).items.map(
+        (c) => c.metadata?.name,
+      ),
       ['held'],
     );
     for (const r of [
@@ -140,7 +115,7 @@ describe('namespace controller', () => {
       resources.services,
       resources.secrets,
     ])
-      assert.deepEqual((await api.client.list(r, { namespace: 'team' })).items, [], r.resource);
+      assert.deepEqual((await cluster.api.client.list(r, { namespace: 'team' })).items, [], r.resource);
     const conditions = Object.fromEntries(ns!.status!.conditions!.map((c) => [c.type, c]));
     assert.equal(
       conditions.NamespaceContentRemaining!.message,
@@ -155,9 +130,11 @@ describe('namespace controller', () => {
     assert.equal(conditions.NamespaceDeletionContentFailure!.status, 'False');
     assert.deepEqual(ns!.spec?.finalizers, ['kubernetes']);
 
-    await api.client.patch(resources.configmaps, 'team', 'held', 'merge', { metadata: { finalizers: null } });
+    await cluster.api.client.patch(resources.configmaps, 'team', 'held', 'merge', {
+      metadata: { finalizers: null },
+    });
     await until('namespace gone', async () => ((await namespace('team')) === undefined ? true : undefined));
-    const get = await api.kubectl('get', 'namespace', 'team');
+    const get = await cluster.api.kubectl('get', 'namespace', 'team');
     assert.notEqual(get.code, 0);
     assert.match(get.stderr, /namespaces "team" not found/);
   });
@@ -171,7 +148,7 @@ describe('namespace controller', () => {
 
   it('the system namespaces cannot be deleted', async () => {
     for (const name of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
-      const r = await api.kubectl('delete', 'namespace', name, '--wait=false');
+      const r = await cluster.api.kubectl('delete', 'namespace', name, '--wait=false');
       assert.notEqual(r.code, 0, name);
       assert.match(r.stderr, /this namespace may not be deleted/, name);
       const ns = await namespace(name);
@@ -187,10 +164,10 @@ describe('namespace controller', () => {
       kind: 'ConfigMap',
       metadata: { name: 'c', namespace: 'other' },
     };
-    await api.client.create(resources.configmaps, cm);
+    await cluster.api.client.create(resources.configmaps, cm);
     // Another finalizer keeps it; the namespace controller's own goes right away.
     const ns = (await namespace('other'))!;
-    await api.client.update(
+    await cluster.api.client.update(
       resources.namespaces,
       { ...ns, spec: { finalizers: ['example.com/other', 'kubernetes'] } },
       { subresource: 'finalize' },
@@ -201,8 +178,11 @@ describe('namespace controller', () => {
       return n?.spec?.finalizers?.length === 1 ? n : undefined;
     });
     assert.deepEqual(left.spec?.finalizers, ['example.com/other']);
-    assert.equal((await api.client.list(resources.configmaps, { namespace: 'other' })).items.length, 0);
-    await api.client.update(
+    assert.equal(
+      (await cluster.api.client.list(resources.configmaps, { namespace: 'other' })).items.length,
+      0,
+    );
+    await cluster.api.client.update(
       resources.namespaces,
       { ...left, spec: { finalizers: [] } },
       { subresource: 'finalize' },

@@ -6,42 +6,25 @@ import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
 import { resources } from '../../../api/client/resource.js';
 import type { CoreEvent, Node, Pod, Toleration } from '../../../api/types.js';
-import { startTestApi, type TestApi, type TestApiOptions } from '../../../test/support/api.js';
-import { FakeKubelet, makeNode } from '../../../test/support/fake-nodes.js';
-import { silentLogger } from '../context.js';
-import { ControllerManager } from '../manager.js';
+import type { TestApi, TestApiOptions } from '../../../test/support/api.js';
+import { makeNode, type FakeKubelet } from '../../../test/support/fake-nodes.js';
+import { startControllers, until as poll } from '../testing.js';
+import type { ControllerTest } from '../testing.js';
 import { taintEvictionController } from '../tainteviction/controller.js';
 import { nodeLifecycleController } from './controller.js';
 
 const UNREACHABLE = 'node.kubernetes.io/unreachable';
 
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls `f`; a node goes Unknown and its pods are evicted within 20 s. */
+const until = <T>(what: string, f: () => Promise<T | undefined | false>, ms = 20_000) => poll(what, f, ms);
 
-interface Cluster {
-  api: TestApi;
-  kubelet: FakeKubelet;
-  stop(): Promise<void>;
-}
+type Cluster = ControllerTest & { kubelet: FakeKubelet };
 
 async function startCluster(apiOpts: TestApiOptions = {}): Promise<Cluster> {
-  const api = await startTestApi(apiOpts);
-  const kubelet = new FakeKubelet({
-    client: api.client,
+  const cluster = await startControllers({
+    api: apiOpts,
     nodes: [makeNode('n1'), makeNode('n2')],
     leaseRenewMs: 200,
-  });
-  await kubelet.start();
-  const ac = new AbortController();
-  const done = new ControllerManager({
-    client: api.client,
     controllers: {
       nodelifecycle: nodeLifecycleController,
       'taint-eviction-controller': taintEvictionController,
@@ -51,18 +34,8 @@ async function startCluster(apiOpts: TestApiOptions = {}): Promise<Cluster> {
       nodeMonitorGracePeriodSeconds: 1.5,
       nodeStartupGracePeriodSeconds: 5,
     },
-    logger: silentLogger,
-  }).run(ac.signal);
-  return {
-    api,
-    kubelet,
-    stop: async () => {
-      ac.abort();
-      await done;
-      await kubelet.stop();
-      await api.stop();
-    },
-  };
+  });
+  return { ...cluster, kubelet: cluster.kubelet! };
 }
 
 function pod(name: string, node: string, tolerations?: Toleration[]): Pod {

@@ -9,57 +9,43 @@ import { resources } from '../../../api/client/resource.js';
 import { isPodReady } from '../../../api/podutil.js';
 import type { Pod, ReplicaSet } from '../../../api/types.js';
 import { Scheduler } from '../../scheduler/scheduler.js';
-import { startTestApi, type TestApi } from '../../../test/support/api.js';
-import { FakeKubelet, makeNode } from '../../../test/support/fake-nodes.js';
-import { silentLogger } from '../context.js';
-import { ControllerManager } from '../manager.js';
+import type { TestApi } from '../../../test/support/api.js';
+import { makeNode } from '../../../test/support/fake-nodes.js';
 import { replicaSetController } from '../replicaset/index.js';
 import { taintEvictionController } from '../tainteviction/controller.js';
+import { startControllers, until as poll } from '../testing.js';
+import type { ControllerTest } from '../testing.js';
 import { nodeLifecycleController } from './controller.js';
 
+let cluster: ControllerTest;
 let api: TestApi;
-let kubelet: FakeKubelet;
 const ac = new AbortController();
-let running: Promise<unknown>;
+let scheduling: Promise<void>;
 
 before(async () => {
-  api = await startTestApi();
-  kubelet = new FakeKubelet({
-    client: api.client,
+  cluster = await startControllers({
     nodes: [makeNode('n1'), makeNode('n2')],
     leaseRenewMs: 200,
+    controllers: {
+      replicaset: replicaSetController,
+      nodelifecycle: nodeLifecycleController,
+      'taint-eviction-controller': taintEvictionController,
+    },
+    config: { nodeMonitorPeriodSeconds: 0.25, nodeMonitorGracePeriodSeconds: 1.5 },
   });
-  await kubelet.start();
-  running = Promise.all([
-    new ControllerManager({
-      client: api.client,
-      controllers: {
-        replicaset: replicaSetController,
-        nodelifecycle: nodeLifecycleController,
-        'taint-eviction-controller': taintEvictionController,
-      },
-      config: { nodeMonitorPeriodSeconds: 0.25, nodeMonitorGracePeriodSeconds: 1.5 },
-      logger: silentLogger,
-    }).run(ac.signal),
-    new Scheduler({ client: api.client, podInitialBackoffMs: 100, podMaxBackoffMs: 200 }).run(ac.signal),
-  ]);
+  api = cluster.api;
+  scheduling = new Scheduler({ client: api.client, podInitialBackoffMs: 100, podMaxBackoffMs: 200 }).run(
+    ac.signal,
+  );
 });
 after(async () => {
   ac.abort();
-  await running;
-  await kubelet.stop();
-  await api.stop();
+  await scheduling;
+  await cluster.stop();
 });
 
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls `f`; an eviction and its replacement take up to 30 s. */
+const until = <T>(what: string, f: () => Promise<T | undefined | false>, ms = 30_000) => poll(what, f, ms);
 
 const rsPods = async (): Promise<Pod[]> =>
   (await api.client.list<Pod>(resources.pods, { namespace: 'default', labelSelector: 'app=web' })).items;
@@ -95,7 +81,7 @@ it('pods of a silent node are replaced on the healthy one', async () => {
   });
   const down = first[0]!.spec.nodeName!;
   const up = down === 'n1' ? 'n2' : 'n1';
-  kubelet.pauseLease(down);
+  cluster.kubelet!.pauseLease(down);
 
   const replaced = await until(`2 live pods Ready on ${up}`, async () => {
     const pods = (await rsPods()).filter((p) => !p.metadata.deletionTimestamp && isPodReady(p));

@@ -15,7 +15,8 @@ import { startTestApi } from '../../../test/support/api.js';
 import type { TestApi } from '../../../test/support/api.js';
 import { silentLogger } from '../context.js';
 import { ControllerManager } from '../manager.js';
-import { dropFinalizers, makePod, until } from '../endpoints/testing.js';
+import { dropFinalizers, makePod } from '../endpoints/testing.js';
+import { until } from '../testing.js';
 import { PodGCController } from './controller.js';
 import { byEvictionAndCreationTimestamp, terminatedPodsToDelete } from './select.js';
 

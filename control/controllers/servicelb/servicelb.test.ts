@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { resources } from '../../../api/client/resource.js';
 import type { Node, Service } from '../../../api/types.js';
-import { startTestApi, type TestApi } from '../../../test/support/api.js';
 import { makeNode } from '../../../test/support/fake-nodes.js';
-import { silentLogger } from '../context.js';
-import { ControllerManager } from '../manager.js';
+import { useControllers } from '../testing.js';
 import { ingressIPs, serviceLBController } from './index.js';
 
 test('ingressIPs takes the InternalIPs of Ready, schedulable nodes, sorted and unique', () => {
@@ -18,29 +16,17 @@ test('ingressIPs takes the InternalIPs of Ready, schedulable nodes, sorted and u
   );
 });
 
-let api: TestApi;
-let ac: AbortController;
-let done: Promise<void>;
-before(async () => {
-  api = await startTestApi();
-  await api.client.create(resources.nodes, makeNode('n1', { ip: '127.0.0.1' }));
-  ac = new AbortController();
-  done = new ControllerManager({
-    client: api.client,
-    controllers: { servicelb: serviceLBController },
-    logger: silentLogger,
-  }).run(ac.signal);
-});
-after(async () => {
-  ac.abort();
-  await done;
-  await api.stop();
+const cluster = useControllers({
+  controllers: { servicelb: serviceLBController },
+  setup: async (api) => {
+    await api.client.create(resources.nodes, makeNode('n1', { ip: '127.0.0.1' }));
+  },
 });
 
 async function ingress(name: string, want: string[]): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const s = await api.client.get<Service>(resources.services, 'default', name);
+    const s = await cluster.api.client.get<Service>(resources.services, 'default', name);
     const got = (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? '');
     if (JSON.stringify(got) === JSON.stringify(want)) return;
     if (Date.now() > deadline) assert.deepEqual(got, want);
@@ -49,17 +35,21 @@ async function ingress(name: string, want: string[]): Promise<void> {
 }
 
 test('a LoadBalancer Service reports the nodes; node changes and type changes follow', async () => {
-  await api.client.create(resources.services, {
+  await cluster.api.client.create(resources.services, {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: 'web', namespace: 'default' },
     spec: { type: 'LoadBalancer', selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
   });
   await ingress('web', ['127.0.0.1']);
-  await api.client.create(resources.nodes, makeNode('n2', { ip: '127.0.0.2' }));
+  await cluster.api.client.create(resources.nodes, makeNode('n2', { ip: '127.0.0.2' }));
   await ingress('web', ['127.0.0.1', '127.0.0.2']);
-  await api.client.patch<Node>(resources.nodes, undefined, 'n2', 'merge', { spec: { unschedulable: true } });
+  await cluster.api.client.patch<Node>(resources.nodes, undefined, 'n2', 'merge', {
+    spec: { unschedulable: true },
+  });
   await ingress('web', ['127.0.0.1']);
-  await api.client.patch(resources.services, 'default', 'web', 'merge', { spec: { type: 'NodePort' } });
+  await cluster.api.client.patch(resources.services, 'default', 'web', 'merge', {
+    spec: { type: 'NodePort' },
+  });
   await ingress('web', []);
 });

@@ -4,69 +4,44 @@
  * without an expiration (the server's default join token) is kept.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { FakeClock } from '../../../api/clock.js';
-import { isNotFound } from '../../../api/client/errors.js';
 import { waitFor } from '../../../api/client/testing.js';
 import { resources } from '../../../api/client/resource.js';
 import type { KubeObject } from '../../../api/object.js';
-import { startTestApi, type TestApi } from '../../../test/support/api.js';
 import { bootstrapTokenSecret } from '../../../api/auth/bootstrap-token.js';
-import { silentLogger } from '../context.js';
-import { ControllerManager } from '../manager.js';
+import { getIfExists, useControllers } from '../testing.js';
 import { TokenCleaner } from './controller.js';
 
-let api: TestApi;
-let clock: FakeClock;
-let ac: AbortController;
-let done: Promise<void>;
+const clock = new FakeClock();
+const cluster = useControllers({
+  controllers: { tokencleaner: (ctx) => new TokenCleaner(ctx) },
+  clock,
+  setup: async (api) => {
+    await api.client.create(resources.secrets, token('expird', { ttlSeconds: -60 }), {
+      namespace: 'kube-system',
+    });
+    await api.client.create(resources.secrets, token('later0', { ttlSeconds: 3600 }), {
+      namespace: 'kube-system',
+    });
+    await api.client.create(resources.secrets, token('never0', {}), { namespace: 'kube-system' });
+    // Not a bootstrap token, though expired-looking: left alone.
+    await api.client.create(
+      resources.secrets,
+      {
+        ...token('opaque', { ttlSeconds: -60 }),
+        type: 'Opaque',
+        metadata: { name: 'other', namespace: 'kube-system' },
+      },
+      { namespace: 'kube-system' },
+    );
+  },
+});
 
-const exists = async (name: string): Promise<boolean> => {
-  try {
-    await api.client.get(resources.secrets, 'kube-system', name);
-    return true;
-  } catch (err) {
-    if (isNotFound(err)) return false;
-    throw err;
-  }
-};
+const exists = async (name: string): Promise<boolean> =>
+  (await getIfExists(cluster.api.client, resources.secrets, 'kube-system', name)) !== undefined;
 const token = (id: string, opts: { ttlSeconds?: number }): KubeObject =>
   bootstrapTokenSecret(id, '0123456789abcdef', { ...opts, now: new Date(clock.now()) });
-
-before(async () => {
-  api = await startTestApi();
-  clock = new FakeClock();
-  await api.client.create(resources.secrets, token('expird', { ttlSeconds: -60 }), {
-    namespace: 'kube-system',
-  });
-  await api.client.create(resources.secrets, token('later0', { ttlSeconds: 3600 }), {
-    namespace: 'kube-system',
-  });
-  await api.client.create(resources.secrets, token('never0', {}), { namespace: 'kube-system' });
-  // Not a bootstrap token, though expired-looking: left alone.
-  await api.client.create(
-    resources.secrets,
-    {
-      ...token('opaque', { ttlSeconds: -60 }),
-      type: 'Opaque',
-      metadata: { name: 'other', namespace: 'kube-system' },
-    },
-    { namespace: 'kube-system' },
-  );
-  ac = new AbortController();
-  done = new ControllerManager({
-    client: api.client,
-    controllers: { tokencleaner: (ctx) => new TokenCleaner(ctx) },
-    clock,
-    logger: silentLogger,
-  }).run(ac.signal);
-});
-
-after(async () => {
-  ac.abort();
-  await done;
-  await api.stop();
-});
 
 describe('tokencleaner', () => {
   it('deletes an expired bootstrap token at once and keeps the others', async () => {
