@@ -15,14 +15,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/**
- * Files under agent/ that may still import a cri module other than cri/index.js, each
- * with the reason. agent/network/ is another change's area; its one import of cri/api.js
- * (a type) is to move to cri/index.js there.
- */
-const CRI_EXCEPTIONS: ReadonlyMap<string, string> = new Map([
-  ['agent/network/pod-network.ts', 'agent/network/ is changed elsewhere; imports the NetworkService type'],
-]);
+/** Files under agent/ that may import a cri module other than cri/index.js, each with the reason (none today). */
+const CRI_EXCEPTIONS: ReadonlyMap<string, string> = new Map();
 
 /** The module specifiers of `text`'s static imports, re-exports and dynamic import()s. */
 export function importSpecifiers(text: string): string[] {

@@ -13,7 +13,7 @@
  */
 import type { Logger } from '../../api/log.js';
 import { realClock, type Clock } from '../../api/clock.js';
-import type { NetworkService } from '../../cri/api.js';
+import type { NetworkService } from '../../cri/index.js';
 
 /** The label that marks what belongs to a node (networks, containers). */
 export const NODE_LABEL = 'io.k8ts.node';
