@@ -40,7 +40,12 @@ describe('CNI conflist', () => {
             ipMasq: true,
             hairpinMode: true,
             mtu: 1450,
-            ipam: { type: 'host-local', ranges: [[{ subnet: '10.42.3.0/24' }]], dataDir: '/d' },
+            ipam: {
+              type: 'host-local',
+              ranges: [[{ subnet: '10.42.3.0/24' }]],
+              routes: [{ dst: '0.0.0.0/0' }],
+              dataDir: '/d',
+            },
           },
           { type: 'portmap', capabilities: { portMappings: true } },
         ],

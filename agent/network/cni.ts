@@ -11,13 +11,14 @@
  *     "plugins": [ { "type": "bridge", "bridge": "k8ts<hash>", "isGateway": true,
  *                    "ipMasq": true, "hairpinMode": true, "mtu": <backend's>,
  *                    "ipam": { "type": "host-local", "ranges": [[{ "subnet": <podCIDR> }]],
+ *                              "routes": [{ "dst": "0.0.0.0/0" }],
  *                              "dataDir": <agent data dir>/cni/networks } },
  *                  { "type": "portmap", "capabilities": { "portMappings": true } } ] }
  *
  * The bridge is what the docker adapter's `k8ts-<node>` network is to Docker, so the
  * network between hosts (cross-host.ts, firewall.ts) applies to it unchanged: the bridge
- * holds the subnet's first address (the pods' gateway, and the connected route for the
- * pod CIDR that traffic from other hosts takes), pods get the other addresses of the
+ * holds the subnet's first address (the pods' default gateway, and the connected route for
+ * the pod CIDR that traffic from other hosts takes), pods get the other addresses of the
  * podCIDR, traffic leaving the subnet is masqueraded by the plugin (as Docker's bridge
  * masquerades), and pod traffic to other nodes' pods is kept from that masquerade by
  * K8TS-POSTROUTING's ACCEPT, which comes first in POSTROUTING as it does before Docker's
@@ -76,6 +77,8 @@ export function cniConflist(cfg: ConflistConfig): Record<string, unknown> {
         ipam: {
           type: 'host-local',
           ranges: [[{ subnet: cfg.subnet }]],
+          // The pod's default route, via the bridge's address (Docker gives its own).
+          routes: [{ dst: '0.0.0.0/0' }],
           ...(cfg.ipamDataDir !== undefined ? { dataDir: cfg.ipamDataDir } : {}),
         },
       },
