@@ -219,7 +219,7 @@ export class EventRecorder {
       reason,
       message,
       type,
-      source: { component: this.component, ...(this.host !== undefined ? { host: this.host } : {}) },
+      source: { component: this.component, host: this.host },
       firstTimestamp: now,
       lastTimestamp: now,
       count: 1,

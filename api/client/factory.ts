@@ -94,17 +94,15 @@ export class InformerFactory {
         .join(' ');
       informer = SharedInformer.fromClient<T>(o.client, ref, {
         name,
-        ...(namespace !== undefined ? { namespace } : {}),
+        namespace,
         ...(ls !== '' ? { labelSelector: ls } : {}),
         ...(fs !== '' ? { fieldSelector: fs } : {}),
-        ...(o.resyncPeriodMs !== undefined ? { resyncPeriodMs: o.resyncPeriodMs } : {}),
-        ...(o.pageSize !== undefined ? { pageSize: o.pageSize } : {}),
-        ...(o.minWatchTimeoutSeconds !== undefined
-          ? { minWatchTimeoutSeconds: o.minWatchTimeoutSeconds }
-          : {}),
-        ...(o.backoff !== undefined ? { backoff: o.backoff } : {}),
-        ...(o.clock !== undefined ? { clock: o.clock } : {}),
-        ...(o.random !== undefined ? { random: o.random } : {}),
+        resyncPeriodMs: o.resyncPeriodMs,
+        pageSize: o.pageSize,
+        minWatchTimeoutSeconds: o.minWatchTimeoutSeconds,
+        backoff: o.backoff,
+        clock: o.clock,
+        random: o.random,
         ...(onError
           ? { onError: (err: Error, during: 'list' | 'watch' | 'handler') => onError(err, during, name) }
           : {}),

@@ -158,14 +158,12 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
       listerWatcher: opts.listerWatcher,
       store,
       name: this.name,
-      ...(opts.pageSize !== undefined ? { pageSize: opts.pageSize } : {}),
-      ...(opts.minWatchTimeoutSeconds !== undefined
-        ? { minWatchTimeoutSeconds: opts.minWatchTimeoutSeconds }
-        : {}),
-      ...(opts.backoff !== undefined ? { backoff: opts.backoff } : {}),
-      ...(opts.clock !== undefined ? { clock: opts.clock } : {}),
-      ...(opts.random !== undefined ? { random: opts.random } : {}),
-      ...(opts.typeMeta !== undefined ? { typeMeta: opts.typeMeta } : {}),
+      pageSize: opts.pageSize,
+      minWatchTimeoutSeconds: opts.minWatchTimeoutSeconds,
+      backoff: opts.backoff,
+      clock: opts.clock,
+      random: opts.random,
+      typeMeta: opts.typeMeta,
       onError: (err, during) => this.report(err, during),
     });
   }

@@ -148,19 +148,15 @@ export class Scheduler {
     this.algorithm = new SchedulingAlgorithm({
       framework: this.framework,
       cache: this.cache,
-      ...(cfg.percentageOfNodesToScore !== undefined
-        ? { percentageOfNodesToScore: cfg.percentageOfNodesToScore }
-        : {}),
+      percentageOfNodesToScore: cfg.percentageOfNodesToScore,
       ...(cfg.random ? { random: cfg.random } : {}),
     });
     this.queue = new SchedulingQueue({
       clock: this.clock,
       eventsByPlugin: this.framework.eventsByPlugin,
-      ...(cfg.podInitialBackoffMs !== undefined ? { podInitialBackoffMs: cfg.podInitialBackoffMs } : {}),
-      ...(cfg.podMaxBackoffMs !== undefined ? { podMaxBackoffMs: cfg.podMaxBackoffMs } : {}),
-      ...(cfg.podMaxInUnschedulablePodsDurationMs !== undefined
-        ? { podMaxInUnschedulablePodsDurationMs: cfg.podMaxInUnschedulablePodsDurationMs }
-        : {}),
+      podInitialBackoffMs: cfg.podInitialBackoffMs,
+      podMaxBackoffMs: cfg.podMaxBackoffMs,
+      podMaxInUnschedulablePodsDurationMs: cfg.podMaxInUnschedulablePodsDurationMs,
     });
 
     this.podInformer = this.informers.informerFor<Pod>(resources.pods);

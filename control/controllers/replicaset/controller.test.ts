@@ -20,6 +20,7 @@ import { ControllerManager } from '../manager.js';
 import { DEFAULT_CONTROLLERS_CONFIG } from '../context.js';
 import { ReplicaSetController } from './controller.js';
 import { replicaSetController } from './index.js';
+import { until } from '../testing.js';
 import { FakeBinder, TestClient } from './test-support.js';
 
 let api: TestApi;
@@ -81,7 +82,7 @@ function rsObject(
     kind: 'ReplicaSet',
     metadata: { name, namespace: ns },
     spec: {
-      ...(replicas !== undefined ? { replicas } : {}),
+      replicas,
       selector: { matchLabels: labels },
       template: {
         metadata: { labels: { ...labels, tier: 'web' } },
@@ -100,23 +101,6 @@ async function createRS(
   extra: Partial<ReplicaSet['spec']> = {},
 ): Promise<ReplicaSet> {
   return api.client.create<ReplicaSet>(resources.replicasets, rsObject(ns, name, replicas, extra));
-}
-
-/** Polls `f` until it returns a value other than undefined; fails after `ms`. */
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await f();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 async function pods(ns: string): Promise<Pod[]> {
