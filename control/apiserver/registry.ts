@@ -8,7 +8,14 @@
  * Objects are stored as JSON without `metadata.resourceVersion` (the store's modRevision
  * is the resourceVersion, set on every read), under `storageKey()` of resources.ts.
  *
- * Every method either succeeds or throws an `ApiError` having written nothing.
+ * Every method either succeeds or throws an `ApiError` having written nothing (but a
+ * strategy's afterCreate, which runs once the object is stored).
+ *
+ * Why one file of about 740 lines: it is one class, Kubernetes' `registry.Store`, whose
+ * verbs share one write path — names and system fields, the strategy's hooks in their
+ * order, the compare-and-swap retry, finalizers and graceful deletion — and its private
+ * helpers serve all of them. What varies by kind is already outside it (strategies/,
+ * RegistryHooks), as are the request handling (handlers/) and the HTTP errors (status.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';

@@ -316,3 +316,18 @@ export function decodeObject(raw: Buffer | string, contentType: string | undefin
 export function namespaceNotFound(namespace: string): ApiError {
   return notFound({ group: '', resource: 'namespaces', name: namespace });
 }
+
+/**
+ * The request's target as a URL (origin-form `/api/...`, or absolute-form).
+ * @throws ApiError 400 when it does not parse (`GET http://[ HTTP/1.1`), as Go's net/http
+ *   refuses such a request line.
+ */
+export function requestURL(req: IncomingMessage): URL {
+  try {
+    return new URL(req.url ?? '/', 'http://apiserver');
+  } catch {
+    throw badRequest(
+      `the request target could not be parsed as a URL: ${JSON.stringify((req.url ?? '').slice(0, 256))}`,
+    );
+  }
+}

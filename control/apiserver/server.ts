@@ -25,22 +25,15 @@ import type { KubeObject } from '../../api/object.js';
 import type { Store } from '../storage/store.js';
 import { Registry } from './registry.js';
 import { ServiceAllocator } from './service-allocator/index.js';
-import { readBody, resolveResource, type ResourceRequest } from './request.js';
+import { requestURL, resolveResource, type ResourceRequest } from './request.js';
 import { findResource, groupVersion, RESOURCES, storagePrefix, type ResourceInfo } from './resources.js';
 import { ApiError, badRequest, requestHeaderFieldsTooLarge, toApiError } from './status.js';
 import type { RelatedWrites, Strategy, WriteCheck } from './strategy.js';
 import { WatchCache } from './watchcache/cache.js';
-import {
-  KUBELET_SUBRESOURCES,
-  proxyPodUpgrade,
-  writeRawStatus,
-  type KubeletSubresource,
-} from './node-proxy.js';
+import { writeRawStatus } from './node-proxy.js';
 import { ResourceMetricsApi } from './resource-metrics.js';
 import { TunnelServer } from './tunnel.js';
-import { discoveryResponse } from './discovery.js';
-import type { DocumentResponse } from './document-response.js';
-import { openAPIResponse, warmOpenAPI } from './openapi/index.js';
+import { warmOpenAPI } from './openapi/index.js';
 import { loadFieldSchemas, warningHeaders } from './fieldvalidation/index.js';
 import type { KeyPair } from '../../api/tls/certs.js';
 import { createAuthenticator, type Authenticator } from './auth/authn.js';
@@ -49,9 +42,7 @@ import { nodeAuthorizer } from './auth/node.js';
 import { AdmissionChain, admissionPlugins, RequestAdmissionRecorder } from './admission/index.js';
 import { SYSTEM_NAMESPACES } from './admission/namespacelifecycle.js';
 import type { PodSecuritySettings } from './admission/podsecurity/config.js';
-import { signNodeCredential } from './auth/node-credential.js';
 import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from './auth/policy.js';
-import { CA_CERTS_PATH, NODE_CREDENTIAL_PATH } from '../../api/auth/node-credential.js';
 import { rbacAuthorizer, rulesFor, type RbacSource } from './auth/rbac.js';
 import {
   selfSubjectAccessReview,
@@ -68,7 +59,10 @@ import {
   type FilterConfig,
 } from './handlers/filters.js';
 import { newRequestScope, serveResource, type ServerServices } from './handlers/index.js';
-import { writeJson, writeStatus } from './handlers/response.js';
+import { serveNonResource } from './handlers/nonresource.js';
+import { handleUpgrade } from './handlers/upgrade.js';
+import { RequestMetrics } from './request-metrics.js';
+import { writeStatus } from './handlers/response.js';
 
 export { writeJson, writeStatus } from './handlers/response.js';
 
@@ -132,21 +126,13 @@ export interface ApiServerConfig {
   podSecurity?: PodSecuritySettings;
 }
 
-/** The metric children one request updates (see ApiServer.requestMetrics). */
-interface RequestMetrics {
-  count: { inc(): void };
-  latency: { observe(seconds: number): void };
-}
-
 export class ApiServer {
   private readonly cfg: ApiServerConfig;
   private readonly registries = new Map<ResourceInfo, Registry>();
   /** One watch cache per resource, started on its first watch. */
   private readonly watchCaches = new Map<ResourceInfo, { cache: WatchCache; started: Promise<void> }>();
   private readonly metrics = new client.Registry();
-  private readonly requestCount: client.Counter<'verb' | 'resource' | 'code'>;
-  private readonly requestLatency: client.Histogram<'verb' | 'resource'>;
-  private readonly requestMetricsByLabels = new Map<string, RequestMetrics>();
+  private readonly requestMetrics: RequestMetrics;
   private server: Server | undefined;
   private readonly serviceAllocator: ServiceAllocator;
   /** The agents' tunnels, through which pods/log, exec, attach, portforward and metrics reach kubelets. */
@@ -205,19 +191,7 @@ export class ApiServer {
         }),
       );
     }
-    this.requestCount = new client.Counter({
-      name: 'apiserver_request_total',
-      help: 'Requests by verb, resource and HTTP code.',
-      labelNames: ['verb', 'resource', 'code'],
-      registers: [this.metrics],
-    });
-    this.requestLatency = new client.Histogram({
-      name: 'apiserver_request_duration_seconds',
-      help: 'Request latency in seconds by verb and resource (watches excluded).',
-      labelNames: ['verb', 'resource'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers: [this.metrics],
-    });
+    this.requestMetrics = new RequestMetrics(this.metrics);
     client.collectDefaultMetrics({ register: this.metrics });
     const getOrUndefined = async (r: Registry, ns: string | undefined, name: string) => {
       try {
@@ -346,7 +320,18 @@ export class ApiServer {
     server.on('clientError', answerClientError);
     server.on(
       'upgrade',
-      (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handleUpgrade(req, socket, head),
+      (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+        void handleUpgrade(
+          {
+            filters: this.filters,
+            tunnels: this.tunnels,
+            pods: this.registry('', 'v1', 'pods'),
+            logger: this.cfg.logger,
+          },
+          req,
+          socket,
+          head,
+        ),
     );
     this.server = server;
     // Idle keep-alive connections live longer here than in our clients' pools
@@ -505,7 +490,12 @@ export class ApiServer {
         );
       } else {
         await authorizeRequest(this.filters, req, url, undefined, user);
-        await this.serveNonResource(req, res, url);
+        await serveNonResource(
+          { security: this.cfg.security, nodes: this.registry('', 'v1', 'nodes'), metrics: this.metrics },
+          req,
+          res,
+          url,
+        );
       }
     } catch (err) {
       const apiErr = toApiError(err);
@@ -517,7 +507,7 @@ export class ApiServer {
       else res.end();
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const metrics = this.requestMetrics(verb, resource, res.statusCode);
+      const metrics = this.requestMetrics.of(verb, resource, res.statusCode);
       metrics.count.inc();
       // A watch's duration is the stream's life, not a latency.
       if (verb !== 'watch') metrics.latency.observe(seconds);
@@ -537,140 +527,6 @@ export class ApiServer {
         });
       }
     }
-  }
-
-  /**
-   * HTTP upgrades: an agent's tunnel (tunnel.ts), or `pods/exec`, `pods/attach`,
-   * `pods/portforward` (websocket or SPDY), proxied to the pod's kubelet (node-proxy.ts).
-   * Refusals are written on the socket as metav1.Status answers.
-   */
-  private async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    socket.on('error', () => socket.destroy());
-    let url: URL;
-    try {
-      url = requestURL(req);
-    } catch (err) {
-      writeRawStatus(socket, toApiError(err));
-      return;
-    }
-    if (TunnelServer.handles(url.pathname)) {
-      await this.tunnels.handleUpgrade(req, socket, head, url);
-      return;
-    }
-    const started = process.hrtime.bigint();
-    let code = 101;
-    try {
-      const rr = resolveResource(req.method ?? 'GET', url.pathname, url.searchParams);
-      const sub = rr?.subresource;
-      if (
-        !rr ||
-        rr.resource.group !== '' ||
-        rr.resource.resource !== 'pods' ||
-        !sub ||
-        sub === 'log' ||
-        !(KUBELET_SUBRESOURCES as readonly string[]).includes(sub)
-      )
-        throw badRequest(`${url.pathname} cannot be upgraded`);
-      // Who asks, and whether they may: `create` on pods/exec, attach or portforward, even
-      // for the websocket's GET (kube-apiserver's AuthorizePodWebsocketUpgradeCreatePermission).
-      const user = await authenticateRequest(this.filters, req, url);
-      await authorizeRequest(this.filters, req, url, { ...rr, verb: 'create' }, user);
-      await proxyPodUpgrade(
-        { pods: this.registries.get(rr.resource)!, tunnels: this.tunnels },
-        rr.namespace!,
-        rr.name!,
-        sub as KubeletSubresource,
-        url.searchParams,
-        req,
-        socket,
-        head,
-      );
-    } catch (err) {
-      const apiErr = toApiError(err);
-      code = apiErr.code;
-      if (code >= 500) this.cfg.logger.error('upgrade failed', { path: url.pathname, error: String(err) });
-      writeRawStatus(socket, apiErr);
-    } finally {
-      const logger = this.cfg.logger;
-      if (logsAt(logger, 'info'))
-        logger.info('request', {
-          verb: 'upgrade',
-          path: url.pathname,
-          code,
-          latencyMs: Math.round(Number(process.hrtime.bigint() - started) / 1e3) / 1e3,
-        });
-    }
-  }
-
-  /**
-   * The request counter and latency histogram children of one verb, resource and code,
-   * kept after first use: prom-client validates and hashes label sets on every call
-   * otherwise. (Bounded: verbs, served resources and HTTP codes are finite sets.)
-   */
-  private requestMetrics(verb: string, resource: string, code: number): RequestMetrics {
-    const key = `${verb} ${resource} ${code}`;
-    let m = this.requestMetricsByLabels.get(key);
-    if (!m) {
-      m = {
-        count: this.requestCount.labels({ verb, resource, code: String(code) }),
-        latency: this.requestLatency.labels({ verb, resource }),
-      };
-      this.requestMetricsByLabels.set(key, m);
-    }
-    return m;
-  }
-
-  private async serveNonResource(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const sec = this.cfg.security;
-    if (sec && url.pathname === NODE_CREDENTIAL_PATH && req.method === 'POST') {
-      const raw = await readBody(req);
-      let body: unknown;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        throw badRequest('the body must be JSON: {"csr": "<PEM certificate request>"}');
-      }
-      const nodes = this.registry('', 'v1', 'nodes');
-      const nodeExists = async (name: string): Promise<boolean> => {
-        try {
-          await nodes.get(undefined, name);
-          return true;
-        } catch (err) {
-          if (err instanceof ApiError && err.code === 404) return false;
-          throw err;
-        }
-      };
-      writeJson(res, 201, await signNodeCredential(sec.ca, body, nodeExists));
-      return;
-    }
-    if (sec && url.pathname === CA_CERTS_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
-      res.writeHead(200, { 'Content-Type': 'application/x-pem-file' }).end(sec.ca.cert);
-      return;
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD')
-      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    const docReq = {
-      path: url.pathname,
-      query: url.searchParams,
-      ...(req.headers.accept ? { accept: req.headers.accept } : {}),
-      ...(req.headers['if-none-match'] ? { ifNoneMatch: req.headers['if-none-match'] } : {}),
-    };
-    const doc = discoveryResponse(docReq) ?? (await openAPIResponse(docReq));
-    if (doc) {
-      writeDocument(res, doc);
-      return;
-    }
-    switch (url.pathname) {
-      case '/healthz':
-      case '/livez':
-      case '/readyz':
-        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
-        return;
-      case '/metrics':
-        res.writeHead(200, { 'Content-Type': this.metrics.contentType }).end(await this.metrics.metrics());
-        return;
-    }
-    throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
   }
 
   /** Answers a SelfSubjectAccessReview, SubjectAccessReview or SelfSubjectReview. */
@@ -744,23 +600,3 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
 
 /** The URL of a request whose target could not be parsed, for its log line. */
 const UNPARSED_URL = new URL('http://apiserver/');
-
-/**
- * The request's target as a URL (origin-form `/api/...`, or absolute-form).
- * @throws ApiError 400 when it does not parse (`GET http://[ HTTP/1.1`), as Go's net/http
- *   refuses such a request line.
- */
-function requestURL(req: IncomingMessage): URL {
-  try {
-    return new URL(req.url ?? '/', 'http://apiserver');
-  } catch {
-    throw badRequest(
-      `the request target could not be parsed as a URL: ${JSON.stringify((req.url ?? '').slice(0, 256))}`,
-    );
-  }
-}
-
-function writeDocument(res: ServerResponse, doc: DocumentResponse<string | Buffer>): void {
-  res.writeHead(doc.status, { ...doc.headers, 'Content-Length': Buffer.byteLength(doc.body) });
-  res.end(doc.body);
-}

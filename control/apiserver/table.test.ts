@@ -1,3 +1,4 @@
+// One file (1,100 lines): every printer of tables/registry.ts is checked here against kubectl's columns, table-driven, with the Table envelope they share.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../../api/object.js';

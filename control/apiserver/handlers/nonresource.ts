@@ -1,0 +1,96 @@
+/**
+ * The paths that are not resources: the node credential exchange and `/cacerts` (secure
+ * serving only), discovery and OpenAPI documents, `/healthz`, `/livez`, `/readyz` and
+ * `/metrics` (kube-apiserver's non-resource handlers: the discovery and OpenAPI handlers,
+ * healthz, the metrics endpoint). Authorization has already run (handlers/filters.ts).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type client from 'prom-client';
+import { CA_CERTS_PATH, NODE_CREDENTIAL_PATH } from '../../../api/auth/node-credential.js';
+import type { KeyPair } from '../../../api/tls/certs.js';
+import { signNodeCredential } from '../auth/node-credential.js';
+import { discoveryResponse } from '../discovery.js';
+import type { DocumentResponse } from '../document-response.js';
+import { openAPIResponse } from '../openapi/index.js';
+import type { Registry } from '../registry.js';
+import { readBody } from '../request.js';
+import { ApiError, badRequest } from '../status.js';
+import { writeJson } from './response.js';
+
+/** What the non-resource paths read: the cluster CA (secure serving), the Nodes, the metrics. */
+export interface NonResourceDeps {
+  /** Secure serving's CA, which signs node credentials and is served at `/cacerts`; undefined: neither path is served. */
+  security: { ca: KeyPair } | undefined;
+  /** The nodes' registry: a node credential is signed only for a Node that exists or for a bootstrapper. */
+  nodes: Registry;
+  /** The registry `/metrics` exposes. */
+  metrics: client.Registry;
+}
+
+/**
+ * Answers a GET or HEAD of a non-resource path, or POST of the node credential exchange.
+ * @throws ApiError 404 NotFound for any other path or method, 400 for a malformed
+ *   credential request.
+ */
+export async function serveNonResource(
+  deps: NonResourceDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
+  const sec = deps.security;
+  if (sec && url.pathname === NODE_CREDENTIAL_PATH && req.method === 'POST') {
+    const raw = await readBody(req);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      throw badRequest('the body must be JSON: {"csr": "<PEM certificate request>"}');
+    }
+    const nodes = deps.nodes;
+    const nodeExists = async (name: string): Promise<boolean> => {
+      try {
+        await nodes.get(undefined, name);
+        return true;
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 404) return false;
+        throw err;
+      }
+    };
+    writeJson(res, 201, await signNodeCredential(sec.ca, body, nodeExists));
+    return;
+  }
+  if (sec && url.pathname === CA_CERTS_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+    res.writeHead(200, { 'Content-Type': 'application/x-pem-file' }).end(sec.ca.cert);
+    return;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+  const docReq = {
+    path: url.pathname,
+    query: url.searchParams,
+    ...(req.headers.accept ? { accept: req.headers.accept } : {}),
+    ...(req.headers['if-none-match'] ? { ifNoneMatch: req.headers['if-none-match'] } : {}),
+  };
+  const doc = discoveryResponse(docReq) ?? (await openAPIResponse(docReq));
+  if (doc) {
+    writeDocument(res, doc);
+    return;
+  }
+  switch (url.pathname) {
+    case '/healthz':
+    case '/livez':
+    case '/readyz':
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
+      return;
+    case '/metrics':
+      res.writeHead(200, { 'Content-Type': deps.metrics.contentType }).end(await deps.metrics.metrics());
+      return;
+  }
+  throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+}
+
+function writeDocument(res: ServerResponse, doc: DocumentResponse<string | Buffer>): void {
+  res.writeHead(doc.status, { ...doc.headers, 'Content-Length': Buffer.byteLength(doc.body) });
+  res.end(doc.body);
+}
