@@ -1,0 +1,345 @@
+// `k8ts agent --runtime containerd` end to end (issue 15): a mixed cluster on two simulated
+// hosts (test/support/simulated-hosts.ts), the control process in the machine's namespace,
+// the real kubectl.
+// - h1 runs an agent on its own Docker engine (as multihost.e2e does);
+// - h2 runs an agent on a containerd with its CRI plugin that this file starts inside h2's
+//   namespace (test/support/host-containerd.ts: own root, state, socket and config under the
+//   host's dir), with Debian's CNI plugins and the conf dir the agent writes its conflist into.
+// Checked: the node Ready with `containerd://`, the conflist from the podCIDR; examples/ with
+// pods on both nodes, each answering through both hosts' NodePorts (kube-proxy and the
+// vxlan network between hosts, on a CNI bridge and a Docker bridge alike), containerd pods'
+// IPs from their podCIDR; kubectl logs and exec on a containerd pod; a hostPort through
+// portmap; a restarted agent adopting the running containers.
+// Kernel state changes only inside the simulated hosts' namespaces (the CNI bridge, its
+// veths, portmap's and the agent's rules); at the end, passed or failed, every sandbox is
+// removed through the CRI, containerd and its shims are stopped by PID, and the hosts go.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { CNI_BIN_DIR as CNI_BIN, HostContainerd } from './support/host-containerd.js';
+import { startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
+import { startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { startSimulatedHosts, type SimulatedHost, type SimulatedHosts } from './support/simulated-hosts.js';
+import { until, untilTruthy } from './support/wait.js';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const NODE_PORT = 30080;
+const HOST_PORT = 30888;
+
+const missingTools = ['containerd', 'ctr', 'runc', 'nsenter', 'kubectl', 'docker', 'iptables'].filter(
+  (t) => spawnSync('which', [t]).status !== 0,
+);
+const missingCni = ['bridge', 'host-local', 'loopback', 'portmap'].filter(
+  (p) => !existsSync(join(CNI_BIN, p)),
+);
+const SKIP =
+  process.getuid?.() !== 0
+    ? 'simulated hosts and containerd need root'
+    : missingTools.length > 0
+      ? `needs ${missingTools.join(', ')}`
+      : missingCni.length > 0
+        ? `needs the CNI plugins ${missingCni.join(', ')} in ${CNI_BIN} (Debian package containernetworking-plugins)`
+        : undefined;
+
+/** One HTTP GET on a fresh connection; the body, or rejects on an error, non-200 or timeout. */
+function get(url: string, timeoutMs = 2000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false, timeout: timeoutMs, insecureHTTPParser: true }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(body) : reject(new Error(`HTTP ${res.statusCode}`)),
+      );
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** `spring-server 1.0 on <pod>` → `<pod>`. */
+const podOf = (body: string): string => /on (\S+)/.exec(body)?.[1] ?? `?${body}`;
+
+/** True when `ip` is inside the IPv4 `cidr`. */
+function inCidr(ip: string, cidr: string): boolean {
+  const [net, bits] = cidr.split('/') as [string, string];
+  const n = (a: string) => a.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(n(ip) / size) === Math.floor(n(net) / size);
+}
+
+describe(
+  'k8ts agent --runtime containerd: a mixed cluster',
+  { skip: SKIP ?? false, timeout: 900_000 },
+  () => {
+    let lan: SimulatedHosts;
+    let k: K8tsServer;
+    let containerd: HostContainerd;
+    const agents = new Map<string, K8tsAgent>();
+    const run = `${process.pid}`;
+    const dockerNode = `ctd-e2e-${run}-docker`;
+    const containerdNode = `ctd-e2e-${run}-containerd`;
+
+    const kubectl = async (...args: string[]) => {
+      const r = await k.kubectl(...args);
+      assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+      return r.stdout;
+    };
+    interface PodView {
+      name: string;
+      node: string;
+      ip: string;
+      ready: boolean;
+      containerIDs: string[];
+      restarts: number;
+    }
+    const pods = async (selector: string): Promise<PodView[]> =>
+      (
+        JSON.parse(await kubectl('get', 'pods', '-l', selector, '-o', 'json')) as {
+          items: {
+            metadata: { name: string };
+            spec: { nodeName?: string };
+            status: {
+              podIP?: string;
+              conditions?: { type: string; status: string }[];
+              containerStatuses?: { containerID?: string; restartCount: number }[];
+            };
+          }[];
+        }
+      ).items.map((p) => ({
+        name: p.metadata.name,
+        node: p.spec.nodeName ?? '',
+        ip: p.status.podIP ?? '',
+        ready: (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
+        containerIDs: (p.status.containerStatuses ?? []).map((c) => c.containerID ?? ''),
+        restarts: (p.status.containerStatuses ?? []).reduce((n, c) => n + c.restartCount, 0),
+      }));
+
+    const startDockerAgent = async (h: SimulatedHost) =>
+      startK8tsAgent({
+        server: k.url,
+        token: k.nodeToken(),
+        nodeName: dockerNode,
+        nodeIP: h.ip,
+        dataDir: `${h.dir}/agent`,
+        wrapper: h.nsenter,
+        env: { DOCKER_HOST: h.dockerHost },
+        fromSource: true,
+        readyTimeoutMs: 60_000,
+      });
+    const startContainerdAgent = async (h: SimulatedHost) =>
+      startK8tsAgent({
+        server: k.url,
+        token: k.nodeToken(),
+        nodeName: containerdNode,
+        nodeIP: h.ip,
+        dataDir: `${h.dir}/agent`,
+        wrapper: h.nsenter,
+        fromSource: true,
+        args: [
+          '--runtime',
+          'containerd',
+          '--container-runtime-endpoint',
+          containerd.endpoint,
+          '--cni-conf-dir',
+          containerd.confDir,
+          '--cni-bin-dir',
+          CNI_BIN,
+        ],
+        readyTimeoutMs: 60_000,
+      });
+    const nodeReady = async (node: string) =>
+      (await k.kubectl('get', 'node', node, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'))
+        .stdout === 'True';
+
+    before(async () => {
+      execFileSync('bash', [join(REPO, 'scripts/build-images.sh'), 'spring-server', 'pause', 'busybox'], {
+        stdio: 'inherit',
+      });
+      lan = await startSimulatedHosts({ count: 2 });
+      containerd = new HostContainerd(lan.hosts[1]!, [
+        'k8ts/pause:1.0',
+        'k8ts/busybox:1.0',
+        'spring-server:1.0',
+      ]);
+      await containerd.start();
+      k = await startK8tsServer({
+        args: ['--flannel-backend', 'vxlan', '--bind-address', lan.gatewayIP, '--datastore', 'memory'],
+        fromSource: true,
+        readyTimeoutMs: 60_000,
+      });
+      agents.set('docker', await startDockerAgent(lan.hosts[0]!));
+      agents.set('containerd', await startContainerdAgent(lan.hosts[1]!));
+      await untilTruthy(
+        'both nodes Ready',
+        async () => (await nodeReady(dockerNode)) && (await nodeReady(containerdNode)),
+        120_000,
+        500,
+      );
+    });
+
+    after(async () => {
+      for (const a of agents.values()) await a.stop();
+      await k?.stop();
+      await containerd?.stop();
+      await lan?.stop();
+    });
+
+    it('the containerd node reports containerd:// and its conflist is the podCIDR’s', async () => {
+      const node = JSON.parse(await kubectl('get', 'node', containerdNode, '-o', 'json')) as {
+        spec: { podCIDR: string };
+        status: { nodeInfo: { containerRuntimeVersion: string } };
+      };
+      assert.match(node.status.nodeInfo.containerRuntimeVersion, /^containerd:\/\/1\./);
+      const conflist = JSON.parse(readFileSync(join(containerd.confDir, '00-k8ts.conflist'), 'utf8')) as {
+        name: string;
+        plugins: { type: string; mtu?: number; ipam?: { ranges: { subnet: string }[][] } }[];
+      };
+      assert.equal(conflist.name, `k8ts-${containerdNode}`);
+      assert.deepEqual(
+        conflist.plugins.map((p) => p.type),
+        ['bridge', 'portmap'],
+      );
+      assert.equal(conflist.plugins[0]!.ipam!.ranges[0]![0]!.subnet, node.spec.podCIDR);
+      // vxlan: the uplink's 1500 less the 50 of VXLAN, as on the Docker node.
+      assert.equal(conflist.plugins[0]!.mtu, 1450);
+    });
+
+    it("examples/: pods on both nodes, each answering through both hosts' NodePorts", async () => {
+      await kubectl('apply', '-f', `${REPO}examples/`);
+      const running = await until(
+        'five ready spring pods',
+        async () => {
+          const ps = await pods('app=backend-app');
+          return ps.length === 5 && ps.every((p) => p.ready) ? ps : undefined;
+        },
+        240_000,
+        500,
+      );
+      const onContainerd = running.filter((p) => p.node === containerdNode);
+      assert.ok(
+        onContainerd.length > 0 && onContainerd.length < 5,
+        `pods on both nodes: ${JSON.stringify(running)}`,
+      );
+      const podCIDR = await kubectl('get', 'node', containerdNode, '-o', 'jsonpath={.spec.podCIDR}');
+      for (const p of onContainerd) {
+        assert.ok(inCidr(p.ip, podCIDR), `${p.name}'s IP ${p.ip} is not in ${containerdNode}'s ${podCIDR}`);
+        assert.match(p.containerIDs[0] ?? '', /^containerd:\/\/[0-9a-f]{64}$/);
+      }
+      const all = new Set(running.map((p) => p.name));
+      for (const h of lan.hosts) {
+        const seen = new Set<string>();
+        const errors: string[] = [];
+        await untilTruthy(
+          `every pod through ${h.name}'s NodePort`,
+          async () => {
+            for (let i = 0; i < 10; i++) {
+              try {
+                seen.add(podOf(await get(`http://${h.ip}:${NODE_PORT}/`)));
+              } catch (err) {
+                errors.push(String(err));
+              }
+            }
+            return [...all].every((p) => seen.has(p));
+          },
+          90_000,
+          200,
+        ).catch((err: Error) => {
+          throw new Error(
+            `${err.message}: saw ${[...seen].join(', ')} of ${[...all].join(', ')}; errors: ${errors.slice(-5).join('; ')}`,
+          );
+        });
+      }
+    });
+
+    it('kubectl logs and kubectl exec on a containerd pod', async () => {
+      const pod = (await pods('app=backend-app')).find((p) => p.node === containerdNode);
+      assert.ok(pod);
+      const logs = await kubectl('logs', pod.name);
+      assert.match(logs, /Started spring-server 1\.0 on port 8080/);
+      const stamped = await kubectl('logs', pod.name, '--timestamps', '--tail', '1');
+      assert.match(stamped, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z Started spring-server/);
+      const r = await k.kubectl(
+        'exec',
+        pod.name,
+        '--',
+        'sh',
+        '-c',
+        'echo "in $(hostname)"; echo oops >&2; exit 3',
+      );
+      assert.equal(r.stdout, `in ${pod.name}\n`);
+      assert.match(r.stderr, /oops/);
+      assert.equal(r.code, 3);
+    });
+
+    it('a hostPort on the containerd node through the portmap plugin', async () => {
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'hostport', labels: { app: 'ctd-hostport' } },
+        spec: {
+          nodeName: containerdNode,
+          terminationGracePeriodSeconds: 0,
+          containers: [
+            {
+              name: 'httpd',
+              image: 'k8ts/busybox:1.0',
+              command: [
+                'sh',
+                '-c',
+                'mkdir -p /w && echo "hostport $(hostname)" > /w/index.html && exec httpd -f -p 8080 -h /w',
+              ],
+              ports: [{ containerPort: 8080, hostPort: HOST_PORT }],
+            },
+          ],
+        },
+      };
+      const r = await k.kubectlIn(JSON.stringify(pod), 'apply', '-f', '-');
+      assert.equal(r.code, 0, r.stderr);
+      await untilTruthy(
+        'the hostPort pod ready',
+        async () => (await pods('app=ctd-hostport'))[0]?.ready,
+        120_000,
+        500,
+      );
+      const body = await until(
+        'an answer on the hostPort',
+        () => get(`http://${lan.hosts[1]!.ip}:${HOST_PORT}/`).catch(() => undefined),
+        30_000,
+        200,
+      );
+      assert.equal(body, 'hostport hostport\n');
+    });
+
+    it('a restarted agent adopts the running containers', async () => {
+      const before = (await pods('app=backend-app')).filter((p) => p.node === containerdNode);
+      await agents.get('containerd')!.stop();
+      agents.set('containerd', await startContainerdAgent(lan.hosts[1]!));
+      await untilTruthy('the containerd node Ready again', () => nodeReady(containerdNode), 120_000, 500);
+      // A few status passes of the new agent: nothing is restarted or made again.
+      await new Promise((r) => setTimeout(r, 5000));
+      const afterRestart = (await pods('app=backend-app')).filter((p) => p.node === containerdNode);
+      assert.deepEqual(
+        afterRestart.map((p) => [p.name, p.containerIDs, p.restarts, p.ready]),
+        before.map((p) => [p.name, p.containerIDs, 0, true]),
+      );
+      const names = new Set(afterRestart.map((p) => p.name));
+      const seen = new Set<string>();
+      await untilTruthy(
+        "the adopted pods through the containerd host's NodePort",
+        async () => {
+          for (let i = 0; i < 10; i++) seen.add(podOf(await get(`http://${lan.hosts[1]!.ip}:${NODE_PORT}/`)));
+          return [...names].every((n) => seen.has(n));
+        },
+        60_000,
+        200,
+      );
+    });
+  },
+);
