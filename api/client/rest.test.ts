@@ -1,3 +1,4 @@
+// One file because one client: the verbs, watch, TLS and URL cases of rest.ts, against in-process fake HTTP(S) servers.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

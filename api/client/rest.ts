@@ -7,6 +7,11 @@
  * Connection settings take the shape a kubeconfig gives (server, CA, bearer token, client
  * certificate and key), so TLS and authentication need no API change when the server
  * gains them.
+ *
+ * Why one file of some 600 lines: every verb and the watch go through the same
+ * connection state (agent, headers, base path, deadlines) and the same
+ * request/response path (`open`, Status decoding, timeouts); split by verb, each part would
+ * need that private state handed to it, as client-go keeps rest.Request in one file too.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';

@@ -16,102 +16,45 @@ const getter =
   (f: string): string | undefined =>
     Object.hasOwn(fields, f) ? fields[f] : undefined;
 
+/** One requirement, as parseFieldSelector returns it. */
+const req = (field: string, operator: FieldRequirement['operator'], value: string): FieldRequirement => ({
+  field,
+  operator,
+  value,
+});
+
 describe('parseFieldSelector: valid selectors', () => {
   // [input, toString(), requirements] — the first ones from Kubernetes' fields/selector_test.go.
   const cases: [string, string, FieldRequirement[]][] = [
     ['', '', []],
-    [
-      'x=a,y=b,z=c',
-      'x=a,y=b,z=c',
-      [
-        { field: 'x', operator: '=', value: 'a' },
-        { field: 'y', operator: '=', value: 'b' },
-        { field: 'z', operator: '=', value: 'c' },
-      ],
-    ],
-    [
-      'x!=a,y=b',
-      'x!=a,y=b',
-      [
-        { field: 'x', operator: '!=', value: 'a' },
-        { field: 'y', operator: '=', value: 'b' },
-      ],
-    ],
-    ['x=a||y\\=b', 'x=a||y\\=b', [{ field: 'x', operator: '=', value: 'a||y=b' }]],
-    ['x=a\\=\\=b', 'x=a\\=\\=b', [{ field: 'x', operator: '=', value: 'a==b' }]],
-    ['x==a', 'x=a', [{ field: 'x', operator: '=', value: 'a' }]],
-    ['x=', 'x=', [{ field: 'x', operator: '=', value: '' }]],
-    ['x!=', 'x!=', [{ field: 'x', operator: '!=', value: '' }]],
-    ['=a', '=a', [{ field: '', operator: '=', value: 'a' }]],
-    [
-      'x=a,a=x',
-      'a=x,x=a',
-      [
-        { field: 'a', operator: '=', value: 'x' },
-        { field: 'x', operator: '=', value: 'a' },
-      ],
-    ],
-    [
-      'spec.nodeName=node-1',
-      'spec.nodeName=node-1',
-      [{ field: 'spec.nodeName', operator: '=', value: 'node-1' }],
-    ],
+    ['x=a,y=b,z=c', 'x=a,y=b,z=c', [req('x', '=', 'a'), req('y', '=', 'b'), req('z', '=', 'c')]],
+    ['x!=a,y=b', 'x!=a,y=b', [req('x', '!=', 'a'), req('y', '=', 'b')]],
+    ['x=a||y\\=b', 'x=a||y\\=b', [req('x', '=', 'a||y=b')]],
+    ['x=a\\=\\=b', 'x=a\\=\\=b', [req('x', '=', 'a==b')]],
+    ['x==a', 'x=a', [req('x', '=', 'a')]],
+    ['x=', 'x=', [req('x', '=', '')]],
+    ['x!=', 'x!=', [req('x', '!=', '')]],
+    ['=a', '=a', [req('', '=', 'a')]],
+    ['x=a,a=x', 'a=x,x=a', [req('a', '=', 'x'), req('x', '=', 'a')]],
+    ['spec.nodeName=node-1', 'spec.nodeName=node-1', [req('spec.nodeName', '=', 'node-1')]],
     [
       'status.phase!=Succeeded,status.phase!=Failed',
       'status.phase!=Failed,status.phase!=Succeeded',
-      [
-        { field: 'status.phase', operator: '!=', value: 'Failed' },
-        { field: 'status.phase', operator: '!=', value: 'Succeeded' },
-      ],
+      [req('status.phase', '!=', 'Failed'), req('status.phase', '!=', 'Succeeded')],
     ],
-    ['a=b,', 'a=b', [{ field: 'a', operator: '=', value: 'b' }]],
-    [',a=b', 'a=b', [{ field: 'a', operator: '=', value: 'b' }]],
-    [
-      'a=b,,c=d',
-      'a=b,c=d',
-      [
-        { field: 'a', operator: '=', value: 'b' },
-        { field: 'c', operator: '=', value: 'd' },
-      ],
-    ],
+    ['a=b,', 'a=b', [req('a', '=', 'b')]],
+    [',a=b', 'a=b', [req('a', '=', 'b')]],
+    ['a=b,,c=d', 'a=b,c=d', [req('a', '=', 'b'), req('c', '=', 'd')]],
     // Terms sort by their raw text: '2' (0x32) sorts before '=' (0x3d).
-    [
-      'k=\\,,k2=v2',
-      'k2=v2,k=\\,',
-      [
-        { field: 'k2', operator: '=', value: 'v2' },
-        { field: 'k', operator: '=', value: ',' },
-      ],
-    ],
-    [
-      'k=\\\\,k2=v2',
-      'k2=v2,k=\\\\',
-      [
-        { field: 'k2', operator: '=', value: 'v2' },
-        { field: 'k', operator: '=', value: '\\' },
-      ],
-    ],
-    [
-      'k=\\\\\\,,kk=v2',
-      'k=\\\\\\,,kk=v2',
-      [
-        { field: 'k', operator: '=', value: '\\,' },
-        { field: 'kk', operator: '=', value: 'v2' },
-      ],
-    ],
+    ['k=\\,,k2=v2', 'k2=v2,k=\\,', [req('k2', '=', 'v2'), req('k', '=', ',')]],
+    ['k=\\\\,k2=v2', 'k2=v2,k=\\\\', [req('k2', '=', 'v2'), req('k', '=', '\\')]],
+    ['k=\\\\\\,,kk=v2', 'k=\\\\\\,,kk=v2', [req('k', '=', '\\,'), req('kk', '=', 'v2')]],
     // No whitespace trimming: the spaces belong to the field and the value.
-    [' a = b ', ' a = b ', [{ field: ' a ', operator: '=', value: ' b ' }]],
+    [' a = b ', ' a = b ', [req(' a ', '=', ' b ')]],
     // The first operator wins; `!=` is checked before `==` before `=` at each position.
-    ['a!=b', 'a!=b', [{ field: 'a', operator: '!=', value: 'b' }]],
-    ['a=!b', 'a=!b', [{ field: 'a', operator: '=', value: '!b' }]],
-    [
-      '함=수,목=록',
-      '목=록,함=수',
-      [
-        { field: '목', operator: '=', value: '록' },
-        { field: '함', operator: '=', value: '수' },
-      ],
-    ],
+    ['a!=b', 'a!=b', [req('a', '!=', 'b')]],
+    ['a=!b', 'a=!b', [req('a', '=', '!b')]],
+    ['함=수,목=록', '목=록,함=수', [req('목', '=', '록'), req('함', '=', '수')]],
   ];
   for (const [input, str, reqs] of cases) {
     it(`${JSON.stringify(input)} → ${JSON.stringify(str)}`, () => {

@@ -11,6 +11,11 @@
  * A `LabelSelector` is immutable: an AND of requirements sorted by key, matched against an
  * object's labels. Its `toString()` is Kubernetes' canonical string, which parses back
  * to the same selector.
+ *
+ * Why one file of some 600 lines: the string parser (Kubernetes' lexer and parser of
+ * selector.go) is most of it, and it, the structured form and the Service map all build
+ * the one `LabelSelector` through the same requirement checks; a parser in a file of its
+ * own would import the class from here while this file re-exported the parser.
  */
 import { isQualifiedName, isValidLabelValue } from './validation.js';
 

@@ -1,3 +1,4 @@
+// One file because one type: parse, format, arithmetic and comparison of Quantity, table-driven after Kubernetes' quantity_test.go.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,3 +1,4 @@
+// One file because one module: every rule of validation.ts (and field-errors.ts, ip.ts, which it re-exports), table-driven.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -2,6 +2,10 @@
  * The `etcd` backend: the Store contract (store.ts) on a real etcd v3 cluster through the
  * `etcd3` client — the backend for running several control processes against one state.
  *
+ * Why one file of some 600 lines: every operation shares the client, the key namespace,
+ * the deadlines and the retry policy below, and most of its length is that failure
+ * handling; the watch, which has state of its own, is already apart (etcd-watch.ts).
+ *
  * Every Store operation is one etcd request, as in kube-apiserver's etcd3 storage:
  * create, update and delete are single transactions (compare → write, else → read the
  * current value), so the revision they report is etcd's own and a failed compare costs no
