@@ -6,9 +6,12 @@
 //   writes it again within its sync period;
 // - a Service without endpoints refuses connections (ICMP port unreachable) at once;
 // - ClientIP session affinity keeps a client on one pod;
-// - externalTrafficPolicy Cluster masquerades the client; a deleted Service's chains go.
+// - externalTrafficPolicy Cluster masquerades the client; a deleted Service's chains go;
+// - a UDP flow follows its Service to a new endpoint at once (stale conntrack entries deleted).
 // Kernel state changes only inside the test's own namespaces; everything is removed at the end.
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { K8tsAgent } from './support/k8ts-agent.js';
@@ -27,6 +30,40 @@ import { until, untilTruthy } from './support/wait.js';
 const WEB_PORT = 30091;
 const STICKY_PORT = 30092;
 const EMPTY_PORT = 30093;
+const UDP_PORT = 30094;
+
+/**
+ * A UDP echo server on host `h` at `port` that answers each datagram with `<name> <text>`
+ * (a Service endpoint outside the pods: a Service without a selector, as for an external
+ * database). The caller kills it.
+ */
+function udpEcho(h: SimulatedHost, port: number, name: string): ChildProcess {
+  const script = `const s = require('dgram').createSocket('udp4'); s.on('message', (m, r) => s.send('${name} ' + m, r.port, r.address)); s.bind(${port}, () => console.log('up'));`;
+  return spawn(h.nsenter[0]!, [...h.nsenter.slice(1), process.execPath, '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}
+
+/** Sends `text` from one UDP socket (kept, so every send has the same source port) and resolves the first answer, or undefined after `timeoutMs`. */
+function udpAsk(
+  sock: ReturnType<typeof createSocket>,
+  host: string,
+  port: number,
+  text: string,
+  timeoutMs = 1000,
+): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const onMessage = (m: Buffer) => done(m.toString());
+    const done = (v: string | undefined) => {
+      clearTimeout(timer);
+      sock.off('message', onMessage);
+      resolve(v);
+    };
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    sock.on('message', onMessage);
+    sock.send(text, port, host);
+  });
+}
 
 /** How a TCP connect to `host:port` ends within `timeoutMs`: 'connected', or the error code ('ECONNREFUSED', 'timeout', …). */
 function tryConnect(host: string, port: number, timeoutMs = 3000): Promise<string> {
@@ -223,6 +260,49 @@ describe('kube-proxy nftables mode on two hosts', { timeout: 600_000 }, () => {
         `the pod sees the node's address, not the client's: ${client}`,
       );
       assert.match(client, /^10\.42\./);
+    }
+  });
+
+  it('moves a UDP flow to the new endpoint at once when its endpoint changes (stale conntrack entries deleted)', async () => {
+    // On the node that receives the traffic: a forwarded endpoint outside the cluster CIDR
+    // would meet Docker's FORWARD policy (DROP) in the host's namespace.
+    const servers = [udpEcho(h1, 5353, 'first'), udpEcho(h1, 5354, 'second')];
+    const sock = createSocket('udp4');
+    try {
+      await apply({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'echo' },
+        spec: { type: 'NodePort', ports: [{ name: 'echo', protocol: 'UDP', port: 53, nodePort: UDP_PORT }] },
+      });
+      const slice = (port: number) => ({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: 'echo-manual', labels: { 'kubernetes.io/service-name': 'echo' } },
+        addressType: 'IPv4',
+        ports: [{ name: 'echo', protocol: 'UDP', port }],
+        endpoints: [{ addresses: [h1.ip], conditions: { ready: true } }],
+      });
+      await apply(slice(5353));
+      await new Promise<void>((r) => sock.bind(0, r));
+      await untilTruthy(
+        'the first echo server through the UDP NodePort',
+        async () => (await udpAsk(sock, h1.ip, UDP_PORT, 'hi')) === 'first hi',
+        30_000,
+        200,
+      );
+      await apply(slice(5354));
+      // Same socket, same 5-tuple: without the conntrack deletion the flow would stay on the
+      // old endpoint for conntrack's UDP timeout.
+      await untilTruthy(
+        'the same flow on the second echo server',
+        async () => (await udpAsk(sock, h1.ip, UDP_PORT, 'again')) === 'second again',
+        10_000,
+        200,
+      );
+    } finally {
+      sock.close();
+      for (const s of servers) s.kill('SIGKILL');
     }
   });
 
