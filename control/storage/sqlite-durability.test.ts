@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { SqliteStore } from './sqlite.js';
+import type { LogRow } from './sqlite.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const WRITER = fileURLToPath(new URL('./testdata/durability-writer.ts', import.meta.url));
@@ -27,15 +28,6 @@ interface Ack {
   revision: number;
   /** 0: the create, 1: the update (see durability-writer.ts). */
   n: number;
-}
-
-interface LogRow {
-  revision: number;
-  key: string;
-  create_revision: number;
-  prev_revision: number | null;
-  deleted: number;
-  value: string | null;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'k8ts-sqlite-durability-'));

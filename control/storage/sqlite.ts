@@ -93,13 +93,17 @@ interface ListRow {
   value: string;
 }
 
-interface EventRow {
+/** One row of the `log` table, as `SELECT *` reads it (see the schema above). */
+export interface LogRow {
   revision: number;
   key: string;
   create_revision: number;
   prev_revision: number | null;
   deleted: number;
   value: string | null;
+}
+
+interface EventRow extends LogRow {
   prev_create_revision: number | null;
   prev_value: string | null;
 }
