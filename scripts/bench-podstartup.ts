@@ -24,6 +24,11 @@
  * Target: the pods' p50 within 1.2× of the bare `docker run` p50 (Kubernetes' SLO is p99
  * ≤ 5 s). Not a test; the machine is shared, so numbers move between runs.
  *
+ * With `--runtime containerd` (`npm run bench:podstartup -- --runtime containerd`), instead:
+ * pods on `k8ts agent --runtime containerd` and on Docker side by side on one simulated host,
+ * with `ctr run`, a CRI sandbox + app by hand and `docker run` as references, and each
+ * agent's memory (lib/podstartup-containerd.ts).
+ *
  * Every container is labelled — the agent's with `io.k8ts.node=<bench node>`, docker
  * run's with `io.k8ts.bench=podstartup` — and removed at the end, as is the pod network.
  * The pod CIDRs come from a cluster CIDR of this run (10.<100–149>.0.0/16), apart from
@@ -45,6 +50,7 @@ import type { Node, Pod } from '../api/types.js';
 import { startControl, type ControlProcess } from '../control/main.js';
 import { DEFAULT_PAUSE_IMAGE } from '../cri/docker/runtime.js';
 import { removeNodeFromDocker } from '../test/support/k8ts-agent.js';
+import { benchContainerd } from './lib/podstartup-containerd.js';
 import { percentile, table } from './lib/stats.js';
 
 const PODS = Number(process.env.BENCH_PODS ?? 30);
@@ -484,7 +490,56 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
+/** `--runtime containerd`: the comparison of lib/podstartup-containerd.ts, printed as one table. */
+async function mainContainerd(): Promise<void> {
+  await exec('bash', ['scripts/start-dockerd.sh']);
+  await exec('bash', ['scripts/build-images.sh', 'spring-server', 'pause']);
+  const r = await benchContainerd(PODS, (line) => process.stderr.write(`${line}\n`));
+  const cores = (await exec('nproc')).stdout.trim();
+  const load = (await exec('cat', ['/proc/loadavg'])).stdout.split(' ').slice(0, 3).join(' ');
+  console.log(
+    `\nPod startup on one simulated host, ${PODS} × ${IMAGE} (${cores} cores, load ${load}); ms from the request to running\n`,
+  );
+  const line = (what: string, v: { sequential: number[]; parallel: number[] }) => [
+    what,
+    ms(percentile(v.sequential, 50)),
+    ms(percentile(v.sequential, 99)),
+    ms(percentile(v.parallel, 50)),
+    ms(percentile(v.parallel, 99)),
+  ];
+  console.log(
+    table([
+      ['', 'one at a time p50', 'p99', 'all at once p50', 'p99'],
+      line('pods on containerd (watch: Running)', r.containerdPods),
+      line('pods on Docker (watch: Running)', r.dockerPods),
+      line('ctr run (host network)', r.ctrRun),
+      line('CRI sandbox + app by hand (CNI)', r.criByHand),
+      line('docker run (bridge network)', r.dockerRun),
+    ]),
+  );
+  const p50 = (v: number[]) => percentile(v, 50);
+  console.log(
+    `\np50 ratio containerd pods / ctr run: one at a time ${(p50(r.containerdPods.sequential) / p50(r.ctrRun.sequential)).toFixed(2)}, ` +
+      `all at once ${(p50(r.containerdPods.parallel) / p50(r.ctrRun.parallel)).toFixed(2)}; ` +
+      `/ CRI by hand: ${(p50(r.containerdPods.sequential) / p50(r.criByHand.sequential)).toFixed(2)}, ` +
+      `${(p50(r.containerdPods.parallel) / p50(r.criByHand.parallel)).toFixed(2)}; ` +
+      `/ Docker pods: ${(p50(r.containerdPods.sequential) / p50(r.dockerPods.sequential)).toFixed(2)}, ` +
+      `${(p50(r.containerdPods.parallel) / p50(r.dockerPods.parallel)).toFixed(2)}`,
+  );
+  const mib = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
+  console.log(
+    `agent memory (VmRSS after the pods): containerd ${mib(r.agentRss.containerd)}, Docker ${mib(r.agentRss.docker)}`,
+  );
+}
+
+const runtimeFlag = process.argv.indexOf('--runtime');
+const RUNTIME = runtimeFlag >= 0 ? process.argv[runtimeFlag + 1] : 'docker';
+if (RUNTIME !== 'docker' && RUNTIME !== 'containerd') {
+  console.error(`--runtime must be docker or containerd, got ${RUNTIME}`);
+  process.exit(2);
+}
+
+(RUNTIME === 'containerd' ? mainContainerd() : main()).then(
   () => process.exit(0),
   (err: unknown) => {
     console.error(err);
