@@ -16,7 +16,7 @@ import { labelSelectorFromSet } from '../../api/meta/labels.js';
 import type { LabelSelector } from '../../api/meta/labels.js';
 import { getCondition, isPodReady, isPodTerminal } from '../../api/podutil.js';
 import type { RateLimitingQueue } from '../../api/workqueue/rateLimited.js';
-import type { Pod, Service, ServicePort } from '../../api/types.js';
+import type { ObjectReference, Pod, Service, ServicePort } from '../../api/types.js';
 import type { ControllerContext } from './context.js';
 
 /** Label set on the Endpoints and EndpointSlices of a headless Service (v1.IsHeadlessService). */
@@ -92,6 +92,16 @@ export function shouldPodBeInEndpoints(pod: Pod, includeTerminating: boolean): b
   if (!pod.status?.podIP && (pod.status?.podIPs?.length ?? 0) === 0) return false;
   if (!includeTerminating && pod.metadata.deletionTimestamp) return false;
   return true;
+}
+
+/** The `targetRef` of a pod's address in Endpoints and EndpointSlices: kind Pod, namespace, name, uid. */
+export function podReference(pod: Pod): ObjectReference {
+  return {
+    kind: 'Pod',
+    namespace: pod.metadata.namespace!,
+    name: pod.metadata.name!,
+    uid: pod.metadata.uid!,
+  };
 }
 
 /** Whether an address gets the pod's hostname: the pod's subdomain names this Service, in its namespace (ShouldSetHostname). */

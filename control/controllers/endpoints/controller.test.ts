@@ -12,7 +12,14 @@ import { makeNode, setPodReady } from '../../../test/support/fake-nodes.js';
 import { ANNOTATION_LAST_CHANGE_TRIGGER_TIME, LABEL_HEADLESS_SERVICE } from '../endpoints-common.js';
 import { until, useControllers } from '../testing.js';
 import { endpointsController } from './controller.js';
-import { createWebService, dropFinalizers, makePod, makeService, podRunning } from './testing.js';
+import {
+  createHeldWebPod,
+  createWebService,
+  dropFinalizers,
+  makePod,
+  makeService,
+  podRunning,
+} from './testing.js';
 
 const cluster = useControllers({
   nodes: [makeNode('node-a'), makeNode('node-b')],
@@ -96,14 +103,7 @@ describe('Endpoints controller', () => {
   });
 
   it('drops terminating pods, and follows pods coming and going', async () => {
-    await cluster.api.client.create(
-      resources.pods,
-      makePod(
-        'web-4',
-        { app: 'web' },
-        { ports: [{ name: 'http', containerPort: 8080 }], finalizers: ['test/hold'] },
-      ),
-    );
+    await createHeldWebPod(cluster.api.client, 'web-4');
     await endpointsWhere('web', 'web-4 added', (e) => names(e.subsets, 'addresses').includes('web-4'));
     // The finalizer keeps web-4 terminating (deletionTimestamp set, still Running and Ready).
     await cluster.api.client.delete(resources.pods, 'default', 'web-4');

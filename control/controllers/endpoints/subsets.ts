@@ -10,6 +10,7 @@ import {
   findPort,
   isHeadlessService,
   podIPv4,
+  podReference,
   servicePortProtocol,
   shouldPodBeInEndpoints,
   shouldSetHostname,
@@ -35,12 +36,7 @@ export function podEndpointAddress(pod: Pod, svc: Service): EndpointAddress | un
   const address: EndpointAddress = { ip };
   if (shouldSetHostname(pod, svc)) address.hostname = pod.spec.hostname!;
   if (pod.spec.nodeName) address.nodeName = pod.spec.nodeName;
-  address.targetRef = {
-    kind: 'Pod',
-    namespace: pod.metadata.namespace!,
-    name: pod.metadata.name!,
-    uid: pod.metadata.uid!,
-  };
+  address.targetRef = podReference(pod);
   return address;
 }
 

@@ -88,3 +88,18 @@ export async function createWebService(client: RestClient): Promise<Service> {
     ),
   );
 }
+
+/**
+ * Creates a pod of the `web` fixture (label app=web, port `http` 8080) held by the
+ * finalizer `test/hold`, so that once deleted it stays terminating until dropFinalizers().
+ */
+export async function createHeldWebPod(client: RestClient, name: string): Promise<void> {
+  await client.create(
+    resources.pods,
+    makePod(
+      name,
+      { app: 'web' },
+      { ports: [{ name: 'http', containerPort: 8080 }], finalizers: ['test/hold'] },
+    ),
+  );
+}

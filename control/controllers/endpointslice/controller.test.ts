@@ -10,7 +10,14 @@ import type { Endpoint, EndpointSlice, Pod } from '../../../api/types.js';
 import { makeNode, setPodReady } from '../../../test/support/fake-nodes.js';
 import { silentLogger } from '../context.js';
 import { LABEL_HEADLESS_SERVICE } from '../endpoints-common.js';
-import { createWebService, dropFinalizers, makePod, makeService, podRunning } from '../endpoints/testing.js';
+import {
+  createHeldWebPod,
+  createWebService,
+  dropFinalizers,
+  makePod,
+  makeService,
+  podRunning,
+} from '../endpoints/testing.js';
 import { until, useControllers } from '../testing.js';
 import { endpointSliceController } from './controller.js';
 import { CONTROLLER_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME } from './endpoint.js';
@@ -138,14 +145,7 @@ describe('EndpointSlice controller', () => {
   });
 
   it('keeps a terminating pod as terminating, not ready but serving, until it is gone', async () => {
-    await cluster.api.client.create(
-      resources.pods,
-      makePod(
-        'web-4',
-        { app: 'web' },
-        { ports: [{ name: 'http', containerPort: 8080 }], finalizers: ['test/hold'] },
-      ),
-    );
+    await createHeldWebPod(cluster.api.client, 'web-4');
     await slicesWhere('web', 'web-4 ready', (s) => endpointOf(s, 'web-4')?.conditions?.ready === true);
     await cluster.api.client.delete(resources.pods, 'default', 'web-4');
     const slices = await slicesWhere(

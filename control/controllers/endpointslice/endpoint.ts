@@ -11,6 +11,7 @@ import {
   isHeadlessService,
   LABEL_HEADLESS_SERVICE,
   podIPv4,
+  podReference,
   servicePortProtocol,
   shouldSetHostname,
 } from '../endpoints-common.js';
@@ -44,12 +45,7 @@ export function podToEndpoint(pod: Pod, node: Node | undefined, svc: Service): E
   if (pod.spec.nodeName) ep.nodeName = pod.spec.nodeName;
   const zone = node?.metadata.labels?.[LABEL_TOPOLOGY_ZONE];
   if (zone) ep.zone = zone;
-  ep.targetRef = {
-    kind: 'Pod',
-    namespace: pod.metadata.namespace!,
-    name: pod.metadata.name!,
-    uid: pod.metadata.uid!,
-  };
+  ep.targetRef = podReference(pod);
   return ep;
 }
 
