@@ -38,6 +38,7 @@ import { CniPodNetwork } from './network/cni.js';
 import { CrossHostNetwork } from './network/cross-host.js';
 import { runHostCommand, type HostCommand } from './network/host-command.js';
 import { PodNetworkManager } from './network/pod-network.js';
+import { VethPodInterfaces } from './network/pod-interfaces.js';
 import { NodeLeaseController } from './kubelet/node-lease.js';
 import { KUBELET_VERSION, NodeStatusManager } from './kubelet/node-status.js';
 import { PodManager } from './kubelet/pods/manager.js';
@@ -165,6 +166,13 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
           ...(cfg.runtimeEndpoint !== undefined ? { endpoint: cfg.runtimeEndpoint } : {}),
           // The node's state stays in its data dir (the kubelet's default is /var/log/pods).
           podLogsDir: join(cfg.dataDir, 'pod-logs'),
+          // Docker sandboxes get their interface from the network module where the agent
+          // owns the host's network (agent/network/pod-interfaces.ts).
+          podInterfaces: new VethPodInterfaces({
+            host: cfg.hostCommand ?? runHostCommand,
+            ipamDir: join(cfg.dataDir, 'docker-ipam'),
+            enabled: () => crossHost.conf !== undefined && crossHost.conf.backend !== 'none',
+          }),
         })
       : undefined;
   const runtime = connecting?.runtime ?? (cfg.runtime as Runtime);

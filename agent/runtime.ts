@@ -9,7 +9,13 @@
  */
 import type { Logger } from '../api/log.js';
 import { realClock, type Clock } from '../api/clock.js';
-import { CriError, openRuntime, type Runtime, type RuntimeKind } from '../cri/index.js';
+import {
+  CriError,
+  openRuntime,
+  type DockerPodInterfaces,
+  type Runtime,
+  type RuntimeKind,
+} from '../cri/index.js';
 
 /** A runtime being opened in the background. */
 export interface ConnectingRuntime {
@@ -27,6 +33,8 @@ export interface RuntimeEndpoint {
   endpoint?: string;
   /** Where a CRI runtime writes the pods' log files (the kubelet's podLogsDir); Docker keeps its own. */
   podLogsDir?: string;
+  /** Docker's: the network module's plugin for sandboxes with NetworkMode none (agent/network/pod-interfaces.ts). */
+  podInterfaces?: DockerPodInterfaces;
 }
 
 /** Opens `kind` for `nodeName`, retrying in the background (see the file comment). */
@@ -53,7 +61,9 @@ export function connectRuntime(
                 ...(where.endpoint !== undefined ? { endpoint: where.endpoint } : {}),
                 ...(where.podLogsDir !== undefined ? { podLogsDir: where.podLogsDir } : {}),
               })
-            : await openRuntime(kind, { nodeName });
+            : kind === 'docker' && where.podInterfaces
+              ? await openRuntime('docker', { nodeName, podInterfaces: where.podInterfaces })
+              : await openRuntime(kind, { nodeName });
         logger.info('connected to the container runtime', {
           node: nodeName,
           runtime: kind,

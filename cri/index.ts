@@ -26,6 +26,7 @@ export {
 } from './reference.js';
 export type { ContainerdRuntimeOptions } from './containerd/runtime.js';
 export type { DockerRuntimeOptions } from './docker/runtime.js';
+export type { BridgeNetwork, DockerPodInterfaces } from './docker/pod-interfaces.js';
 export type { FakeRuntimeOptions } from './fake/runtime.js';
 
 /** The adapters openRuntime knows, with the options each takes. */

@@ -5,13 +5,17 @@
  * errors become CriErrors. docker.test.ts holds the same adapter to the real engine.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough, Readable, type Duplex, type Writable } from 'node:stream';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import type Docker from 'dockerode';
 import type { ContainerConfig, PodSandboxConfig } from '../api.js';
 import { isCriError, type CriErrorCode } from '../errors.js';
 import type { DockerStats } from './convert.js';
 import type { DockerEngine, EngineVersion, ExecState } from './engine.js';
+import type { BridgeNetwork, DockerPodInterfaces } from './pod-interfaces.js';
 import { DockerRuntime } from './runtime.js';
 
 /** A Docker error as dockerode throws it: an HTTP status and Docker's message. */
@@ -39,6 +43,8 @@ class FakeEngine implements DockerEngine {
   /** Set to make the named call throw this error (once per call made). */
   readonly failures = new Map<string, unknown>();
   execs = new Map<string, ExecState & { output: Buffer }>();
+  /** Every container's HostsPath in inspect ('' : none). */
+  hostsPath = '';
   private seq = 0;
 
   private fail(call: string): void {
@@ -100,6 +106,8 @@ class FakeEngine implements DockerEngine {
         StartedAt: c.state === 'created' ? '0001-01-01T00:00:00Z' : '2026-12-01T10:00:00.5Z',
         FinishedAt: c.state === 'exited' ? '2026-12-01T10:00:01Z' : '0001-01-01T00:00:00Z',
       },
+      Name: `/${String(c.body.name ?? '')}`,
+      HostsPath: this.hostsPath,
       NetworkSettings: { IPAddress: '', Networks: { [network]: { IPAddress: '10.42.0.7' } } },
     } as unknown as Docker.ContainerInspectInfo;
   }
@@ -205,11 +213,15 @@ class FakeEngine implements DockerEngine {
   }
   async createNetwork(body: Docker.NetworkCreateOptions): Promise<void> {
     this.fail('createNetwork');
+    // As Docker's inspect: the gateway only when it was given.
+    const config = body.IPAM?.Config ?? [];
     this.networks.set(body.Name, {
       Name: body.Name,
+      Id: `${body.Name.length}0123456789abcdef`,
+      Driver: body.Driver,
       Labels: body.Labels,
       Options: body.Options ?? {},
-      IPAM: body.IPAM,
+      IPAM: { ...body.IPAM, Config: config },
       Containers: {},
     } as unknown as Docker.NetworkInspectInfo);
   }
@@ -235,14 +247,21 @@ const containerConfig: ContainerConfig = {
   annotations: {},
 };
 
-async function adapter(engine = new FakeEngine(), nodeName = 'node-a') {
+async function adapter(engine = new FakeEngine(), nodeName = 'node-a', podInterfaces?: DockerPodInterfaces) {
   engine.images.set('k8ts/pause:1.0', {
     Id: 'sha256:pause',
     RepoTags: ['k8ts/pause:1.0'],
     RepoDigests: [],
     Size: 1,
   } as unknown as Docker.ImageInspectInfo);
-  return { engine, rt: await DockerRuntime.onEngine(engine, { nodeName, execExitWaitMs: 100 }) };
+  return {
+    engine,
+    rt: await DockerRuntime.onEngine(engine, {
+      nodeName,
+      execExitWaitMs: 100,
+      ...(podInterfaces ? { podInterfaces } : {}),
+    }),
+  };
 }
 
 async function rejectsWith(p: Promise<unknown>, code: CriErrorCode, message?: RegExp): Promise<void> {
@@ -454,5 +473,154 @@ describe('docker adapter on a fake engine', () => {
     await rt.close();
     await rejectsWith(rt.listPodSandbox(), 'Unavailable', /connection closed/);
     await rejectsWith(rt.pullImage('busybox:1'), 'Unavailable');
+  });
+
+  it('the pod network leaves the upper half of its subnet to the agent (IPRange); an unused one without it is made again', async () => {
+    const { engine, rt } = await adapter();
+    const net = { name: 'k8ts-node-a', subnet: '10.42.0.0/24', labels: { 'io.k8ts.node': 'node-a' } };
+    engine.networks.set('k8ts-node-a', {
+      Name: 'k8ts-node-a',
+      Driver: 'bridge',
+      Labels: net.labels,
+      Options: {},
+      IPAM: { Config: [{ Subnet: '10.42.0.0/24', Gateway: '10.42.0.1' }] },
+      Containers: { x: {} },
+    } as unknown as Docker.NetworkInspectInfo);
+    await rt.ensurePodNetwork(net);
+    assert.equal(engine.calls.filter((c) => c === 'createNetwork').length, 0, 'in use: kept');
+    engine.networks.get('k8ts-node-a')!.Containers = {};
+    await rt.ensurePodNetwork(net);
+    assert.deepEqual(engine.networks.get('k8ts-node-a')?.IPAM?.Config, [
+      { Subnet: '10.42.0.0/24', IPRange: '10.42.0.0/25', Gateway: '10.42.0.1' },
+    ]);
+    // A network that names no gateway (made by hand): the subnet's first host.
+    engine.networks.get('k8ts-node-a')!.IPAM!.Config = [{ Subnet: '10.42.0.0/24', IPRange: '10.42.0.0/25' }];
+    const plugin = new FakePodInterfaces();
+    const { rt: fast } = await adapter(engine, 'node-a', plugin);
+    await fast.runPodSandbox(sandboxConfig);
+    assert.match(plugin.calls[1]!, /gw=10\.42\.0\.1 /);
+  });
+});
+
+/** A network plugin in memory: addresses from its range in order, and the calls made. */
+class FakePodInterfaces implements DockerPodInterfaces {
+  readonly calls: string[] = [];
+  on = true;
+  attachError: Error | undefined;
+  private next = 128;
+  enabled(): boolean {
+    return this.on;
+  }
+  async allocate(net: BridgeNetwork, owner: string): Promise<string> {
+    const ip = `10.42.0.${this.next++}`;
+    this.calls.push(`allocate ${net.name} ${net.range.first}-${net.range.last} ${owner} -> ${ip}`);
+    return ip;
+  }
+  async attach(req: { pid: number; sandboxId: string; ip: string; net: BridgeNetwork }): Promise<void> {
+    this.calls.push(
+      `attach pid=${req.pid} ${req.ip} ${req.net.bridge} gw=${req.net.gateway} mtu=${req.net.mtu}`,
+    );
+    if (this.attachError) throw this.attachError;
+  }
+  async release(network: string, ip: string, owner: string): Promise<void> {
+    this.calls.push(`release ${network} ${ip} ${owner}`);
+  }
+}
+
+describe('docker adapter: sandboxes whose interface the agent makes (pod-interfaces.ts)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'k8ts-adapter-hosts-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const podNet = {
+    name: 'k8ts-node-a',
+    subnet: '10.42.0.0/24',
+    labels: { 'io.k8ts.node': 'node-a' },
+    mtu: 1450,
+  };
+  const owner = 'k8ts_POD_web-0_shop_u-1_0';
+
+  async function fastAdapter() {
+    const plugin = new FakePodInterfaces();
+    const engine = new FakeEngine();
+    engine.hostsPath = join(dir, `hosts-${Math.random()}`);
+    writeFileSync(engine.hostsPath, '127.0.0.1\tlocalhost\n');
+    const { rt } = await adapter(engine, 'node-a', plugin);
+    await rt.ensurePodNetwork(podNet);
+    return { engine, rt, plugin };
+  }
+
+  it('NetworkMode none, a reserved IP on its label, eth0 from the plugin, the hosts line; the IP freed on stop and remove', async () => {
+    const { engine, rt, plugin } = await fastAdapter();
+    const id = await rt.runPodSandbox(sandboxConfig);
+    const c = engine.containers.get(id)!;
+    const hostConfig = c.body.HostConfig as Record<string, unknown>;
+    assert.equal(hostConfig.NetworkMode, 'none');
+    assert.deepEqual(hostConfig.PortBindings, {});
+    assert.equal(c.labels['io.k8ts.pod-ip'], '10.42.0.128');
+    assert.equal(c.labels['io.k8ts.network'], 'k8ts-node-a');
+    assert.deepEqual(plugin.calls, [
+      `allocate k8ts-node-a 10.42.0.128-10.42.0.254 ${owner} -> 10.42.0.128`,
+      'attach pid=4242 10.42.0.128 br-110123456789 gw=10.42.0.1 mtu=1450',
+    ]);
+    assert.equal(readFileSync(engine.hostsPath, 'utf8'), '127.0.0.1\tlocalhost\n10.42.0.128\tweb-0\n');
+    assert.equal((await rt.podSandboxStatus(id)).network.ip, '10.42.0.128');
+    // A restarted agent (a new adapter on the same engine) reads the IP from the label.
+    const { rt: again } = await adapter(engine, 'node-a', new FakePodInterfaces());
+    assert.equal((await again.podSandboxStatus(id)).network.ip, '10.42.0.128');
+    await rt.stopPodSandbox(id);
+    assert.equal((await rt.podSandboxStatus(id)).network.ip, '');
+    await rt.removePodSandbox(id);
+    assert.deepEqual(plugin.calls.slice(2), [
+      `release k8ts-node-a 10.42.0.128 ${owner}`,
+      `release k8ts-node-a 10.42.0.128 ${owner}`,
+    ]);
+  });
+
+  it("keeps Docker's network for hostPort pods, hostNetwork pods, a disabled plugin and a network without the IPRange", async () => {
+    const { engine, rt, plugin } = await fastAdapter();
+    const mode = async (config: PodSandboxConfig) =>
+      (engine.containers.get(await rt.runPodSandbox(config))!.body.HostConfig as Record<string, unknown>)
+        .NetworkMode;
+    const hostPort = { protocol: 'TCP' as const, containerPort: 80, hostPort: 8080, hostIp: '' };
+    assert.equal(await mode({ ...sandboxConfig, portMappings: [hostPort] }), 'k8ts-node-a');
+    const hostNet = {
+      ...sandboxConfig,
+      linux: { securityContext: { namespaceOptions: { network: 'NODE' as const } } },
+    };
+    assert.equal(await mode(hostNet), 'host');
+    plugin.on = false;
+    assert.equal(await mode(sandboxConfig), 'k8ts-node-a');
+    assert.deepEqual(plugin.calls, []);
+    // A network made by an older agent, still in use: Docker may hand out the whole subnet.
+    const old = new FakeEngine();
+    old.networks.set('k8ts-node-a', {
+      Name: 'k8ts-node-a',
+      Id: 'abcdef0123456789',
+      Driver: 'bridge',
+      Labels: podNet.labels,
+      Options: {},
+      IPAM: { Config: [{ Subnet: '10.42.0.0/24', Gateway: '10.42.0.1' }] },
+      Containers: { x: {} },
+    } as unknown as Docker.NetworkInspectInfo);
+    const oldPlugin = new FakePodInterfaces();
+    const { rt: oldRt } = await adapter(old, 'node-a', oldPlugin);
+    await oldRt.ensurePodNetwork(podNet);
+    const id = await oldRt.runPodSandbox(sandboxConfig);
+    assert.equal(
+      (old.containers.get(id)!.body.HostConfig as Record<string, unknown>).NetworkMode,
+      'k8ts-node-a',
+    );
+    assert.deepEqual(oldPlugin.calls, []);
+  });
+
+  it('an attach that fails removes the sandbox and frees the IP, as CriError Internal', async () => {
+    const { engine, rt, plugin } = await fastAdapter();
+    plugin.attachError = new Error('ip -batch -: RTNETLINK answers: Operation not permitted');
+    await rejectsWith(
+      rt.runPodSandbox(sandboxConfig),
+      'Internal',
+      /run pod sandbox shop\/web-0: ip -batch -: RTNETLINK answers: Operation not permitted/,
+    );
+    assert.equal(engine.containers.size, 0);
+    assert.equal(plugin.calls.at(-1), `release k8ts-node-a 10.42.0.128 ${owner}`);
   });
 });

@@ -152,18 +152,21 @@ export function portBindings(mappings: readonly PortMapping[]): DockerPorts {
  * modifySandboxNamespaceOptions, in the host's namespaces the sandbox's namespaceOptions
  * name NODE — network (NetworkMode `host`: no hostname of its own and no published ports,
  * which docker refuses or ignores there), PID (PidMode `host`) and IPC (IpcMode `host`).
+ * With `ownInterface` the sandbox gets a network namespace of its own with only `lo`
+ * (NetworkMode `none`, no published ports): the agent makes its eth0 (pod-interfaces.ts).
  */
 export function sandboxCreateOptions(
   config: PodSandboxConfig,
   pauseImage: string,
   name: string,
   labels: Record<string, string>,
+  ownInterface = false,
 ): Record<string, unknown> {
   const ns = config.linux?.securityContext?.namespaceOptions ?? {};
   const hostNetwork = ns.network === 'NODE';
-  const ports = portBindings(hostNetwork ? [] : config.portMappings);
+  const ports = portBindings(hostNetwork || ownInterface ? [] : config.portMappings);
   const hostConfig: Record<string, unknown> = {
-    NetworkMode: hostNetwork ? 'host' : config.network || 'bridge',
+    NetworkMode: hostNetwork ? 'host' : ownInterface ? 'none' : config.network || 'bridge',
     PortBindings: ports.PortBindings,
     // App containers join this IPC namespace (IpcMode container:<id>), which docker allows
     // only from a `shareable` one.

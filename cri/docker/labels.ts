@@ -23,7 +23,8 @@
  *                         labels for `docker ps --filter`, but internal keys would shadow them)
  *   io.k8ts.annotations   the CRI annotations, JSON
  *   io.kubernetes.pod.{name,namespace,uid}
- * sandboxes:  io.k8ts.network (the network joined)
+ * sandboxes:  io.k8ts.network (the network joined), io.k8ts.pod-ip (the pod IP, when the
+ *             agent made the sandbox's interface itself: pod-interfaces.ts)
  * containers: io.kubernetes.sandbox.id, io.kubernetes.container.name, io.k8ts.image (as asked)
  */
 import type { ContainerConfig, ContainerMetadata, PodSandboxConfig, PodSandboxMetadata } from '../api.js';
@@ -37,6 +38,8 @@ export const LABEL_CREATED_AT = 'io.k8ts.created-at';
 export const LABEL_LABELS = 'io.k8ts.labels';
 export const LABEL_ANNOTATIONS = 'io.k8ts.annotations';
 export const LABEL_NETWORK = 'io.k8ts.network';
+/** The pod IP of a sandbox whose interface the agent made (pod-interfaces.ts); absent on Docker's. */
+export const LABEL_POD_IP = 'io.k8ts.pod-ip';
 export const LABEL_IMAGE = 'io.k8ts.image';
 export const LABEL_POD_NAME = 'io.kubernetes.pod.name';
 export const LABEL_POD_NAMESPACE = 'io.kubernetes.pod.namespace';

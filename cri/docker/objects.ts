@@ -14,6 +14,7 @@ import type { DockerEngine } from './engine.js';
 import { criCodeOf, dockerErrorInfo, toCriError } from './errors.js';
 import {
   LABEL_NODE,
+  LABEL_POD_IP,
   LABEL_SANDBOX_ID,
   LABEL_TYPE,
   TYPE_SANDBOX,
@@ -53,13 +54,18 @@ export function matches(labels: Record<string, string>, selector?: Record<string
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
 }
 
-/** The CRI PodSandboxStatus of an inspected sandbox container (its IP only while it runs). */
+/**
+ * The CRI PodSandboxStatus of an inspected sandbox container (its IP only while it runs):
+ * the address of its label `io.k8ts.pod-ip` when the agent made its interface
+ * (pod-interfaces.ts), else Docker's on the sandbox's network.
+ */
 export function sandboxStatusOf(info: Docker.ContainerInspectInfo): PodSandboxStatus {
   const view = sandboxFromLabels(info.Config.Labels);
   const networks = info.NetworkSettings.Networks ?? {};
-  const ip = info.State.Running
-    ? (networks[view.network || 'bridge']?.IPAddress ?? info.NetworkSettings.IPAddress ?? '')
-    : '';
+  const own = info.Config.Labels[LABEL_POD_IP];
+  const ip = !info.State.Running
+    ? ''
+    : (own ?? networks[view.network || 'bridge']?.IPAddress ?? info.NetworkSettings.IPAddress ?? '');
   return {
     id: info.Id,
     metadata: view.metadata,

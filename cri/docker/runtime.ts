@@ -7,6 +7,7 @@
  *   container.ts  CreateContainer … ExecSync, ContainerStats
  *   streaming.ts  logs, exec, attach, port-forward
  *   image.ts      ImageService;  network.ts  NetworkService
+ *   pod-interfaces.ts  the agent's network plugin, for sandboxes with NetworkMode none
  *   objects.ts    what they share: ownership by node, engine calls with error mapping
  *   engine.ts     the engine calls themselves (DockerEngine; dockerode in production)
  *
@@ -44,6 +45,7 @@ import { dockerodeEngine, dockerSocketPath, type DockerEngine } from './engine.j
 import { DockerImages } from './image.js';
 import { DockerNetworks } from './network.js';
 import { DockerObjects } from './objects.js';
+import type { DockerPodInterfaces } from './pod-interfaces.js';
 import { DockerSandboxes } from './sandbox.js';
 import { DockerStreaming } from './streaming.js';
 
@@ -60,6 +62,12 @@ export interface DockerRuntimeOptions {
   pauseImage?: string;
   /** How long execSync waits for docker to report an exec's exit code after its output ends, ms (default 5000). */
   execExitWaitMs?: number;
+  /**
+   * The agent's network plugin (agent/network/pod-interfaces.ts): sandboxes it can wire
+   * get NetworkMode none and their eth0 from it (pod-interfaces.ts). Unset: every sandbox
+   * is on Docker's network.
+   */
+  podInterfaces?: DockerPodInterfaces;
 }
 
 /** Docker Engine adapter (see the file comment). */
@@ -76,13 +84,14 @@ export class DockerRuntime implements Runtime {
     readonly nodeName: string,
     readonly pauseImage: string,
     execExitWaitMs: number,
+    podInterfaces: DockerPodInterfaces | undefined,
   ) {
     this.objects = new DockerObjects(engine, nodeName);
     this.images = new DockerImages(this.objects);
-    this.sandboxes = new DockerSandboxes(this.objects, this.images, pauseImage);
+    this.networks = new DockerNetworks(this.objects);
+    this.sandboxes = new DockerSandboxes(this.objects, this.images, pauseImage, this.networks, podInterfaces);
     this.containers = new DockerContainers(this.objects, execExitWaitMs);
     this.streaming = new DockerStreaming(this.objects, execExitWaitMs);
-    this.networks = new DockerNetworks(this.objects);
   }
 
   /**
@@ -106,6 +115,7 @@ export class DockerRuntime implements Runtime {
       opts.nodeName,
       opts.pauseImage ?? DEFAULT_PAUSE_IMAGE,
       opts.execExitWaitMs ?? 5000,
+      opts.podInterfaces,
     );
     await rt.objects.call('connect to docker', (e) => e.ping());
     return rt;

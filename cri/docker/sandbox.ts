@@ -4,12 +4,33 @@
  * node's bridge network (the agent creates the network; the sandbox only names it), with
  * the pod's hostname and its hostPorts published on their hostIp. Stopping or removing a
  * sandbox stops or removes its app containers first; both are idempotent.
+ *
+ * The fast path (pod-interfaces.ts): when the agent's network plugin is enabled, the pod
+ * has no hostPort (Docker publishes those, so such pods keep Docker's network) and the
+ * network leaves the upper half of its subnet to the agent, the sandbox is created with
+ * NetworkMode `none` and a pod IP reserved beforehand (label `io.k8ts.pod-ip`); once it
+ * runs, the plugin gives it eth0 in the node's bridge, and `<ip>\t<hostname>` is added to
+ * its /etc/hosts, as Docker writes it for a container on a network. Anything failing on
+ * the way removes the container and frees the address; stopping or removing the sandbox
+ * frees it too (the veth pair goes with the sandbox's network namespace).
  */
+import { appendFile } from 'node:fs/promises';
+import type Docker from 'dockerode';
 import type { PodSandbox, PodSandboxConfig, PodSandboxFilter, PodSandboxStatus } from '../api.js';
+import { CriError } from '../errors.js';
 import { sandboxCreateOptions } from './convert.js';
 import type { DockerImages } from './image.js';
-import { TYPE_CONTAINER, TYPE_SANDBOX, sandboxFromLabels, sandboxLabels, sandboxName } from './labels.js';
+import {
+  LABEL_POD_IP,
+  TYPE_CONTAINER,
+  TYPE_SANDBOX,
+  sandboxFromLabels,
+  sandboxLabels,
+  sandboxName,
+} from './labels.js';
+import type { DockerNetworks } from './network.js';
 import { matches, nsNow, sandboxStatusOf, type DockerObjects } from './objects.js';
+import type { BridgeNetwork, DockerPodInterfaces } from './pod-interfaces.js';
 
 /** The sandbox half of RuntimeService on one node's Docker objects. */
 export class DockerSandboxes {
@@ -18,42 +39,107 @@ export class DockerSandboxes {
     private readonly images: DockerImages,
     /** The image sandboxes run, pulled when missing. */
     readonly pauseImage: string,
+    private readonly networks: DockerNetworks,
+    /** The agent's network plugin; without it every sandbox is on Docker's network. */
+    private readonly interfaces?: DockerPodInterfaces,
   ) {}
 
   /**
-   * Creates and starts the sandbox container; a container that does not start is removed.
+   * Creates and starts the sandbox container (and, on the fast path, its interface; see
+   * the file comment); a container that does not start is removed.
    * @returns the sandbox's id (Docker's container id).
+   * @throws CriError from the engine; Internal when the plugin fails.
    */
   async run(config: PodSandboxConfig): Promise<string> {
     if (!(await this.images.status(this.pauseImage))) await this.images.pull(this.pauseImage);
+    const name = sandboxName(config.metadata);
     const labels = sandboxLabels(this.o.nodeName, config, nsNow());
-    const body = sandboxCreateOptions(config, this.pauseImage, sandboxName(config.metadata), labels);
     const what = `run pod sandbox ${config.metadata.namespace}/${config.metadata.name}`;
-    const id = await this.o.call(what, (e) => e.createContainer(body));
+    const net = await this.ownInterfaceNetwork(config);
+    let ip: string | undefined;
+    if (net) {
+      ip = await this.plugin(what, () => this.interfaces!.allocate(net, name));
+      labels[LABEL_POD_IP] = ip;
+    }
+    const body = sandboxCreateOptions(config, this.pauseImage, name, labels, net !== undefined);
+    let id: string | undefined;
     try {
-      await this.o.call(what, (e) => e.startContainer(id));
+      id = await this.o.call(what, (e) => e.createContainer(body));
+      const created = id;
+      await this.o.call(what, (e) => e.startContainer(created));
+      if (net && ip) await this.attach(what, created, ip, net, config.hostname);
     } catch (err) {
-      await this.o.engine.removeContainer(id, { force: true }).catch(() => undefined);
+      if (id) await this.o.engine.removeContainer(id, { force: true }).catch(() => undefined);
+      if (net && ip) {
+        await this.interfaces!.release(net.name, ip, name).catch(() => undefined);
+        this.networks.forget(net.name);
+      }
       throw err;
     }
     return id;
   }
 
-  /** Stops the sandbox's running app containers at once, then the sandbox. */
+  /** Stops the sandbox's running app containers at once, then the sandbox (freeing its own pod IP). */
   async stop(podSandboxId: string): Promise<void> {
     for (const c of await this.o.listOwned(TYPE_CONTAINER, { sandboxId: podSandboxId })) {
       if (c.State === 'running' || c.State === 'paused' || c.State === 'restarting') {
         await this.o.stopById(c.Id, 0);
       }
     }
-    if (await this.o.inspectOwned(podSandboxId, TYPE_SANDBOX, true)) await this.o.stopById(podSandboxId, 0);
+    const info = await this.o.inspectOwned(podSandboxId, TYPE_SANDBOX, true);
+    if (!info) return;
+    await this.o.stopById(podSandboxId, 0);
+    await this.releaseOf(info);
   }
 
-  /** Removes the sandbox's app containers, then the sandbox. */
+  /** Removes the sandbox's app containers, then the sandbox (freeing its own pod IP). */
   async remove(podSandboxId: string): Promise<void> {
     for (const c of await this.o.listOwned(TYPE_CONTAINER, { sandboxId: podSandboxId }))
       await this.o.removeById(c.Id);
-    if (await this.o.inspectOwned(podSandboxId, TYPE_SANDBOX, true)) await this.o.removeById(podSandboxId);
+    const info = await this.o.inspectOwned(podSandboxId, TYPE_SANDBOX, true);
+    if (!info) return;
+    await this.o.removeById(podSandboxId);
+    await this.releaseOf(info);
+  }
+
+  /** The network the sandbox's own interface joins, when it takes the fast path (file comment). */
+  private async ownInterfaceNetwork(config: PodSandboxConfig): Promise<BridgeNetwork | undefined> {
+    if (!this.interfaces?.enabled() || !config.network) return undefined;
+    if (config.linux?.securityContext?.namespaceOptions?.network === 'NODE') return undefined;
+    if (config.portMappings.some((pm) => pm.hostPort)) return undefined;
+    return this.networks.bridge(config.network);
+  }
+
+  /** Wires the started sandbox `id`: the plugin's eth0, then its /etc/hosts line. */
+  private async attach(what: string, id: string, ip: string, net: BridgeNetwork, hostname: string) {
+    const info = await this.o.call(what, (e) => e.inspectContainer(id));
+    const pid = info.State.Pid;
+    if (!info.State.Running || !pid) throw new CriError('Internal', `${what}: the sandbox exited at once`);
+    await this.plugin(what, () => this.interfaces!.attach({ pid, sandboxId: id, ip, net }));
+    if (hostname && info.HostsPath) {
+      await this.plugin(what, () => appendFile(info.HostsPath, `${ip}\t${hostname}\n`));
+    }
+  }
+
+  /** Frees the pod IP a sandbox of the fast path holds (label `io.k8ts.pod-ip`). */
+  private async releaseOf(info: Docker.ContainerInspectInfo): Promise<void> {
+    const ip = info.Config.Labels[LABEL_POD_IP];
+    if (!ip || !this.interfaces) return;
+    const network = sandboxFromLabels(info.Config.Labels).network;
+    const owner = info.Name.replace(/^\//, '');
+    await this.plugin(`free pod IP ${ip} of sandbox ${info.Id}`, () =>
+      this.interfaces!.release(network, ip, owner),
+    );
+  }
+
+  /** Runs a plugin step; what it throws becomes CriError Internal naming `what`. */
+  private async plugin<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof CriError) throw err;
+      throw new CriError('Internal', `${what}: ${(err as Error).message}`, { cause: err });
+    }
   }
 
   /** @throws CriError NotFound for anything not this node's sandbox. */
