@@ -1,0 +1,33 @@
+// Warning headers (warnings.ts).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { warningHeader, warningHeaders } from './index.js';
+
+describe('Warning headers', () => {
+  it('formats one as Kubernetes does', () => {
+    assert.equal(warningHeader('unknown field "spec.foo"'), '299 - "unknown field \\"spec.foo\\""');
+    assert.equal(warningHeader('a\\b'), '299 - "a\\\\b"');
+    assert.equal(warningHeader('bad\ntext'), undefined);
+  });
+
+  it('sends non-ASCII text as UTF-8 bytes', () => {
+    const h = warningHeader('unknown field "spec.이름"')!;
+    assert.equal(Buffer.from(h, 'latin1').toString('utf8'), '299 - "unknown field \\"spec.이름\\""');
+  });
+
+  it('drops empty and repeated texts', () => {
+    assert.deepEqual(warningHeaders(['a', '', 'b', 'a']), ['299 - "a"', '299 - "b"']);
+  });
+
+  it('truncates past 4096 runes as the warning recorder does', () => {
+    const texts = Array.from({ length: 20 }, (_, i) => `${i}`.padStart(300, 'x'));
+    const headers = warningHeaders(texts);
+    // 13 × 300 runes fit; the 14th starts truncation: 256 runes each, 16 of them fill 4096.
+    assert.equal(headers.length, 16);
+    for (const [i, h] of headers.entries()) assert.equal(h, `299 - "${texts[i]!.slice(0, 256)}"`);
+    assert.deepEqual(
+      warningHeaders(texts.slice(0, 13)),
+      texts.slice(0, 13).map((t) => `299 - "${t}"`),
+    );
+  });
+});
