@@ -1,5 +1,5 @@
 /**
- * Test data for field validation, shared by fieldvalidation.test.ts and the request-path
+ * Test data for field validation, shared by the tests (through test-fixtures.ts) and the request-path
  * costs of `npm run bench:api`.
  */
 
