@@ -1,6 +1,6 @@
 /**
  * The errors of the Go parsers that Kubernetes' JSON decoding runs on values, with Go's
- * wording, for fieldvalidation.ts:
+ * wording, for field validation (../fieldvalidation/field-types.ts):
  * - `metav1.Time` / `metav1.MicroTime`: `time.Parse(time.RFC3339, s)` and
  *   `time.Parse("2006-01-02T15:04:05.000000Z07:00", s)` (their UnmarshalJSON);
  * - `[]byte`: `base64.StdEncoding.Decode` (encoding/json decodes []byte from base64);

@@ -4,7 +4,7 @@
  * `types.UID`), written as Go's reflect prints them. Kubernetes' JSON decoder names the
  * type in its errors (`json: cannot unmarshal number into Go struct field
  * Container.spec.template.spec.containers.imagePullPolicy of type v1.PullPolicy`), so
- * fieldvalidation.ts needs it. Every other field's Go type follows from its schema:
+ * field validation (../fieldvalidation/) needs it. Every other field's Go type follows from its schema:
  * string, bool, int32, int64, float64, []uint8 (format byte), `<package>.<Kind>` for
  * models (`v1.PodSpec`), `[]T`, `map[string]T`.
  *

@@ -30,7 +30,7 @@ export function at(obj: unknown, ...path: (string | number)[]): Json {
 export const container = (o: Json, i = 0) => at(o, 'spec', 'template', 'spec', 'containers', i);
 export const podSpec = (o: Json) => at(o, 'spec', 'template', 'spec');
 
-/** SPRING as the store holds it after a few writes (fieldvalidation-testing.ts). */
+/** SPRING as the store holds it after a few writes (testing.ts). */
 
 export const typicalDeployment = (): Json => typicalDeploymentOf(SPRING);
 

@@ -26,7 +26,7 @@ const fieldCache = new Map<string, ReadonlyMap<string, SchemaType>>();
 
 /**
  * The fields of a client-node model by JSON name, or undefined if there is no such model
- * (or it is not loaded: the models come from openapi.ts's catalog, which the API server
+ * (or it is not loaded: the models come from openapi/catalogue.ts, which the API server
  * loads at start-up with `loadModels()`; a model it never reaches is treated as untyped).
  */
 export function modelFields(model: string): ReadonlyMap<string, SchemaType> | undefined {
