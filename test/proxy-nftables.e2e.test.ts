@@ -299,7 +299,16 @@ describe('kube-proxy nftables mode on two hosts', { timeout: 600_000 }, () => {
         async () => (await udpAsk(sock, h1.ip, UDP_PORT, 'again')) === 'second again',
         10_000,
         200,
-      );
+      ).catch(async (err: Error) => {
+        const flows = (await h1.exec(['conntrack', '-L', '-p', 'udp'])).stdout;
+        const said = agents[0]!
+          .logs()
+          .split('\n')
+          .filter((l) => /proxy|conntrack/.test(l));
+        throw new Error(
+          `${err.message}\nconntrack on ${h1.name}:\n${flows}\nproxy log:\n${said.slice(-20).join('\n')}`,
+        );
+      });
     } finally {
       sock.close();
       for (const s of servers) s.kill('SIGKILL');

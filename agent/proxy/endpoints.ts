@@ -11,6 +11,9 @@
 import type { EndpointSlice } from '../../api/types.js';
 import { endpointKey, type Endpoint } from './balancer.js';
 
+/** Kubernetes' DefaultClientIPServiceAffinitySeconds: sessionAffinity ClientIP without a timeout. */
+export const DEFAULT_AFFINITY_SECONDS = 10800;
+
 /** The endpoints of a Service port: the ready ones, or serving-terminating when none is ready. */
 export interface PortEndpoints {
   endpoints: Endpoint[];

@@ -175,7 +175,8 @@ function fakeHost(): {
   const calls: { file: string; args: readonly string[]; stdin?: string }[] = [];
   const fail = { next: false };
   const host: HostCommand = (file, args, stdin) => {
-    calls.push({ file, args, ...(stdin !== undefined ? { stdin } : {}) });
+    // route_localnet, set once before the first write, is checked on its own below.
+    if (file !== 'sysctl') calls.push({ file, args, ...(stdin !== undefined ? { stdin } : {}) });
     const refused = file === 'nft' && fail.next;
     if (refused) fail.next = false;
     const r: CommandResult = refused
@@ -224,6 +225,20 @@ describe('NftablesProxier', () => {
     await nft.flush(settings);
     assert.equal(calls.length, 2, 'nothing changed, nothing written');
     assert.match(await metrics.registry.metrics(), /k8ts_proxy_nftables_writes_total\{kind="partial"\} 1/);
+  });
+
+  it('sets route_localnet once, before its first write', async () => {
+    const sysctls: (readonly string[])[] = [];
+    const host: HostCommand = (file, args) => {
+      if (file === 'sysctl') sysctls.push(args);
+      return Promise.resolve({ code: 0, stdout: '', stderr: '' });
+    };
+    const nft = new NftablesProxier({ host, logger, metrics: new ProxyMetrics() });
+    for (const p of [port(), port({ internal: [] })]) {
+      nft.update('default/a', [p]);
+      await nft.flush(settings);
+    }
+    assert.deepEqual(sysctls, [['-w', 'net.ipv4.conf.all.route_localnet=1']]);
   });
 
   it('after a refused partial transaction, rewrites the table whole at once', async () => {
@@ -314,8 +329,12 @@ describe('NftablesProxier', () => {
       'udp',
       '--orig-dst',
       '10.43.0.10',
-      '--dst-nat',
+      '--orig-port-dst',
+      '53',
+      '--reply-src',
       '10.42.1.6',
+      '--reply-port-src',
+      '53',
     ]);
   });
 

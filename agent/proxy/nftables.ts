@@ -21,8 +21,10 @@
  * deleted (`conntrack -D`), as kube-proxy's conntrack cleanup does.
  */
 import type { Logger } from '../../api/log.js';
+import type { EndpointSlice, Service, ServicePort } from '../../api/types.js';
 import type { HostCommand } from '../network/host-command.js';
 import { endpointKey } from './balancer.js';
+import { DEFAULT_AFFINITY_SECONDS, endpointsForPort } from './endpoints.js';
 import type { ProxyMetrics } from './metrics.js';
 import {
   diffTransaction,
@@ -44,6 +46,52 @@ export interface NftablesProxierConfig {
   now?: () => number;
 }
 
+/**
+ * The kernel's view of Service `key`'s `ports` (by port key: the port's name, or its
+ * number when unnamed) from its EndpointSlices: the traffic policies applied with
+ * `nodeName`'s endpoints, the affinity timeout defaulted, LoadBalancer ingress IPs.
+ * @returns the ports, and the most endpoints any of them has (the proxy's gauge).
+ */
+export function kernelServicePorts(
+  key: string,
+  svc: Service,
+  ports: ReadonlyMap<string, ServicePort>,
+  slices: readonly EndpointSlice[],
+  nodeName: string,
+): { ports: KernelServicePort[]; endpointCount: number } {
+  const clusterIP = svc.spec.clusterIPs?.[0] ?? svc.spec.clusterIP;
+  const type = svc.spec.type ?? 'ClusterIP';
+  const out: KernelServicePort[] = [];
+  let endpointCount = 0;
+  for (const [portKey, sp] of ports) {
+    const protocol = sp.protocol === 'UDP' ? 'UDP' : 'TCP';
+    const portName = sp.name ?? '';
+    const all = endpointsForPort(slices, portName, protocol).endpoints;
+    const local = () => endpointsForPort(slices, portName, protocol, nodeName).endpoints;
+    endpointCount = Math.max(endpointCount, all.length);
+    out.push({
+      id: `${key}/${protocol.toLowerCase()}/${portKey}`,
+      protocol,
+      ...(clusterIP && clusterIP !== 'None' ? { clusterIP } : {}),
+      port: sp.port,
+      ...((type === 'NodePort' || type === 'LoadBalancer') && sp.nodePort ? { nodePort: sp.nodePort } : {}),
+      loadBalancerIPs:
+        type === 'LoadBalancer'
+          ? (svc.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : []))
+          : [],
+      internal: svc.spec.internalTrafficPolicy === 'Local' ? local() : all,
+      external: svc.spec.externalTrafficPolicy === 'Local' ? local() : all,
+      hasEndpoints: all.length > 0,
+      externalTrafficLocal: svc.spec.externalTrafficPolicy === 'Local',
+      affinitySeconds:
+        svc.spec.sessionAffinity === 'ClientIP'
+          ? (svc.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS)
+          : 0,
+    });
+  }
+  return { ports: out, endpointCount };
+}
+
 interface ServiceEntry {
   ports: KernelServicePort[];
   /** Trigger times (ms) of endpoint changes not yet live in the kernel. */
@@ -60,6 +108,7 @@ export class NftablesProxier {
   private readonly dirty = new Set<string>();
   private settings: TableSettings | undefined;
   private needFull = true;
+  private routeLocalnetSet = false;
   private readonly now: () => number;
 
   constructor(private readonly cfg: NftablesProxierConfig) {
@@ -118,6 +167,17 @@ export class NftablesProxier {
       this.needFull = true;
     }
     if (!this.needFull && this.dirty.size === 0) return;
+    if (!this.routeLocalnetSet) {
+      // NodePorts on 127.0.0.1 (as kube-proxy's iptables mode serves them): the kernel
+      // routes a loopback source off the host only with route_localnet; the table drops
+      // what would abuse it (nftables-rules.ts, filter-input).
+      const r = await this.cfg.host('sysctl', ['-w', 'net.ipv4.conf.all.route_localnet=1']);
+      if (r.code !== 0)
+        this.cfg.logger.warn('proxy: cannot set route_localnet; NodePorts are not served on 127.0.0.1', {
+          error: r.stderr.trim(),
+        });
+      this.routeLocalnetSet = true;
+    }
     const full = this.needFull;
     const keys = full ? [...new Set([...this.desired.keys(), ...this.written.keys()])] : [...this.dirty];
     this.dirty.clear();
@@ -233,8 +293,12 @@ export class NftablesProxier {
         const kept = new Set([...(n?.internal ?? []), ...(n?.external ?? [])].map(endpointKey));
         for (const e of new Map([...o.internal, ...o.external].map((e) => [endpointKey(e), e])).values()) {
           if (kept.has(endpointKey(e))) continue;
-          if (o.clusterIP) deletions.push(['--orig-dst', o.clusterIP, '--dst-nat', e.ip]);
-          if (o.nodePort) deletions.push(['--orig-port-dst', String(o.nodePort), '--dst-nat', e.ip]);
+          // By the reply's source, the endpoint itself: `--dst-nat <ip>` misses a DNAT that
+          // changed only the port (an endpoint on the node's own address).
+          const endpoint = ['--reply-src', e.ip, '--reply-port-src', String(e.port)];
+          if (o.clusterIP)
+            deletions.push(['--orig-dst', o.clusterIP, '--orig-port-dst', String(o.port), ...endpoint]);
+          if (o.nodePort) deletions.push(['--orig-port-dst', String(o.nodePort), ...endpoint]);
         }
       }
       for (const n of now.values()) {

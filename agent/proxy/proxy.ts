@@ -43,12 +43,12 @@ import { endpointKey } from './balancer.js';
 import type { HostCommand } from '../network/host-command.js';
 import { ClusterIPAddresses, type AddressMode, type IpCommand } from './cluster-ip.js';
 import { LocalNodePortRules, type LocalNodePort } from './local-nodeports.js';
-import { endpointsForPort } from './endpoints.js';
+import { DEFAULT_AFFINITY_SECONDS, endpointsForPort } from './endpoints.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './forwarder.js';
 import { ProxyMetrics } from './metrics.js';
 import type { ProxyMode } from './mode.js';
-import { NftablesProxier } from './nftables.js';
-import { nftTableFor, type KernelServicePort } from './nftables-rules.js';
+import { kernelServicePorts, NftablesProxier } from './nftables.js';
+import { nftTableFor } from './nftables-rules.js';
 import { ServicePortProxy, type BindFailure, type ListenAddress } from './service-port.js';
 import { UdpServicePortProxy } from './udp-port.js';
 import { errorMessage } from '../../api/errors.js';
@@ -63,8 +63,6 @@ export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 const SERVICE_SELECTOR = '!service.kubernetes.io/service-proxy-name';
 const SLICE_SELECTOR = '!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless';
 const SLICES_BY_SERVICE = 'service';
-/** Kubernetes' DefaultClientIPServiceAffinitySeconds. */
-const DEFAULT_AFFINITY_SECONDS = 10800;
 
 /** What one Service port serves (Proxy.snapshot()). */
 export interface PortSnapshot {
@@ -148,7 +146,6 @@ export class Proxy {
   /** nftables mode's rules (undefined in userspace mode, or where nft cannot be used). */
   private nft: NftablesProxier | undefined;
   private nftFlush: Promise<void> | undefined;
-  private routeLocalnetSet = false;
   private readonly stopping = new AbortController();
   private canary: Promise<void> | undefined;
   /** Endpoint change times (wall-clock ms, from the slices) not yet reconciled, by Service key. */
@@ -375,17 +372,6 @@ export class Proxy {
     while (this.nftFlush) await this.nftFlush;
     if (!nft.pending) return;
     this.nftFlush = (async () => {
-      if (!this.routeLocalnetSet) {
-        // NodePorts on 127.0.0.1 (as kube-proxy's iptables mode serves them): the kernel
-        // routes a loopback source off the host only with route_localnet; the table drops
-        // what would abuse it (nftables-rules.ts, filter-input).
-        const r = await this.cfg.kernel!.host('sysctl', ['-w', 'net.ipv4.conf.all.route_localnet=1']);
-        if (r.code !== 0)
-          this.cfg.logger.warn('proxy: cannot set route_localnet; NodePorts are not served on 127.0.0.1', {
-            error: r.stderr.trim(),
-          });
-        this.routeLocalnetSet = true;
-      }
       await nft.flush({
         table: this.cfg.kernel!.table ?? nftTableFor(this.cfg.nodeName, hostname()),
         clusterCIDR: this.cfg.kernel!.clusterCIDR!()!,
@@ -434,35 +420,7 @@ export class Proxy {
     this.state.set(key, st);
     if (clusterIP !== undefined && (await this.addresses.add(clusterIP))) st.clusterIP = clusterIP;
     const slices = this.slices.lister().byIndex(SLICES_BY_SERVICE, key);
-    const type = svc.spec.type ?? 'ClusterIP';
-    const ports: KernelServicePort[] = [];
-    let endpointCount = 0;
-    for (const [portKey, sp] of wanted) {
-      const protocol = sp.protocol === 'UDP' ? 'UDP' : 'TCP';
-      const portName = sp.name ?? '';
-      const all = endpointsForPort(slices, portName, protocol).endpoints;
-      const local = () => endpointsForPort(slices, portName, protocol, this.cfg.nodeName).endpoints;
-      endpointCount = Math.max(endpointCount, all.length);
-      ports.push({
-        id: `${key}/${protocol.toLowerCase()}/${portKey}`,
-        protocol,
-        ...(clusterIP !== undefined ? { clusterIP } : {}),
-        port: sp.port,
-        ...((type === 'NodePort' || type === 'LoadBalancer') && sp.nodePort ? { nodePort: sp.nodePort } : {}),
-        loadBalancerIPs:
-          type === 'LoadBalancer'
-            ? (svc.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : []))
-            : [],
-        internal: svc.spec.internalTrafficPolicy === 'Local' ? local() : all,
-        external: svc.spec.externalTrafficPolicy === 'Local' ? local() : all,
-        hasEndpoints: all.length > 0,
-        externalTrafficLocal: svc.spec.externalTrafficPolicy === 'Local',
-        affinitySeconds:
-          svc.spec.sessionAffinity === 'ClientIP'
-            ? (svc.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS)
-            : 0,
-      });
-    }
+    const { ports, endpointCount } = kernelServicePorts(key, svc, wanted, slices, this.cfg.nodeName);
     this.metricsRegistry.endpoints.set({ service: key }, endpointCount);
     this.nft!.update(key, ports, triggers);
     await this.flushKernel();
