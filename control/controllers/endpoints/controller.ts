@@ -19,10 +19,9 @@ import { deletedObject } from '../../../api/client/informer.js';
 import type { Lister } from '../../../api/client/lister.js';
 import { resources } from '../../../api/client/resource.js';
 import { metaNamespaceKey, splitMetaNamespaceKey } from '../../../api/client/store.js';
-import type { RestClient } from '../../../api/client/rest.js';
 import { RateLimitingQueue } from '../../../api/workqueue/rateLimited.js';
 import type { Endpoints, Pod, Service } from '../../../api/types.js';
-import type { Controller, ControllerContext, ControllerFactory, Logger } from '../context.js';
+import type { Controller, ControllerContext, ControllerFactory } from '../context.js';
 import {
   ANNOTATION_LAST_CHANGE_TRIGGER_TIME,
   formatTriggerTime,
@@ -62,10 +61,7 @@ export interface EndpointsControllerOptions {
 /** See the file comment. */
 export class EndpointsController implements Controller {
   readonly name = 'endpoint';
-  private readonly client: RestClient;
-  private readonly logger: Logger;
   private readonly recorder: EventRecorder;
-  private readonly workers: number;
   private readonly batchPeriodMs: number;
   private readonly queue: RateLimitingQueue<string>;
   private readonly services: Lister<Service>;
@@ -76,11 +72,11 @@ export class EndpointsController implements Controller {
   private readonly stale: StaleEndpointsTracker;
 
   /** @throws RangeError for a negative batch period. */
-  constructor(ctx: ControllerContext, opts: EndpointsControllerOptions = {}) {
-    this.client = ctx.client;
-    this.logger = ctx.logger;
+  constructor(
+    private readonly ctx: ControllerContext,
+    opts: EndpointsControllerOptions = {},
+  ) {
     this.recorder = ctx.recorder('endpoint-controller');
-    this.workers = ctx.config.concurrentEndpointSyncs;
     this.batchPeriodMs = opts.batchPeriodMs ?? 0;
     if (!(this.batchPeriodMs >= 0)) throw new RangeError(`endpoint: batchPeriodMs must be >= 0`);
     this.queue = new RateLimitingQueue<string>({ clock: ctx.clock });
@@ -112,10 +108,10 @@ export class EndpointsController implements Controller {
     await runQueue({
       name: this.name,
       queue: this.queue,
-      workers: this.workers,
+      workers: this.ctx.config.concurrentEndpointSyncs,
       reconcile: (key) => this.reconcile(key),
       signal,
-      logger: this.logger,
+      logger: this.ctx.logger,
     });
   }
 
@@ -129,7 +125,7 @@ export class EndpointsController implements Controller {
     const svc = this.services.get(namespace, name);
     if (!svc) {
       try {
-        await this.client.delete(resources.endpoints, namespace, name);
+        await this.ctx.client.delete(resources.endpoints, namespace, name);
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
@@ -182,10 +178,10 @@ export class EndpointsController implements Controller {
 
     try {
       if (!current) {
-        await this.client.create(resources.endpoints, next);
+        await this.ctx.client.create(resources.endpoints, next);
         this.stale.expectCreate(key);
       } else {
-        const updated = await this.client.update<Endpoints>(resources.endpoints, next);
+        const updated = await this.ctx.client.update<Endpoints>(resources.endpoints, next);
         if (updated.metadata.resourceVersion !== current.metadata.resourceVersion)
           this.stale.markStale(key, current);
       }

@@ -16,12 +16,11 @@ import { isNotFound } from '../../../api/client/errors.js';
 import { deletedObject } from '../../../api/client/informer.js';
 import type { Lister } from '../../../api/client/lister.js';
 import { resources } from '../../../api/client/resource.js';
-import type { RestClient } from '../../../api/client/rest.js';
 import { splitMetaNamespaceKey } from '../../../api/client/store.js';
 import { labelSelectorFromSet } from '../../../api/meta/labels.js';
 import { RateLimitingQueue } from '../../../api/workqueue/rateLimited.js';
 import type { EndpointSlice, Node, Pod, Service } from '../../../api/types.js';
-import type { Controller, ControllerContext, ControllerFactory, Logger } from '../context.js';
+import type { Controller, ControllerContext, ControllerFactory } from '../context.js';
 import {
   ANNOTATION_LAST_CHANGE_TRIGGER_TIME,
   formatTriggerTime,
@@ -62,9 +61,6 @@ export interface EndpointSliceControllerOptions {
 /** See the file comment. */
 export class EndpointSliceController implements Controller {
   readonly name = 'endpointslice';
-  private readonly client: RestClient;
-  private readonly logger: Logger;
-  private readonly workers: number;
   private readonly batchPeriodMs: number;
   private readonly maxEndpointsPerSlice: number;
   private readonly queue: RateLimitingQueue<string>;
@@ -77,7 +73,10 @@ export class EndpointSliceController implements Controller {
   private readonly tracker = new EndpointSliceTracker();
 
   /** @throws RangeError for a negative batch period or a maxEndpointsPerSlice outside 1..1000. */
-  constructor(ctx: ControllerContext, opts: EndpointSliceControllerOptions = {}) {
+  constructor(
+    private readonly ctx: ControllerContext,
+    opts: EndpointSliceControllerOptions = {},
+  ) {
     this.batchPeriodMs = opts.batchPeriodMs ?? 0;
     this.maxEndpointsPerSlice = opts.maxEndpointsPerSlice ?? MAX_ENDPOINTS_PER_SLICE;
     if (!(this.batchPeriodMs >= 0)) throw new RangeError('endpointslice: batchPeriodMs must be >= 0');
@@ -87,9 +86,6 @@ export class EndpointSliceController implements Controller {
       this.maxEndpointsPerSlice <= 1000
     ))
       throw new RangeError('endpointslice: maxEndpointsPerSlice must be an integer in 1..1000');
-    this.client = ctx.client;
-    this.logger = ctx.logger;
-    this.workers = ctx.config.concurrentEndpointSyncs;
     this.queue = new RateLimitingQueue<string>({ clock: ctx.clock });
 
     ({ services: this.services, pods: this.pods } = watchServicesAndPods(ctx, {
@@ -139,10 +135,10 @@ export class EndpointSliceController implements Controller {
     await runQueue({
       name: this.name,
       queue: this.queue,
-      workers: this.workers,
+      workers: this.ctx.config.concurrentEndpointSyncs,
       reconcile: (key) => this.reconcile(key),
       signal,
-      logger: this.logger,
+      logger: this.ctx.logger,
     });
   }
 
@@ -209,7 +205,7 @@ export class EndpointSliceController implements Controller {
       for (const slice of plan.create) {
         annotate(slice);
         try {
-          this.tracker.update(await this.client.create<EndpointSlice>(resources.endpointslices, slice));
+          this.tracker.update(await this.ctx.client.create<EndpointSlice>(resources.endpointslices, slice));
         } catch (err) {
           if (isNamespaceTerminating(err)) return;
           throw err;
@@ -218,7 +214,7 @@ export class EndpointSliceController implements Controller {
     }
     for (const slice of plan.update) {
       annotate(slice);
-      this.tracker.update(await this.client.update<EndpointSlice>(resources.endpointslices, slice));
+      this.tracker.update(await this.ctx.client.update<EndpointSlice>(resources.endpointslices, slice));
     }
     for (const slice of plan.delete) await this.deleteSlice(slice);
 
@@ -229,7 +225,7 @@ export class EndpointSliceController implements Controller {
 
   private async deleteSlice(slice: EndpointSlice): Promise<void> {
     try {
-      await this.client.delete(resources.endpointslices, slice.metadata.namespace, slice.metadata.name!, {
+      await this.ctx.client.delete(resources.endpointslices, slice.metadata.namespace, slice.metadata.name!, {
         preconditions: { uid: slice.metadata.uid! },
       });
     } catch (err) {

@@ -20,19 +20,17 @@
  * Not done: the eviction rate limits (--node-eviction-rate, --secondary-node-eviction-rate):
  * taints are added as soon as a node's condition calls for them.
  */
-import type { Clock } from '../../../api/clock.js';
 
 import { isNotFound } from '../../../api/client/errors.js';
 import type { EventRecorder } from '../../../api/client/events.js';
 import type { SharedInformer } from '../../../api/client/informer.js';
 import { deletedObject } from '../../../api/client/informer.js';
 import { resources } from '../../../api/client/resource.js';
-import type { RestClient } from '../../../api/client/rest.js';
 import { rfc3339 } from '../../../api/object.js';
 import { getCondition } from '../../../api/podutil.js';
 import type { Lease, Node, Pod } from '../../../api/types.js';
 import { RateLimitingQueue } from '../../../api/workqueue/rateLimited.js';
-import type { Controller, ControllerContext, ControllerFactory, Logger } from '../context.js';
+import type { Controller, ControllerContext, ControllerFactory } from '../context.js';
 import { runQueue } from '../run.js';
 import { NodeHealthTracker, readyStatus, unknownConditions } from './health.js';
 import { reconcileNodeTaints } from './node-taints.js';
@@ -49,9 +47,6 @@ const WORKERS = 4;
 /** See the file comment. */
 export class NodeLifecycleController implements Controller {
   readonly name = NODE_LIFECYCLE_CONTROLLER_NAME;
-  private readonly client: RestClient;
-  private readonly clock: Clock;
-  private readonly logger: Logger;
   private readonly recorder: EventRecorder;
   private readonly nodes: SharedInformer<Node>;
   private readonly leases: SharedInformer<Lease>;
@@ -62,10 +57,7 @@ export class NodeLifecycleController implements Controller {
   /** Whether the last reconcile saw every zone fully disrupted ("master disruption mode"). */
   private allFullyDisrupted = false;
 
-  constructor(ctx: ControllerContext) {
-    this.client = ctx.client;
-    this.clock = ctx.clock;
-    this.logger = ctx.logger;
+  constructor(private readonly ctx: ControllerContext) {
     this.recorder = ctx.recorder('node-controller');
     this.monitorPeriodMs = ctx.config.nodeMonitorPeriodSeconds * 1000;
     this.health = new NodeHealthTracker({
@@ -99,7 +91,7 @@ export class NodeLifecycleController implements Controller {
         workers: WORKERS,
         reconcile: (key) => this.reconcile(key),
         signal,
-        logger: this.logger,
+        logger: this.ctx.logger,
       }),
     ]);
   }
@@ -108,7 +100,7 @@ export class NodeLifecycleController implements Controller {
   private async monitor(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       for (const node of this.nodes.lister().list()) this.queue.add(node.metadata.name!);
-      await this.clock.sleep(this.monitorPeriodMs, signal);
+      await this.ctx.clock.sleep(this.monitorPeriodMs, signal);
     }
   }
 
@@ -120,15 +112,15 @@ export class NodeLifecycleController implements Controller {
       return;
     }
     let node = cached;
-    const now = this.clock.now();
+    const now = this.ctx.clock.now();
     const lease = this.leases.lister().get(NODE_LEASE_NAMESPACE, name);
     const observed = readyStatus(node);
     const { expired } = this.health.observe(node, lease, now);
     if (expired) {
       const conditions = unknownConditions(node, rfc3339(new Date(now)));
       if (conditions) {
-        this.logger.info('node stopped posting status; marking it Unknown', { node: name });
-        node = await this.client.updateStatus<Node>(resources.nodes, {
+        this.ctx.logger.info('node stopped posting status; marking it Unknown', { node: name });
+        node = await this.ctx.client.updateStatus<Node>(resources.nodes, {
           ...node,
           status: { ...node.status, conditions },
         });
@@ -144,7 +136,7 @@ export class NodeLifecycleController implements Controller {
 
   /** Sets Ready=False on the pods bound to `nodeName` whose Ready condition is not False yet. */
   private async markPodsNotReady(nodeName: string): Promise<void> {
-    const now = rfc3339(new Date(this.clock.now()));
+    const now = rfc3339(new Date(this.ctx.clock.now()));
     for (const pod of this.pods.lister().byIndex(POD_NODE_NAME_INDEX, nodeName)) {
       const ready = getCondition(pod.status?.conditions, 'Ready');
       if (pod.spec.nodeName !== nodeName || !ready || ready.status === 'False') continue;
@@ -152,7 +144,7 @@ export class NodeLifecycleController implements Controller {
         c.type === 'Ready' ? { ...c, status: 'False' as const, lastTransitionTime: now } : c,
       );
       try {
-        await this.client.updateStatus<Pod>(resources.pods, {
+        await this.ctx.client.updateStatus<Pod>(resources.pods, {
           ...pod,
           status: { ...pod.status, conditions },
         });
@@ -170,9 +162,11 @@ export class NodeLifecycleController implements Controller {
     if (view.allFullyDisrupted !== this.allFullyDisrupted) {
       this.allFullyDisrupted = view.allFullyDisrupted;
       if (view.allFullyDisrupted) {
-        this.logger.warn('all nodes are not Ready: entering master disruption mode (no NoExecute taints)');
+        this.ctx.logger.warn(
+          'all nodes are not Ready: entering master disruption mode (no NoExecute taints)',
+        );
       } else {
-        this.logger.info('a node is Ready again: leaving master disruption mode');
+        this.ctx.logger.info('a node is Ready again: leaving master disruption mode');
         this.health.resetProbeTimestamps(now);
       }
     }
@@ -181,11 +175,11 @@ export class NodeLifecycleController implements Controller {
     const spec = { ...node.spec };
     if (taints.length > 0) spec.taints = taints;
     else delete spec.taints;
-    this.logger.info('updating node taints', {
+    this.ctx.logger.info('updating node taints', {
       node: node.metadata.name,
       taints: taints.map((t) => `${t.key}:${t.effect}`),
     });
-    await this.client.update<Node>(resources.nodes, { ...node, spec });
+    await this.ctx.client.update<Node>(resources.nodes, { ...node, spec });
   }
 }
 

@@ -15,18 +15,16 @@
  *   deletion, they stay terminating, and their controllers replace them (terminating pods
  *   are not active).
  */
-import type { Clock } from '../../../api/clock.js';
 import { isConflict, isNotFound } from '../../../api/client/errors.js';
 import type { EventRecorder } from '../../../api/client/events.js';
 import type { SharedInformer } from '../../../api/client/informer.js';
 import { deletedObject } from '../../../api/client/informer.js';
 import { resources } from '../../../api/client/resource.js';
-import type { RestClient } from '../../../api/client/rest.js';
 import { metaNamespaceKey, splitMetaNamespaceKey } from '../../../api/client/store.js';
 import { rfc3339 } from '../../../api/object.js';
 import type { Node, Pod, Taint } from '../../../api/types.js';
 import { RateLimitingQueue } from '../../../api/workqueue/rateLimited.js';
-import type { Controller, ControllerContext, ControllerFactory, Logger } from '../context.js';
+import type { Controller, ControllerContext, ControllerFactory } from '../context.js';
 import { addPodNodeNameIndex, POD_NODE_NAME_INDEX } from '../nodelifecycle/pod-index.js';
 import { runQueue } from '../run.js';
 import { EvictionSchedule } from './schedule.js';
@@ -44,19 +42,13 @@ function noExecuteTaints(node: Node | undefined): Taint[] {
 /** See the file comment. */
 export class TaintEvictionController implements Controller {
   readonly name = TAINT_EVICTION_CONTROLLER_NAME;
-  private readonly client: RestClient;
-  private readonly clock: Clock;
-  private readonly logger: Logger;
   private readonly recorder: EventRecorder;
   private readonly nodes: SharedInformer<Node>;
   private readonly pods: SharedInformer<Pod>;
   private readonly queue: RateLimitingQueue<string>;
   private readonly schedule = new EvictionSchedule();
 
-  constructor(ctx: ControllerContext) {
-    this.client = ctx.client;
-    this.clock = ctx.clock;
-    this.logger = ctx.logger;
+  constructor(private readonly ctx: ControllerContext) {
     this.recorder = ctx.recorder(TAINT_EVICTION_CONTROLLER_NAME);
     this.queue = new RateLimitingQueue<string>({ clock: ctx.clock });
     this.nodes = ctx.informers.informerFor<Node>(resources.nodes);
@@ -95,7 +87,7 @@ export class TaintEvictionController implements Controller {
       workers: WORKERS,
       reconcile: (key) => this.reconcile(key),
       signal,
-      logger: this.logger,
+      logger: this.ctx.logger,
     });
   }
 
@@ -107,7 +99,7 @@ export class TaintEvictionController implements Controller {
       if (this.schedule.cancel(key) && !pod?.metadata.deletionTimestamp) this.cancelled(namespace, name);
       return;
     }
-    const now = this.clock.now();
+    const now = this.ctx.clock.now();
     const taints = noExecuteTaints(this.nodes.lister().get(pod.spec.nodeName));
     const decision = this.schedule.decide(key, taints, pod.spec.tolerations, now);
     switch (decision.action) {
@@ -136,7 +128,7 @@ export class TaintEvictionController implements Controller {
   /** Marks the pod as a disruption target and deletes it; a pod already gone (or replaced) is done. */
   private async evict(pod: Pod): Promise<void> {
     const { namespace, name, uid } = pod.metadata;
-    this.logger.info('deleting pod on a NoExecute-tainted node', {
+    this.ctx.logger.info('deleting pod on a NoExecute-tainted node', {
       pod: `${namespace}/${name}`,
       node: pod.spec.nodeName,
     });
@@ -149,7 +141,7 @@ export class TaintEvictionController implements Controller {
     try {
       const condition = (pod.status?.conditions ?? []).find((c) => c.type === 'DisruptionTarget');
       if (condition?.status !== 'True') {
-        await this.client.patch(
+        await this.ctx.client.patch(
           resources.pods,
           namespace,
           name!,
@@ -162,7 +154,7 @@ export class TaintEvictionController implements Controller {
                   status: 'True',
                   reason: 'DeletionByTaintManager',
                   message: 'Taint manager: deleting due to NoExecute taint',
-                  lastTransitionTime: rfc3339(new Date(this.clock.now())),
+                  lastTransitionTime: rfc3339(new Date(this.ctx.clock.now())),
                 },
               ],
             },
@@ -170,7 +162,7 @@ export class TaintEvictionController implements Controller {
           { subresource: 'status' },
         );
       }
-      await this.client.delete(resources.pods, namespace, name!, uid ? { preconditions: { uid } } : {});
+      await this.ctx.client.delete(resources.pods, namespace, name!, uid ? { preconditions: { uid } } : {});
     } catch (err) {
       if (isNotFound(err) || isConflict(err)) return;
       throw err;
