@@ -1,6 +1,6 @@
 /**
  * Test-only: a tiny HTTP server that answers discovery and OpenAPI from the real document
- * builders (control/apiserver/discovery.ts and openapi.ts), records every request, and
+ * builders (control/apiserver/discovery.ts and openapi/), records every request, and
  * hands anything else to the test; plus a way to run the real `kubectl` against it with a
  * throwaway kubeconfig, HOME and discovery cache.
  *
