@@ -123,3 +123,17 @@ describe('HostLocalIPAM', () => {
     assert.equal((await ipam.reserved('n')).has(ips[0]!), false);
   });
 });
+
+describe('VethPodInterfaces.sweep', () => {
+  it('frees the addresses of owners that are no sandbox container any more', async () => {
+    const { host } = fakeHost();
+    const plugin = new VethPodInterfaces({ host, ipamDir: join(dir, 'sweep'), enabled: () => true });
+    const a = await plugin.allocate(net, 'k8ts_POD_a');
+    await plugin.allocate(net, 'k8ts_POD_gone');
+    assert.equal(await plugin.sweep(net.name, new Set(['k8ts_POD_a'])), 1);
+    assert.deepEqual(
+      [...(await new HostLocalIPAM(join(dir, 'sweep')).reserved(net.name))],
+      [[a, 'k8ts_POD_a']],
+    );
+  });
+});

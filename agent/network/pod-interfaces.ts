@@ -18,6 +18,7 @@
  *              unchanged.
  *   release    frees the address; the veth pair needs no removal: the kernel deletes it
  *              with the sandbox's network namespace.
+ *   sweep      frees the addresses of owners that are no sandbox container any more.
  *
  * Enabled only where the agent owns the host's network (`enabled`: a cross-host backend
  * other than none, the condition of kube-proxy's nftables mode), so that an agent beside
@@ -102,5 +103,15 @@ export class VethPodInterfaces implements DockerPodInterfaces {
 
   release(network: string, ip: string, owner: string): Promise<void> {
     return this.ipam.release(network, ip, owner);
+  }
+
+  async sweep(network: string, owners: ReadonlySet<string>): Promise<number> {
+    let freed = 0;
+    for (const [ip, owner] of await this.ipam.reserved(network)) {
+      if (owners.has(owner)) continue;
+      await this.ipam.release(network, ip, owner);
+      freed++;
+    }
+    return freed;
   }
 }

@@ -119,7 +119,13 @@ class FakeEngine implements DockerEngine {
       .filter((c) => (filters.id ?? []).every((id) => c.id.startsWith(id)))
       .map(
         (c) =>
-          ({ Id: c.id, Labels: c.labels, State: c.state, ImageID: 'sha256:img' }) as Docker.ContainerInfo,
+          ({
+            Id: c.id,
+            Names: [`/${String(c.body.name ?? '')}`],
+            Labels: c.labels,
+            State: c.state,
+            ImageID: 'sha256:img',
+          }) as Docker.ContainerInfo,
       );
   }
   async containerStats(): Promise<DockerStats> {
@@ -498,7 +504,7 @@ describe('docker adapter on a fake engine', () => {
     const plugin = new FakePodInterfaces();
     const { rt: fast } = await adapter(engine, 'node-a', plugin);
     await fast.runPodSandbox(sandboxConfig);
-    assert.match(plugin.calls[1]!, /gw=10\.42\.0\.1 /);
+    assert.match(plugin.calls[2]!, /gw=10\.42\.0\.1 /);
   });
 });
 
@@ -524,6 +530,10 @@ class FakePodInterfaces implements DockerPodInterfaces {
   }
   async release(network: string, ip: string, owner: string): Promise<void> {
     this.calls.push(`release ${network} ${ip} ${owner}`);
+  }
+  async sweep(network: string, owners: ReadonlySet<string>): Promise<number> {
+    this.calls.push(`sweep ${network} keeping ${[...owners].sort().join(',')}`);
+    return 0;
   }
 }
 
@@ -558,6 +568,7 @@ describe('docker adapter: sandboxes whose interface the agent makes (pod-interfa
     assert.equal(c.labels['io.k8ts.pod-ip'], '10.42.0.128');
     assert.equal(c.labels['io.k8ts.network'], 'k8ts-node-a');
     assert.deepEqual(plugin.calls, [
+      'sweep k8ts-node-a keeping ',
       `allocate k8ts-node-a 10.42.0.128-10.42.0.254 ${owner} -> 10.42.0.128`,
       'attach pid=4242 10.42.0.128 br-110123456789 gw=10.42.0.1 mtu=1450',
     ]);
@@ -566,10 +577,16 @@ describe('docker adapter: sandboxes whose interface the agent makes (pod-interfa
     // A restarted agent (a new adapter on the same engine) reads the IP from the label.
     const { rt: again } = await adapter(engine, 'node-a', new FakePodInterfaces());
     assert.equal((await again.podSandboxStatus(id)).network.ip, '10.42.0.128');
+    // Its first allocation sweeps, keeping what sandbox containers there are.
+    const other = { ...sandboxConfig, metadata: { ...sandboxConfig.metadata, name: 'web-1' } };
+    const pluginAgain = new FakePodInterfaces();
+    const { rt: third } = await adapter(engine, 'node-a', pluginAgain);
+    await third.removePodSandbox(await third.runPodSandbox(other));
+    assert.equal(pluginAgain.calls[0], `sweep k8ts-node-a keeping ${owner}`);
     await rt.stopPodSandbox(id);
     assert.equal((await rt.podSandboxStatus(id)).network.ip, '');
     await rt.removePodSandbox(id);
-    assert.deepEqual(plugin.calls.slice(2), [
+    assert.deepEqual(plugin.calls.slice(3), [
       `release k8ts-node-a 10.42.0.128 ${owner}`,
       `release k8ts-node-a 10.42.0.128 ${owner}`,
     ]);

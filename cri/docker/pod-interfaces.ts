@@ -21,7 +21,9 @@
  * the lower half of the podCIDR (dockerIPRange), so Docker hands out only those addresses
  * (to sandboxes that keep Docker's network: hostPort pods, which Docker publishes); the
  * plugin allocates only from the upper half (podInterfaceRange). A network without that
- * IPRange (made by an older agent and still in use) gets no fast path.
+ * IPRange (made by an older agent and still in use) gets no fast path. Before its first
+ * allocation on a network, an adapter sweeps the addresses no sandbox container of its
+ * node holds any more (an agent killed between allocate and create leaks one otherwise).
  */
 
 /** The node's bridge network as a pod interface joins it. */
@@ -61,6 +63,13 @@ export interface DockerPodInterfaces {
   attach(req: { pid: number; sandboxId: string; ip: string; net: BridgeNetwork }): Promise<void>;
   /** Frees `ip` of network `network` if `owner` holds it; anything else is done. */
   release(network: string, ip: string, owner: string): Promise<void>;
+  /**
+   * Frees every address of `network` whose owner is not in `owners` (the names of all this
+   * node's sandbox containers): what an agent killed between allocate and create, or
+   * sandboxes removed behind its back, held.
+   * @returns how many were freed.
+   */
+  sweep(network: string, owners: ReadonlySet<string>): Promise<number>;
 }
 
 const toInt = (ip: string): number => ip.split('.').reduce((a, o) => a * 256 + Number(o), 0);

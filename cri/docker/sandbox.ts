@@ -34,6 +34,9 @@ import type { BridgeNetwork, DockerPodInterfaces } from './pod-interfaces.js';
 
 /** The sandbox half of RuntimeService on one node's Docker objects. */
 export class DockerSandboxes {
+  /** sweepOnce()'s run per network. */
+  private readonly swept = new Map<string, Promise<void>>();
+
   constructor(
     private readonly o: DockerObjects,
     private readonly images: DockerImages,
@@ -58,6 +61,7 @@ export class DockerSandboxes {
     const net = await this.ownInterfaceNetwork(config);
     let ip: string | undefined;
     if (net) {
+      await this.sweepOnce(net.name);
       ip = await this.plugin(what, () => this.interfaces!.allocate(net, name));
       labels[LABEL_POD_IP] = ip;
     }
@@ -108,6 +112,24 @@ export class DockerSandboxes {
     if (config.linux?.securityContext?.namespaceOptions?.network === 'NODE') return undefined;
     if (config.portMappings.some((pm) => pm.hostPort)) return undefined;
     return this.networks.bridge(config.network);
+  }
+
+  /**
+   * The first allocation on `network` waits for one sweep (pod-interfaces.ts): no
+   * allocation is in flight then, so every owner left is a sandbox container or a leak.
+   */
+  private sweepOnce(network: string): Promise<void> {
+    let done = this.swept.get(network);
+    if (!done) {
+      done = (async () => {
+        const items = await this.o.listOwned(TYPE_SANDBOX, {});
+        const owners = new Set(items.flatMap((i) => (i.Names ?? []).map((n) => n.replace(/^\//, ''))));
+        await this.plugin(`sweep pod IPs of ${network}`, () => this.interfaces!.sweep(network, owners));
+      })();
+      done.catch(() => this.swept.delete(network));
+      this.swept.set(network, done);
+    }
+    return done;
   }
 
   /** Wires the started sandbox `id`: the plugin's eth0, then its /etc/hosts line. */
