@@ -6,44 +6,48 @@
  * Part 1, data path. Three network namespaces made for the run (names `k8ts-bench-<run>-…`):
  *
  *   client 198.18.200.2 ──veth── 198.18.200.1 node 10.42.0.1 ──veth── pods 10.42.0.2/.3/.4
- *   (wrk)                        (the proxies; ip_forward=1)           (3 backends on :8080)
+ *   (wrk)                        (the proxies; ip_forward=1)           (3 backends)
  *
  * The backends are three HAProxy processes (Debian's haproxy, `mode http`, answering
  * `http-request return status 200 … string ok` without a server behind them), one per pod
  * address, so that what the proxy costs is not hidden by a backend's tail; each has
  * BENCH_BACKEND_THREADS threads (default 2, the machine's cores), so that the one backend of
- * the direct target is not what limits it. Targets, each
- * with wrk (Debian's) run in the client namespace:
+ * the direct target is not what limits it. Each target reaches the pods on a port of its
+ * own (8080-8086, POD_PORT says why). Targets, each with wrk (Debian's) run in the client
+ * namespace:
  *
- *   direct               one backend, 10.42.0.2:8080 (routed through the node, no NAT)
- *   nftables             a real Proxy (agent/proxy/proxy.ts, mode nftables) in this process,
- *                        its API client here and every `ip`/`nft`/`sysctl` it runs inside the
- *                        node namespace; NodePort 198.18.200.1:30080, ClusterIP 10.43.0.10:80
- *   userspace            the same Proxy class with mode userspace, in a child process started
- *                        with `ip netns exec <node> node --import tsx <this file>
- *                        --userspace-child` (it runs its own in-process API server, since
- *                        this process's loopback is not reachable from there);
- *                        NodePort 198.18.200.1:30081, ClusterIP 10.43.0.20:80
- *   HAProxy              Debian's haproxy in the node namespace, `mode tcp`, round-robin over
- *                        the same three endpoints, BENCH_HAPROXY_THREADS threads (default 1,
- *                        like the userspace proxy's one event loop); on 198.18.200.1:30090
- *                        ("NodePort") and 10.43.255.90:80, an address on a dummy interface of
- *                        the node namespace's lo ("ClusterIP")
+ *   direct      one backend, 10.42.0.2:8080 (routed through the node, no NAT)
+ *   nftables    a real Proxy (agent/proxy/proxy.ts, mode nftables) in this process, its API
+ *               client here and every `ip`/`nft`/`sysctl` it runs inside the node namespace;
+ *               NodePort 198.18.200.1:30080 and ClusterIP 10.43.0.10:80
+ *   userspace   the same Proxy class with mode userspace, in a child process started with
+ *               `ip netns exec <node> node --import tsx <this file> --userspace-child` (with
+ *               its own in-process API server: this process's loopback is not reachable
+ *               from there); NodePort 198.18.200.1:30081 and ClusterIP 10.43.0.20:80
+ *   HAProxy     Debian's haproxy in the node namespace, `mode tcp`, round-robin over the same
+ *               three pods, BENCH_HAPROXY_THREADS threads (default 1, like the userspace
+ *               proxy's one event loop); on 198.18.200.1:30090 ("NodePort") and on
+ *               10.43.255.90:80, an address on the node namespace's lo ("ClusterIP")
  *
- * Both proxies see the same Service shape (type NodePort, one port, three hand-written
- * EndpointSlices); the nftables one programs only its own Service's addresses, so the
+ * Each proxy has two Services (one NodePort, one ClusterIP; one port, three hand-written
+ * EndpointSlices each); the nftables one programs only its own Services' addresses, so the
  * userspace one's sockets are reached untouched. For keep-alive and for one connection
  * per request (`Connection: close`), BENCH_ROUNDS (default 3) interleaved rounds (the order
  * turns every round) of BENCH_SECONDS (default 5) with BENCH_CONNECTIONS (default 32)
  * connections and 2 wrk threads; the median round by requests/s is printed: requests/s,
- * p50, p99, errors, the ratio to HAProxy on the same path and to direct, and CPU per
+ * p50, p99 (wrk's latency: request written → response read, connection set-up not
+ * included), errors, the SYNs the client sent again (`SYN retx`, TcpExtTCPSynRetrans of the
+ * client namespace; under NAT these are SYNs that met a pod's TIME_WAIT of an earlier
+ * connection on the same masqueraded port (the pods count them as PAWSTimewait); what they
+ * cost shows in requests/s, not in wrk's latency), the ratio to HAProxy on the same path and to direct, and CPU per
  * request. nftables' work happens in the kernel (mostly softirq) and belongs to no process,
  * so the CPU column that compares all targets is the whole machine's (from /proc/stat,
  * busy = everything but idle and iowait: wrk, the backends, the proxy and the kernel, and
  * whatever else runs on this shared machine), with its softirq part apart; the proxy's own
  * process CPU (userspace child, HAProxy) is printed where there is one. Then the latency
  * each target adds under light load (1 connection, 1 request at a time, keep-alive), as
- * p50 over direct, median of BENCH_ROUNDS interleaved rounds.
+ * p50 over direct, median of BENCH_ROUNDS interleaved rounds. The node namespace's conntrack
+ * keeps closed connections 10 s instead of 120 s (see dataPath()).
  *
  * Targets (issue 19): nftables ≥ 1.0× HAProxy's requests/s and ≥ 0.9× direct; p50 latency
  * added < 0.1 ms.
@@ -70,7 +74,7 @@
  * haproxy, wrk and curl (all installed by `.ci/run`). Not a test; the machine is shared, so
  * numbers move between runs.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -109,12 +113,71 @@ const CLIENT_IP = '198.18.200.2';
 const NODE_IP = '198.18.200.1';
 const POD_GATEWAY = '10.42.0.1';
 const POD_IPS = ['10.42.0.2', '10.42.0.3', '10.42.0.4'] as const;
-const BACKEND_PORT = 8080;
 const CLUSTER_CIDR = '10.42.0.0/16';
-/** The two proxies' Services, each with its own addresses so that neither serves the other's. */
-const SERVICE_OF: Record<ProxyMode, { name: string; clusterIP: string; nodePort: number }> = {
-  nftables: { name: 'bench-nft', clusterIP: '10.43.0.10', nodePort: 30080 },
-  userspace: { name: 'bench-us', clusterIP: '10.43.0.20', nodePort: 30081 },
+/**
+ * The pods' port for each target: every target reaches the pods on a port of its own.
+ * Masqueraded and proxied connections all come from 10.42.0.1, and the pods hold each
+ * closed connection in TIME_WAIT for 60 s; a SYN that meets one of them with TCP
+ * timestamps from another clock is refused (PAWS). With one shared port, a target's
+ * connections met the TIME_WAITs the targets before it left, and HAProxy's and the
+ * userspace proxy's runs showed 1 s stalls (p99 ≈ 1 s); with a port each, a target only
+ * meets its own.
+ */
+const POD_PORT = {
+  direct: 8080,
+  nftNodePort: 8081,
+  nftClusterIP: 8082,
+  userspaceNodePort: 8083,
+  userspaceClusterIP: 8084,
+  haproxyNode: 8085,
+  haproxyVIP: 8086,
+} as const;
+/** The port of part 2's endpoints (never dialled). */
+const BACKEND_PORT = 8080;
+
+/** One Service of part 1: one port `http` (80), with `podPort` as its endpoints' port. */
+interface BenchService {
+  name: string;
+  type: 'NodePort' | 'ClusterIP';
+  clusterIP: string;
+  nodePort?: number;
+  podPort: number;
+}
+/**
+ * Each proxy's Services: one reached through its NodePort, one through its ClusterIP (see
+ * POD_PORT), with addresses of their own so that neither proxy serves the other's.
+ */
+const SERVICES_OF: Record<ProxyMode, { nodePort: BenchService; clusterIP: BenchService }> = {
+  nftables: {
+    nodePort: {
+      name: 'nft-nodeport',
+      type: 'NodePort',
+      clusterIP: '10.43.0.11',
+      nodePort: 30080,
+      podPort: POD_PORT.nftNodePort,
+    },
+    clusterIP: {
+      name: 'nft-clusterip',
+      type: 'ClusterIP',
+      clusterIP: '10.43.0.10',
+      podPort: POD_PORT.nftClusterIP,
+    },
+  },
+  userspace: {
+    nodePort: {
+      name: 'us-nodeport',
+      type: 'NodePort',
+      clusterIP: '10.43.0.21',
+      nodePort: 30081,
+      podPort: POD_PORT.userspaceNodePort,
+    },
+    clusterIP: {
+      name: 'us-clusterip',
+      type: 'ClusterIP',
+      clusterIP: '10.43.0.20',
+      podPort: POD_PORT.userspaceClusterIP,
+    },
+  },
 };
 const HAPROXY_VIP = '10.43.255.90';
 const HAPROXY_NODE_PORT = 30090;
@@ -147,6 +210,7 @@ let cleaning: Promise<void> | undefined;
 /** Undoes everything made so far (each step at most once, errors printed and passed over). */
 function cleanup(): Promise<void> {
   return (cleaning ??= (async () => {
+    for (const w of wrkRuns) w.kill('SIGKILL');
     while (cleanups.length > 0) {
       const c = cleanups.pop()!;
       try {
@@ -282,12 +346,13 @@ async function startBackends(dir: string): Promise<void> {
       '  timeout server 60s',
       '  timeout http-keep-alive 60s',
       'frontend pod',
-      `  bind ${ip}:${BACKEND_PORT}`,
+      ...Object.values(POD_PORT).map((port) => `  bind ${ip}:${port}`),
       '  http-request return status 200 content-type text/plain string ok',
     ]);
     spawnIn(NS.pods, 'haproxy', ['-db', '-f', cfg], `backend haproxy ${ip}`);
   }
-  for (const ip of POD_IPS) await waitForHttp(`http://${ip}:${BACKEND_PORT}/`);
+  for (const ip of POD_IPS)
+    for (const port of Object.values(POD_PORT)) await waitForHttp(`http://${ip}:${port}/`);
 }
 
 /** HAProxy in the node namespace, `mode tcp`, round-robin over the pods (see the file comment). */
@@ -301,13 +366,18 @@ async function startHAProxy(dir: string): Promise<ChildProcess> {
     '  timeout connect 1s',
     '  timeout client 60s',
     '  timeout server 60s',
-    'frontend bench',
+    'frontend node-address',
     `  bind ${NODE_IP}:${HAPROXY_NODE_PORT}`,
+    '  default_backend pods-node',
+    'frontend vip',
     `  bind ${HAPROXY_VIP}:80`,
-    '  default_backend pods',
-    'backend pods',
+    '  default_backend pods-vip',
+    'backend pods-node',
     '  balance roundrobin',
-    ...POD_IPS.map((ip, i) => `  server pod${i} ${ip}:${BACKEND_PORT}`),
+    ...POD_IPS.map((ip, i) => `  server pod${i} ${ip}:${POD_PORT.haproxyNode}`),
+    'backend pods-vip',
+    '  balance roundrobin',
+    ...POD_IPS.map((ip, i) => `  server pod${i} ${ip}:${POD_PORT.haproxyVIP}`),
   ]);
   const child = spawnIn(NS.node, 'haproxy', ['-db', '-f', cfg], 'haproxy');
   await waitForHttp(`http://${NODE_IP}:${HAPROXY_NODE_PORT}/`);
@@ -315,50 +385,66 @@ async function startHAProxy(dir: string): Promise<ChildProcess> {
   return child;
 }
 
-/** A Service of type NodePort with fixed addresses and one hand-written EndpointSlice per pod. */
-async function createBenchService(client: RestClient, mode: ProxyMode): Promise<void> {
-  const s = SERVICE_OF[mode];
-  await client.create<Service>(resources.services, {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: s.name, namespace: 'default' },
-    spec: {
-      type: 'NodePort',
-      clusterIP: s.clusterIP,
-      ports: [{ name: 'http', port: 80, targetPort: BACKEND_PORT, nodePort: s.nodePort }],
-    },
-  });
-  for (const [i, ip] of POD_IPS.entries())
-    await client.create<EndpointSlice>(resources.endpointslices, {
-      apiVersion: 'discovery.k8s.io/v1',
-      kind: 'EndpointSlice',
-      metadata: {
-        name: `${s.name}-${i}`,
-        namespace: 'default',
-        labels: { 'kubernetes.io/service-name': s.name },
+/** `mode`'s two Services (SERVICES_OF), each with one hand-written EndpointSlice per pod. */
+async function createBenchServices(client: RestClient, mode: ProxyMode): Promise<void> {
+  for (const s of Object.values(SERVICES_OF[mode])) {
+    await client.create<Service>(resources.services, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: s.name, namespace: 'default' },
+      spec: {
+        type: s.type,
+        clusterIP: s.clusterIP,
+        ports: [
+          {
+            name: 'http',
+            port: 80,
+            targetPort: s.podPort,
+            ...(s.nodePort !== undefined ? { nodePort: s.nodePort } : {}),
+          },
+        ],
       },
-      addressType: 'IPv4',
-      endpoints: [{ addresses: [ip], conditions: { ready: true } }],
-      ports: [{ name: 'http', port: BACKEND_PORT, protocol: 'TCP' }],
     });
+    for (const [i, ip] of POD_IPS.entries())
+      await client.create<EndpointSlice>(resources.endpointslices, {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: {
+          name: `${s.name}-${i}`,
+          namespace: 'default',
+          labels: { 'kubernetes.io/service-name': s.name },
+        },
+        addressType: 'IPv4',
+        endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+        ports: [{ name: 'http', port: s.podPort, protocol: 'TCP' }],
+      });
+  }
 }
 
-/** Resolves once `proxy` serves all three endpoints of its Service, in `mode`. @throws Error after 30 s. */
-async function waitForEndpoints(proxy: Proxy, mode: ProxyMode): Promise<void> {
-  const key = `default/${SERVICE_OF[mode].name}`;
-  await untilTruthy(
-    `the ${mode} proxy to serve ${key}`,
-    () => {
-      const p = proxy.snapshot()[key]?.http;
-      return (
-        p?.mode === mode &&
-        p.endpoints.length === POD_IPS.length &&
-        p.externalEndpoints.length === POD_IPS.length
-      );
-    },
-    30_000,
-    50,
-  );
+/**
+ * Resolves once `proxy` serves all three endpoints of both its Services, in `mode`, and
+ * they answer from the client namespace. @throws Error after 30 s.
+ */
+async function waitForServices(proxy: Proxy, mode: ProxyMode): Promise<void> {
+  for (const s of Object.values(SERVICES_OF[mode])) {
+    const key = `default/${s.name}`;
+    await untilTruthy(
+      `the ${mode} proxy to serve ${key}`,
+      () => {
+        const p = proxy.snapshot()[key]?.http;
+        return p?.mode === mode && p.endpoints.length === POD_IPS.length;
+      },
+      30_000,
+      50,
+    );
+  }
+}
+
+/** Resolves once both of `mode`'s Services answer from the client namespace. */
+async function waitForServicesHttp(mode: ProxyMode): Promise<void> {
+  const { nodePort, clusterIP } = SERVICES_OF[mode];
+  await waitForHttp(`http://${NODE_IP}:${nodePort.nodePort}/`);
+  await waitForHttp(`http://${clusterIP.clusterIP}/`);
 }
 
 /**
@@ -385,9 +471,9 @@ async function userspaceChild(): Promise<void> {
     })());
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
-  await createBenchService(api.client, 'userspace');
+  await createBenchServices(api.client, 'userspace');
   await proxy.start();
-  await waitForEndpoints(proxy, 'userspace');
+  await waitForServices(proxy, 'userspace');
   console.log(CHILD_READY);
 }
 
@@ -417,15 +503,13 @@ async function startUserspaceProxy(): Promise<ChildProcess> {
       reject(new Error(`the userspace proxy exited with ${code}`));
     });
   });
-  const s = SERVICE_OF.userspace;
-  await waitForHttp(`http://${NODE_IP}:${s.nodePort}/`);
-  await waitForHttp(`http://${s.clusterIP}/`);
+  await waitForServicesHttp('userspace');
   return child;
 }
 
 /** The nftables target: a Proxy in this process whose kernel is the node namespace's. */
 async function startNftablesProxy(api: TestApi): Promise<Proxy> {
-  await createBenchService(api.client, 'nftables');
+  await createBenchServices(api.client, 'nftables');
   const proxy = new Proxy({
     client: api.client,
     nodeName: 'bench-nftables',
@@ -438,11 +522,29 @@ async function startNftablesProxy(api: TestApi): Promise<Proxy> {
   });
   cleanups.push({ what: 'nftables proxy', undo: () => proxy.stop() });
   await proxy.start();
-  await waitForEndpoints(proxy, 'nftables');
-  const s = SERVICE_OF.nftables;
-  await waitForHttp(`http://${NODE_IP}:${s.nodePort}/`);
-  await waitForHttp(`http://${s.clusterIP}/`);
+  await waitForServices(proxy, 'nftables');
+  await waitForServicesHttp('nftables');
   return proxy;
+}
+
+/** The wrk runs under way (ended by PID at cleanup, should it come in the middle of one). */
+const wrkRuns = new Set<ChildProcess>();
+
+/** Runs wrk with `args` inside `ns` and returns its stdout. @throws Error when it fails. */
+function wrkIn(ns: string, args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'ip',
+      ['netns', 'exec', ns, 'wrk', ...args],
+      { maxBuffer: 1 << 20 },
+      (err, stdout, stderr) => {
+        wrkRuns.delete(child);
+        if (err) reject(new Error(`wrk ${args.join(' ')}: ${String(stderr).trim() || err.message}`));
+        else resolve(String(stdout));
+      },
+    );
+    wrkRuns.add(child);
+  });
 }
 
 /** Busy and softirq clock ticks of the whole machine so far (/proc/stat's `cpu` line). */
@@ -469,6 +571,14 @@ function processTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/** The client namespace's count of retransmitted SYNs so far (TcpExt TCPSynRetrans in /proc/net/netstat). */
+async function clientSynRetransmits(): Promise<number> {
+  const lines = (await must(NS.client, 'cat', ['/proc/net/netstat'])).split('\n');
+  const names = lines.find((l) => l.startsWith('TcpExt:'))!.split(' ');
+  const values = lines.filter((l) => l.startsWith('TcpExt:'))[1]!.split(' ');
+  return Number(values[names.indexOf('TCPSynRetrans')]);
+}
+
 /** Microseconds per clock tick (USER_HZ is 100 on Linux). */
 const TICK_US = 10_000;
 
@@ -483,6 +593,8 @@ interface WrkResult {
   softirqUs: number;
   /** The proxy process's CPU, µs per request (undefined: no process). */
   processUs?: number;
+  /** SYNs the client had to send again (each costs a connection 1 s). */
+  synRetransmits: number;
 }
 
 /** Milliseconds from wrk's `635.00us` / `2.07ms` / `1.01s`. */
@@ -517,11 +629,13 @@ async function wrk(
     '5s',
   ];
   if (close) args.push('-H', 'Connection: close');
+  const s0 = await clientSynRetransmits();
   const m0 = machineTicks();
   const p0 = pid !== undefined ? processTicks(pid) : 0;
-  const stdout = await must(NS.client, 'wrk', [...args, url]);
+  const stdout = await wrkIn(NS.client, [...args, url]);
   const m1 = machineTicks();
   const p1 = pid !== undefined ? processTicks(pid) : 0;
+  const synRetransmits = (await clientSynRetransmits()) - s0;
   const pct = (p: string) => wrkMs(new RegExp(`^\\s*${p}%\\s+(\\S+)`, 'm').exec(stdout)?.[1] ?? '');
   const errs = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(stdout);
@@ -535,6 +649,7 @@ async function wrk(
     machineUs: ((m1.busy - m0.busy) * TICK_US) / requests,
     softirqUs: ((m1.softirq - m0.softirq) * TICK_US) / requests,
     ...(pid !== undefined ? { processUs: ((p1 - p0) * TICK_US) / requests } : {}),
+    synRetransmits,
   };
 }
 
@@ -586,6 +701,7 @@ function printTable(title: string, path: 'NodePort' | 'ClusterIP', results: Map<
       'p50 ms',
       'p99 ms',
       'errors',
+      'SYN retx',
       '× HAProxy',
       '× direct',
       'machine CPU µs/req',
@@ -600,6 +716,7 @@ function printTable(title: string, path: 'NodePort' | 'ClusterIP', results: Map<
       r.p50.toFixed(3),
       r.p99.toFixed(3),
       String(r.errors),
+      String(r.synRetransmits),
       (r.rps / haproxy.rps).toFixed(2),
       (r.rps / direct.rps).toFixed(2),
       r.machineUs.toFixed(1),
@@ -626,32 +743,48 @@ async function dataPath(): Promise<void> {
   const api = await startTestApi();
   cleanups.push({ what: 'API server', undo: () => api.stop() });
   await startNftablesProxy(api);
+  // The connection-per-request runs open ~25,000 connections each, and the node's conntrack
+  // keeps every closed one for 120 s by default: interleaved rounds would fill the table
+  // (nf_conntrack_max, counted per namespace) and later runs pay for earlier ones. Kept
+  // for 10 s here, in the node namespace only (nf_conntrack is loaded by now: the table
+  // has NAT chains).
+  await must(NS.node, 'sysctl', ['-qw', 'net.netfilter.nf_conntrack_tcp_timeout_time_wait=10']);
   const userspace = await startUserspaceProxy();
   const haproxy = await startHAProxy(dir);
 
-  const nft = SERVICE_OF.nftables;
-  const us = SERVICE_OF.userspace;
+  const nft = SERVICES_OF.nftables;
+  const us = SERVICES_OF.userspace;
   const targets: Target[] = [
-    { name: 'direct (one pod)', kind: 'direct', path: 'both', url: `http://${POD_IPS[0]}:${BACKEND_PORT}/` },
+    {
+      name: 'direct (one pod)',
+      kind: 'direct',
+      path: 'both',
+      url: `http://${POD_IPS[0]}:${POD_PORT.direct}/`,
+    },
     {
       name: 'nftables NodePort',
       kind: 'nftables',
       path: 'NodePort',
-      url: `http://${NODE_IP}:${nft.nodePort}/`,
+      url: `http://${NODE_IP}:${nft.nodePort.nodePort}/`,
     },
-    { name: 'nftables ClusterIP', kind: 'nftables', path: 'ClusterIP', url: `http://${nft.clusterIP}/` },
+    {
+      name: 'nftables ClusterIP',
+      kind: 'nftables',
+      path: 'ClusterIP',
+      url: `http://${nft.clusterIP.clusterIP}/`,
+    },
     {
       name: 'userspace NodePort',
       kind: 'userspace',
       path: 'NodePort',
-      url: `http://${NODE_IP}:${us.nodePort}/`,
+      url: `http://${NODE_IP}:${us.nodePort.nodePort}/`,
       pid: userspace.pid!,
     },
     {
       name: 'userspace ClusterIP',
       kind: 'userspace',
       path: 'ClusterIP',
-      url: `http://${us.clusterIP}/`,
+      url: `http://${us.clusterIP.clusterIP}/`,
       pid: userspace.pid!,
     },
     {
@@ -672,7 +805,7 @@ async function dataPath(): Promise<void> {
   console.log(
     `## Part 1: data path\n` +
       `backends: 3 haproxy ${haproxyVersion} processes (mode http, http-request return 200 "ok", ${BACKEND_THREADS} threads each) ` +
-      `on ${POD_IPS.join(', ')}:${BACKEND_PORT}; wrk: 2 threads, ${CONNECTIONS} connections, ${SECONDS} s per run, ` +
+      `on ${POD_IPS.join(', ')}, ports ${Object.values(POD_PORT).join(', ')} (one per target); wrk: 2 threads, ${CONNECTIONS} connections, ${SECONDS} s per run, ` +
       `median of ${ROUNDS} interleaved rounds; machine: ${(await busyCores()).toFixed(2)} cores busy before the runs ` +
       `(shared with other work)\n`,
   );
