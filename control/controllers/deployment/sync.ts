@@ -85,6 +85,14 @@ export async function updateDeploymentStatus(ctx: SyncContext, d: Deployment): P
   d.metadata.resourceVersion = updated.metadata.resourceVersion;
 }
 
+/** Sets the Deployment's Progressing condition True for `reason` as of now (getNewReplicaSet's two cases). */
+function setProgressing(ctx: SyncContext, d: Deployment, reason: string, message: string): void {
+  setDeploymentCondition(
+    (d.status ??= {}),
+    newDeploymentCondition(DeploymentConditionType.Progressing, 'True', reason, message, nowString(ctx)),
+  );
+}
+
 function replaceReplicaSet(rs: ReplicaSet, updated: ReplicaSet): void {
   rs.metadata = updated.metadata;
   rs.spec = updated.spec;
@@ -136,16 +144,7 @@ async function getNewReplicaSet(
     }
     let needsUpdate = setDeploymentRevision(d, existing.metadata.annotations?.[REVISION_ANNOTATION] ?? '');
     if (hasProgressDeadline(d) && !getCondition(d.status?.conditions, DeploymentConditionType.Progressing)) {
-      setDeploymentCondition(
-        (d.status ??= {}),
-        newDeploymentCondition(
-          DeploymentConditionType.Progressing,
-          'True',
-          Reason.FoundNewReplicaSet,
-          `Found new replica set "${existing.metadata.name}"`,
-          nowString(ctx),
-        ),
-      );
+      setProgressing(ctx, d, Reason.FoundNewReplicaSet, `Found new replica set "${existing.metadata.name}"`);
       needsUpdate = true;
     }
     if (needsUpdate) await updateDeploymentStatus(ctx, d);
@@ -228,16 +227,7 @@ async function getNewReplicaSet(
   }
   let needsUpdate = setDeploymentRevision(d, String(newRevision));
   if (!alreadyExists && hasProgressDeadline(d)) {
-    setDeploymentCondition(
-      (d.status ??= {}),
-      newDeploymentCondition(
-        DeploymentConditionType.Progressing,
-        'True',
-        Reason.NewReplicaSetCreated,
-        `Created new replica set "${created.metadata.name}"`,
-        nowString(ctx),
-      ),
-    );
+    setProgressing(ctx, d, Reason.NewReplicaSetCreated, `Created new replica set "${created.metadata.name}"`);
     needsUpdate = true;
   }
   if (needsUpdate) await updateDeploymentStatus(ctx, d);

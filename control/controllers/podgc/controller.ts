@@ -15,17 +15,15 @@
  * Unlike the queue-driven controllers this one is a periodic sweep, as upstream: its
  * decisions depend on counts and on time, not on single objects.
  */
-import type { Clock } from '../../../api/clock.js';
 
 import { isConflict, isNotFound } from '../../../api/client/errors.js';
 import type { Lister } from '../../../api/client/lister.js';
 import { resources } from '../../../api/client/resource.js';
-import type { RestClient } from '../../../api/client/rest.js';
 import { rfc3339 } from '../../../api/object.js';
 import { getCondition } from '../../../api/podutil.js';
 import { DelayingQueue } from '../../../api/workqueue/delaying.js';
 import type { Condition, Node, Pod } from '../../../api/types.js';
-import type { Controller, ControllerContext, ControllerFactory, Logger } from '../context.js';
+import type { Controller, ControllerContext, ControllerFactory } from '../context.js';
 import { byEvictionAndCreationTimestamp, isPodTerminated, terminatedPodsToDelete } from './select.js';
 import { errorMessage } from '../../../api/errors.js';
 
@@ -41,9 +39,6 @@ const DELETE_PARALLELISM = 20;
 /** See the file comment. */
 export class PodGCController implements Controller {
   readonly name = 'podgc';
-  private readonly client: RestClient;
-  private readonly clock: Clock;
-  private readonly logger: Logger;
   private readonly pods: Lister<Pod>;
   private readonly nodes: Lister<Node>;
   private readonly threshold: number;
@@ -54,10 +49,7 @@ export class PodGCController implements Controller {
   private completedPasses = 0;
 
   /** @throws RangeError when the period or quarantine is not a positive number. */
-  constructor(ctx: ControllerContext) {
-    this.client = ctx.client;
-    this.clock = ctx.clock;
-    this.logger = ctx.logger;
+  constructor(private readonly ctx: ControllerContext) {
     this.threshold = ctx.config.terminatedPodGCThreshold;
     this.periodMs = (ctx.config.podGCPeriodSeconds ?? GC_CHECK_PERIOD_SECONDS) * 1000;
     this.quarantineMs = (ctx.config.podGCQuarantineSeconds ?? QUARANTINE_SECONDS) * 1000;
@@ -80,10 +72,10 @@ export class PodGCController implements Controller {
         try {
           await this.gc();
         } catch (err) {
-          this.logger.warn('podgc: pass failed', { error: errorMessage(err) });
+          this.ctx.logger.warn('podgc: pass failed', { error: errorMessage(err) });
         }
         this.completedPasses++;
-        await this.clock.sleep(this.periodMs, signal);
+        await this.ctx.clock.sleep(this.periodMs, signal);
       }
     } finally {
       this.nodeQueue.shutDown();
@@ -132,7 +124,7 @@ export class PodGCController implements Controller {
         if (!existing.has(name) && !(await this.nodeExists(name))) deleted.add(name);
       } catch (err) {
         // Re-queued by a later pass if still missing.
-        this.logger.warn('podgc: cannot check node', { node: name, error: String(err) });
+        this.ctx.logger.warn('podgc: cannot check node', { node: name, error: String(err) });
       } finally {
         this.nodeQueue.done(name);
       }
@@ -152,7 +144,7 @@ export class PodGCController implements Controller {
 
   private async nodeExists(name: string): Promise<boolean> {
     try {
-      await this.client.get(resources.nodes, undefined, name);
+      await this.ctx.client.get(resources.nodes, undefined, name);
       return true;
     } catch (err) {
       if (isNotFound(err)) return false;
@@ -167,13 +159,13 @@ export class PodGCController implements Controller {
       results.forEach((r, j) => {
         const pod = batch[j]!;
         if (r.status === 'rejected')
-          this.logger.warn('podgc: deleting pod failed', {
+          this.ctx.logger.warn('podgc: deleting pod failed', {
             pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
             why,
             error: String(r.reason),
           });
         else
-          this.logger.info('podgc: force-deleted pod', {
+          this.ctx.logger.info('podgc: force-deleted pod', {
             pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
             why,
           });
@@ -194,7 +186,7 @@ export class PodGCController implements Controller {
         const status: Record<string, unknown> = { phase: 'Failed' };
         if (condition) {
           const previous = getCondition(pod.status?.conditions, condition.type);
-          const now = rfc3339(new Date(this.clock.now()));
+          const now = rfc3339(new Date(this.ctx.clock.now()));
           status.conditions = [
             {
               ...condition,
@@ -204,7 +196,7 @@ export class PodGCController implements Controller {
           ];
         }
         // Strategic merge: `conditions` merge by type, the others stay.
-        await this.client.patch(
+        await this.ctx.client.patch(
           resources.pods,
           namespace,
           name!,
@@ -213,7 +205,7 @@ export class PodGCController implements Controller {
           { subresource: 'status' },
         );
       }
-      await this.client.delete(resources.pods, namespace, name!, {
+      await this.ctx.client.delete(resources.pods, namespace, name!, {
         gracePeriodSeconds: 0,
         ...(uid ? { preconditions: { uid } } : {}),
       });

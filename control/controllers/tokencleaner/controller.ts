@@ -18,11 +18,10 @@ import { isConflict, isNotFound } from '../../../api/client/errors.js';
 import type { Lister } from '../../../api/client/lister.js';
 import { resources } from '../../../api/client/resource.js';
 import { splitMetaNamespaceKey, metaNamespaceKey } from '../../../api/client/store.js';
-import type { Clock } from '../../../api/clock.js';
 import type { KubeObject } from '../../../api/object.js';
 import { RateLimitingQueue } from '../../../api/workqueue/rateLimited.js';
 import { BOOTSTRAP_TOKEN_SECRET_TYPE, secretStrings } from '../../../api/auth/bootstrap-token.js';
-import type { Controller, ControllerContext, Logger } from '../context.js';
+import type { Controller, ControllerContext } from '../context.js';
 import { runQueue } from '../run.js';
 
 /** The namespace bootstrap tokens live in. */
@@ -32,15 +31,11 @@ const TOKEN_NAMESPACE = 'kube-system';
 export class TokenCleaner implements Controller {
   readonly name = 'tokencleaner';
   private readonly ctx: ControllerContext;
-  private readonly clock: Clock;
-  private readonly logger: Logger;
   private readonly queue: RateLimitingQueue<string>;
   private readonly secrets: Lister<KubeObject>;
 
   constructor(ctx: ControllerContext) {
     this.ctx = ctx;
-    this.clock = ctx.clock;
-    this.logger = ctx.logger;
     this.queue = new RateLimitingQueue<string>({ clock: ctx.clock });
     // Only the bootstrap tokens, as upstream's informer: not every Secret in memory.
     const informer = ctx.informers.informerFor<KubeObject>(resources.secrets, {
@@ -61,7 +56,7 @@ export class TokenCleaner implements Controller {
       workers: 1,
       reconcile: (key) => this.reconcile(key),
       signal,
-      logger: this.logger,
+      logger: this.ctx.logger,
     });
   }
 
@@ -70,7 +65,7 @@ export class TokenCleaner implements Controller {
     const { namespace, name } = splitMetaNamespaceKey(key);
     const secret = this.secrets.get(key);
     if (!secret || secret.type !== BOOTSTRAP_TOKEN_SECRET_TYPE) return;
-    const leftMs = timeLeftMs(secret, this.clock.now());
+    const leftMs = timeLeftMs(secret, this.ctx.clock.now());
     if (leftMs === undefined) return;
     if (leftMs > 0) {
       this.queue.addAfter(key, leftMs);
@@ -80,7 +75,7 @@ export class TokenCleaner implements Controller {
       await this.ctx.client.delete(resources.secrets, namespace, name, {
         ...(secret.metadata?.uid ? { preconditions: { uid: secret.metadata.uid } } : {}),
       });
-      this.logger.info('tokencleaner: deleted expired bootstrap token', { secret: key });
+      this.ctx.logger.info('tokencleaner: deleted expired bootstrap token', { secret: key });
     } catch (err) {
       if (isNotFound(err) || isConflict(err)) return;
       throw err;
