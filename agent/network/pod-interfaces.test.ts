@@ -50,8 +50,9 @@ describe('VethPodInterfaces', () => {
         file: 'ip',
         args: ['-batch', '-'],
         stdin:
-          'link add vethf00dfacecaf mtu 1450 type veth peer name eth0 mtu 1450 netns 4242\n' +
-          'link set vethf00dfacecaf master br-0123456789ab up\n',
+          'link add vethf00dfacecaf mtu 1450 type veth peer name eth0 mtu 1450 address 02:42:0a:2a:01:82 netns 4242\n' +
+          'link set vethf00dfacecaf master br-0123456789ab up\n' +
+          'link set vethf00dfacecaf type bridge_slave hairpin on\n',
       },
       {
         file: 'nsenter',
@@ -68,7 +69,7 @@ describe('VethPodInterfaces', () => {
     delete noMtu.mtu;
     assert.match(
       attachScripts({ pid: 1, sandboxId: 'abc', ip: '10.42.1.200', net: noMtu }).host[0]!,
-      /^link add vethabc type veth peer name eth0 netns 1$/,
+      /^link add vethabc type veth peer name eth0 address 02:42:0a:2a:01:c8 netns 1$/,
     );
     const { host, calls } = fakeHost(() => ({
       code: 2,

@@ -7,8 +7,10 @@
  *              the lower half)
  *   attach     1. in the host's namespace, one `ip -batch -`: a veth pair whose pod end is
  *                 created directly in the sandbox's namespace (`netns <pid>`) as eth0, both
- *                 ends with the backend's MTU; the host end `veth<id11>` joins the node's
- *                 bridge (the Docker network's `br-…`) and goes up;
+ *                 ends with the backend's MTU, the pod end with Docker's MAC for its IP
+ *                 (macOf); the host end `veth<id11>` joins the node's bridge (the Docker
+ *                 network's `br-…`), goes up, in hairpin mode (as the CNI conflist's
+ *                 hairpinMode, cni.ts: a pod reaching itself through a Service);
  *              2. in the sandbox's namespace (`nsenter -t <pid> -n ip -batch -`): lo up,
  *                 the address with the podCIDR's prefix on eth0, eth0 up, the bridge's
  *                 address as default gateway.
@@ -45,6 +47,15 @@ export function hostVethName(sandboxId: string): string {
 }
 
 /**
+ * The pod interface's MAC address: `02:42:` and the four bytes of `ip`, as Docker derives
+ * its endpoints' MACs, so that a pod IP handed out again keeps its MAC and no neighbour
+ * entry elsewhere goes stale.
+ */
+export function macOf(ip: string): string {
+  return ['02', '42', ...ip.split('.').map((o) => Number(o).toString(16).padStart(2, '0'))].join(':');
+}
+
+/**
  * The two `ip -batch` scripts of attach (see the file comment): `host` for the host's
  * namespace, `pod` for the sandbox's.
  */
@@ -58,8 +69,9 @@ export function attachScripts(req: { pid: number; sandboxId: string; ip: string;
   const prefix = net.subnet.split('/')[1];
   return {
     host: [
-      `link add ${veth}${mtu} type veth peer name eth0${mtu} netns ${req.pid}`,
+      `link add ${veth}${mtu} type veth peer name eth0${mtu} address ${macOf(req.ip)} netns ${req.pid}`,
       `link set ${veth} master ${net.bridge} up`,
+      `link set ${veth} type bridge_slave hairpin on`,
     ],
     pod: [
       'link set lo up',
