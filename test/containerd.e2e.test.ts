@@ -8,13 +8,14 @@
 // Checked: the node Ready with `containerd://`, the conflist from the podCIDR; examples/ with
 // pods on both nodes, each answering through both hosts' NodePorts (kube-proxy and the
 // vxlan network between hosts, on a CNI bridge and a Docker bridge alike), containerd pods'
-// IPs from their podCIDR; kubectl logs and exec on a containerd pod; a hostPort through
-// portmap; a restarted agent adopting the running containers.
+// IPs from their podCIDR; kubectl logs, exec and port-forward on a containerd pod;
+// ErrImageNeverPull for an image missing from k8s.io; a hostPort through portmap; a restarted
+// agent adopting the running containers; a containerd restart with the pods running on.
 // Kernel state changes only inside the simulated hosts' namespaces (the CNI bridge, its
 // veths, portmap's and the agent's rules); at the end, passed or failed, every sandbox is
 // removed through the CRI, containerd and its shims are stopped by PID, and the hosts go.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
@@ -258,7 +259,7 @@ describe(
       }
     });
 
-    it('kubectl logs and kubectl exec on a containerd pod', async () => {
+    it('kubectl logs, exec and port-forward on a containerd pod', async () => {
       const pod = (await pods('app=backend-app')).find((p) => p.node === containerdNode);
       assert.ok(pod);
       const logs = await kubectl('logs', pod.name);
@@ -276,6 +277,56 @@ describe(
       assert.equal(r.stdout, `in ${pod.name}\n`);
       assert.match(r.stderr, /oops/);
       assert.equal(r.code, 3);
+      // port-forward: kubectl → API server → the agent's tunnel → the CRI streaming server.
+      const pf = spawn('kubectl', ['port-forward', pod.name, ':8080', '--address', '127.0.0.1'], {
+        env: { ...process.env, KUBECONFIG: k.kubeconfig },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      try {
+        let out = '';
+        pf.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        const port = await until(
+          'kubectl port-forward listening',
+          () => /Forwarding from 127\.0\.0\.1:(\d+)/.exec(out)?.[1],
+          30_000,
+          100,
+        );
+        assert.equal(
+          (await get(`http://127.0.0.1:${port}/`, 10_000)).trim(),
+          `spring-server 1.0 on ${pod.name}`,
+        );
+      } finally {
+        pf.kill('SIGTERM');
+      }
+    });
+
+    it('an image missing from k8s.io with imagePullPolicy Never: ErrImageNeverPull', async () => {
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'never-pull', labels: { app: 'ctd-never' } },
+        spec: {
+          nodeName: containerdNode,
+          terminationGracePeriodSeconds: 0,
+          containers: [{ name: 'c', image: 'k8ts/not-here:1.0', imagePullPolicy: 'Never' }],
+        },
+      };
+      const r = await k.kubectlIn(JSON.stringify(pod), 'apply', '-f', '-');
+      assert.equal(r.code, 0, r.stderr);
+      const waiting = await until(
+        'the container waiting with ErrImageNeverPull',
+        async () => {
+          const st = JSON.parse(await kubectl('get', 'pod', 'never-pull', '-o', 'json')) as {
+            status: { containerStatuses?: { state: { waiting?: { reason: string; message?: string } } }[] };
+          };
+          const w = st.status.containerStatuses?.[0]?.state.waiting;
+          return w?.reason === 'ErrImageNeverPull' ? w : undefined;
+        },
+        60_000,
+        500,
+      );
+      assert.match(waiting.message ?? '', /k8ts\/not-here:1\.0/);
+      await kubectl('delete', 'pod', 'never-pull', '--wait=false');
     });
 
     it('a hostPort on the containerd node through the portmap plugin', async () => {
@@ -340,6 +391,33 @@ describe(
         60_000,
         200,
       );
+    });
+
+    it('a containerd restart with pods running: the same containers, serving', async () => {
+      const before = (await pods('app=backend-app')).filter((p) => p.node === containerdNode);
+      await containerd.restart();
+      await untilTruthy('the containerd node Ready', () => nodeReady(containerdNode), 120_000, 500);
+      // A few relists of the agent against the restarted runtime: nothing is made again.
+      await new Promise((r) => setTimeout(r, 5000));
+      const afterRestart = (await pods('app=backend-app')).filter((p) => p.node === containerdNode);
+      assert.deepEqual(
+        afterRestart.map((p) => [p.name, p.containerIDs, p.restarts]),
+        before.map((p) => [p.name, p.containerIDs, 0]),
+      );
+      const names = new Set(afterRestart.map((p) => p.name));
+      const seen = new Set<string>();
+      await untilTruthy(
+        "the pods through the containerd host's NodePort after the restart",
+        async () => {
+          for (let i = 0; i < 10; i++) seen.add(podOf(await get(`http://${lan.hosts[1]!.ip}:${NODE_PORT}/`)));
+          return [...names].every((n) => seen.has(n));
+        },
+        60_000,
+        200,
+      );
+      // exec goes through the restarted runtime's new streaming server.
+      const r = await k.kubectl('exec', afterRestart[0]!.name, '--', 'echo', 'still here');
+      assert.equal(r.stdout, 'still here\n', r.stderr);
     });
   },
 );

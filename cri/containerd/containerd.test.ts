@@ -581,6 +581,8 @@ describe('containerd adapter', { skip: SKIP_ALL ?? false }, () => {
           body = await get(8080).catch((err: unknown) => String(err));
           if (!body.includes('pf-body')) await sleep(200);
         }
+        // Whole, from its first byte: the port prefix may come in the 101 response's read.
+        assert.match(body, /^HTTP\/1\.[01] 200/);
         await assert.rejects(get(8081), (err) => isCriError(err, 'Unavailable'));
       });
     },

@@ -41,6 +41,25 @@ export function exitCodeOfStatus(text: string): number {
   throw new CriError('Internal', `streaming: ${st.message ?? text}`);
 }
 
+/**
+ * Keeps the messages of `ws` from its creation on, for a handler attached later: ws emits
+ * the frames that came in the same read as the 101 response in the tick of 'open', before
+ * an `await` of it returns (the port-forward's port prefix, a short command's output).
+ */
+function messagesFrom(ws: WebSocket): (handler: (data: Buffer, isBinary: boolean) => void) => void {
+  let early: [Buffer, boolean][] | undefined = [];
+  let handle: ((data: Buffer, isBinary: boolean) => void) | undefined;
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    if (handle) handle(data, isBinary);
+    else early?.push([data, isBinary]);
+  });
+  return (handler) => {
+    handle = handler;
+    for (const [data, isBinary] of early ?? []) handler(data, isBinary);
+    early = undefined;
+  };
+}
+
 /** Opens the session at `url` (http://… as the runtime returned it). */
 export async function openStreamSession(
   url: string,
@@ -48,6 +67,7 @@ export async function openStreamSession(
   what: string,
 ): Promise<StreamSession> {
   const ws = new WebSocket(url.replace(/^http/, 'ws'), ['v4.channel.k8s.io']);
+  const onMessage = messagesFrom(ws);
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', (err) => reject(new CriError('Unavailable', `${what}: ${err.message}`, { cause: err })));
@@ -59,7 +79,7 @@ export async function openStreamSession(
   const stderr = opts.stderr && !opts.tty ? new PassThrough() : undefined;
   let status = '';
   const exitCode = new Promise<number>((resolve, reject) => {
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
+    onMessage((data: Buffer, isBinary: boolean) => {
       const buf = isBinary ? data : Buffer.from(data);
       if (buf.length === 0) return;
       const channel = buf[0];
@@ -118,6 +138,7 @@ export async function openPortForward(url: string, port: number, what: string): 
   const target = new URL(url.replace(/^http/, 'ws'));
   target.searchParams.set('port', String(port));
   const ws = new WebSocket(target, ['v4.channel.k8s.io']);
+  const onMessage = messagesFrom(ws);
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', (err) => reject(new CriError('Unavailable', `${what}: ${err.message}`, { cause: err })));
@@ -141,7 +162,7 @@ export async function openPortForward(url: string, port: number, what: string): 
       done(err);
     },
   });
-  ws.on('message', (data: Buffer) => {
+  onMessage((data: Buffer) => {
     if (data.length === 0) return;
     const channel = data[0] ?? -1;
     let payload = data.subarray(1);

@@ -93,6 +93,24 @@ export class HostContainerd {
         '',
       ].join('\n'),
     );
+    await this.launch();
+    const tar = join(this.dir, 'images.tar');
+    execFileSync('docker', ['save', '-o', tar, ...this.images]);
+    execFileSync('ctr', ['-a', this.sock, '-n', 'k8s.io', 'images', 'import', tar], { stdio: 'ignore' });
+  }
+
+  /**
+   * A containerd restart with pods running: the daemon gets SIGTERM and is started again on
+   * the same root and state; the containers keep running under their shims.
+   */
+  async restart(): Promise<void> {
+    await this.stopDaemon();
+    await this.launch();
+  }
+
+  /** Starts the daemon (config written) and waits 30 s for its CRI. */
+  private async launch(): Promise<void> {
+    const config = join(this.dir, 'config.toml');
     const log = openSync(join(this.dir, 'containerd.log'), 'a');
     this.child = spawn(this.h.nsenter[0]!, [...this.h.nsenter.slice(1), 'containerd', '--config', config], {
       stdio: ['ignore', log, log],
@@ -114,9 +132,17 @@ export class HostContainerd {
       30_000,
       200,
     );
-    const tar = join(this.dir, 'images.tar');
-    execFileSync('docker', ['save', '-o', tar, ...this.images]);
-    execFileSync('ctr', ['-a', this.sock, '-n', 'k8s.io', 'images', 'import', tar], { stdio: 'ignore' });
+  }
+
+  /** SIGTERM to the daemon (SIGKILL after 10 s), and its exit. */
+  private async stopDaemon(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
   }
 
   /** Removes every sandbox (and so container), then stops containerd and its shims by PID. */
@@ -134,12 +160,8 @@ export class HostContainerd {
         }
         await rt.close();
       }
-      const exited = new Promise<void>((resolve) => this.child?.once('exit', () => resolve()));
-      this.child.kill('SIGTERM');
-      const timer = setTimeout(() => this.child?.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
     }
+    await this.stopDaemon();
     // Shims of this containerd (they name its socket) outlive it.
     for (const name of readdirSync('/proc')) {
       if (!/^\d+$/.test(name)) continue;
