@@ -257,36 +257,24 @@ describe('RestClient', () => {
   });
 
   it('turns metav1.Status failures into ApiStatusError', async () => {
-    const cases: {
+    interface Case {
       code: number;
       body: unknown;
       want: { code: number; reason: string; message: string };
       is?: (e: unknown) => boolean;
-    }[] = [
-      {
-        code: 404,
-        body: status(404, 'NotFound', 'pods "p" not found'),
-        want: { code: 404, reason: 'NotFound', message: 'pods "p" not found' },
-        is: isNotFound,
-      },
-      {
-        code: 409,
-        body: status(409, 'AlreadyExists', 'pods "p" already exists'),
-        want: { code: 409, reason: 'AlreadyExists', message: 'pods "p" already exists' },
-        is: isAlreadyExists,
-      },
-      {
-        code: 409,
-        body: status(409, 'Conflict', 'the object has been modified'),
-        want: { code: 409, reason: 'Conflict', message: 'the object has been modified' },
-        is: isConflict,
-      },
-      {
-        code: 410,
-        body: status(410, 'Expired', 'too old'),
-        want: { code: 410, reason: 'Expired', message: 'too old' },
-        is: isResourceExpired,
-      },
+    }
+    /** A failure answered with a metav1.Status of `code`, `reason` and `message`. */
+    const statusCase = (code: number, reason: string, message: string, is: Case['is']): Case => ({
+      code,
+      body: status(code, reason, message),
+      want: { code, reason, message },
+      is,
+    });
+    const cases: Case[] = [
+      statusCase(404, 'NotFound', 'pods "p" not found', isNotFound),
+      statusCase(409, 'AlreadyExists', 'pods "p" already exists', isAlreadyExists),
+      statusCase(409, 'Conflict', 'the object has been modified', isConflict),
+      statusCase(410, 'Expired', 'too old', isResourceExpired),
       { code: 502, body: 'bad gateway', want: { code: 502, reason: 'Unknown', message: 'bad gateway' } },
       {
         code: 503,

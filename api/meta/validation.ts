@@ -15,7 +15,7 @@
  *
  * The field errors (field-errors.ts) and the IP/CIDR checks (ip.ts) have files of their
  * own and are re-exported here, so that callers import every rule from this one module.
- * The rest (some 600 lines) stays together: the name formats, label and annotation checks
+ * The rest (about 600 lines) stays together: the name formats, label and annotation checks
  * and ObjectMeta validation share the message helpers and regexes below, as they do in
  * Kubernetes' pkg/util/validation and pkg/api/validation.
  */
@@ -186,20 +186,14 @@ export function isValidLabelValue(value: string): string[] {
 }
 
 const cIdentifierFmt = '[A-Za-z_][A-Za-z0-9_]*';
+const cIdentifierErrMsg =
+  "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric characters or '_'";
 const cIdentifierRe = anchored(cIdentifierFmt);
 
 /** A C identifier (`[A-Za-z_][A-Za-z0-9_]*`), no length limit. */
 export function isCIdentifier(value: string): string[] {
   if (cIdentifierRe.test(value)) return [];
-  return [
-    regexError(
-      "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric characters or '_'",
-      cIdentifierFmt,
-      'my_name',
-      'MY_NAME',
-      'MyName',
-    ),
-  ];
+  return [regexError(cIdentifierErrMsg, cIdentifierFmt, 'my_name', 'MY_NAME', 'MyName')];
 }
 
 function hasChDirPrefix(value: string): string[] {
@@ -210,26 +204,21 @@ function hasChDirPrefix(value: string): string[] {
 }
 
 const envVarNameFmt = '[-._a-zA-Z][-._a-zA-Z0-9]*';
+const envVarNameErrMsg =
+  "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit";
 const envVarNameRe = anchored(envVarNameFmt);
 
 /** A container environment variable name (`[-._a-zA-Z][-._a-zA-Z0-9]*`, not `.`/`..`). */
 export function isEnvVarName(value: string): string[] {
   const errs: string[] = [];
   if (!envVarNameRe.test(value)) {
-    errs.push(
-      regexError(
-        "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit",
-        envVarNameFmt,
-        'my.env-name',
-        'MY_ENV.NAME',
-        'MyEnvName1',
-      ),
-    );
+    errs.push(regexError(envVarNameErrMsg, envVarNameFmt, 'my.env-name', 'MY_ENV.NAME', 'MyEnvName1'));
   }
   return errs.concat(hasChDirPrefix(value));
 }
 
 const configMapKeyFmt = '[-._a-zA-Z0-9]+';
+const configMapKeyErrMsg = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'";
 const configMapKeyRe = anchored(configMapKeyFmt);
 
 /** A key of a ConfigMap's or Secret's data: at most 253 bytes of `[-._a-zA-Z0-9]`, not `.`/`..`. */
@@ -237,33 +226,19 @@ export function isConfigMapKey(value: string): string[] {
   const errs: string[] = [];
   if (byteLength(value) > DNS1123_SUBDOMAIN_MAX_LENGTH) errs.push(maxLenError(DNS1123_SUBDOMAIN_MAX_LENGTH));
   if (!configMapKeyRe.test(value)) {
-    errs.push(
-      regexError(
-        "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
-        configMapKeyFmt,
-        'key.name',
-        'KEY_NAME',
-        'key-name',
-      ),
-    );
+    errs.push(regexError(configMapKeyErrMsg, configMapKeyFmt, 'key.name', 'KEY_NAME', 'key-name'));
   }
   return errs.concat(hasChDirPrefix(value));
 }
 
 const percentFmt = '[0-9]+%';
+const percentErrMsg = "a valid percent string must be a numeric string followed by an ending '%'";
 const percentRe = anchored(percentFmt);
 
 /** A percentage string such as `25%` (maxSurge, maxUnavailable). */
 export function isValidPercent(value: string): string[] {
   if (percentRe.test(value)) return [];
-  return [
-    regexError(
-      "a valid percent string must be a numeric string followed by an ending '%'",
-      percentFmt,
-      '1%',
-      '93%',
-    ),
-  ];
+  return [regexError(percentErrMsg, percentFmt, '1%', '93%')];
 }
 
 // ---------------------------------------------------------------------------------------
