@@ -1,10 +1,14 @@
 /**
  * The containerd adapter against a real containerd (Debian's `containerd` 1.6 and `runc`)
  * that this file starts for itself: its own root, state, socket and config under a temp
- * dir, so the host's containerd (and Docker's) is never touched. Its CRI plugin runs
- * sandboxes of `k8ts/pause:1.0` on a CNI bridge of this run (Debian's CNI plugins in
- * /usr/lib/cni: bridge, host-local, loopback), with the images imported from Docker into
- * its `k8s.io` namespace. Then: the conformance suite, and what is containerd's own.
+ * dir, so the host's containerd (and Docker's) is never touched, run inside a simulated
+ * host (test/support/simulated-hosts.ts: a network namespace of this run), so that the CNI
+ * bridge, the sandboxes' veths and their routes never touch the machine's own namespace;
+ * its CRI streaming server listens on the host's segment address, which this process
+ * reaches. Its CRI plugin runs sandboxes of `k8ts/pause:1.0` on a CNI bridge of this run
+ * (Debian's CNI plugins in /usr/lib/cni: bridge, host-local, loopback), with the images
+ * imported from Docker into its `k8s.io` namespace. Then: the conformance suite, and what
+ * is containerd's own.
  *
  * What this VM needs of containerd's config: `restrict_oom_score_adj = true` (runc may not
  * set the sandbox's oom_score_adj of -998 here: "failed to update /proc/self/oom_score_adj:
@@ -12,13 +16,14 @@
  * tmpfs) work with containerd's defaults. Sandboxes' network namespaces are mounted under
  * the state dir too (`netns_mounts_under_state_dir`), not in the host's /var/run/netns.
  *
- * Without root, containerd, ctr or runc everything is skipped, saying why; without the CNI
+ * Without root, containerd, ctr, runc, nsenter or ip everything is skipped, saying why; without the CNI
  * plugins (Debian's containernetworking-plugins, which containerd only suggests) what
  * needs a pod network is skipped (the conformance suite among it) and the rest runs.
  *
  * At the end, passed or failed: every sandbox is removed, containerd is stopped by its
  * PID (and the shims it left, found by our socket in their command line), mounts left
- * under the temp dir are unmounted, the bridge is deleted and the dir removed.
+ * under the temp dir are unmounted, the dir removed and the simulated host (its namespace
+ * with the bridge) removed.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -39,6 +44,7 @@ import { after, before, describe, it } from 'node:test';
 import type { PodSandboxConfig, Runtime } from '../api.js';
 import { runRuntimeConformance, type RuntimeHarness } from '../conformance.js';
 import { isCriError } from '../errors.js';
+import { startSimulatedHosts, type SimulatedHosts } from '../../test/support/simulated-hosts.js';
 import { CriClient } from './client.js';
 import { ContainerdRuntime } from './runtime.js';
 
@@ -54,14 +60,16 @@ const POD_LOGS = join(DIR, 'pod-logs');
 
 /** Debian's containernetworking-plugins (K8TS_TEST_CNI_DIR: another dir, or a missing one to see the skips). */
 const CNI_DIR = process.env.K8TS_TEST_CNI_DIR ?? '/usr/lib/cni';
-const missingTools = ['containerd', 'ctr', 'runc'].filter((t) => spawnSync('which', [t]).status !== 0);
+const missingTools = ['containerd', 'ctr', 'runc', 'nsenter', 'ip'].filter(
+  (t) => spawnSync('which', [t]).status !== 0,
+);
 const missingCni = ['bridge', 'host-local', 'loopback'].filter((p) => !existsSync(join(CNI_DIR, p)));
 /** Why nothing here can run (undefined: it can). */
 const SKIP_ALL =
   process.getuid?.() !== 0
     ? 'starting containerd needs root'
     : missingTools.length > 0
-      ? `needs ${missingTools.join(', ')} (Debian packages containerd, runc)`
+      ? `needs ${missingTools.join(', ')} (Debian packages containerd, runc, util-linux, iproute2)`
       : undefined;
 /** Why pod-network sandboxes cannot run (the CRI plugin needs CNI for them). */
 const SKIP_NET =
@@ -77,7 +85,10 @@ let seq = 0;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function writeConfig(): string {
+/** The simulated host whose namespace containerd runs in. */
+let lan: SimulatedHosts | undefined;
+
+function writeConfig(streamAddress: string): string {
   for (const d of ['root', 'state', 'net.d', 'ipam', 'logs']) mkdirSync(join(DIR, d), { recursive: true });
   const config = `version = 2
 root = "${DIR}/root"
@@ -92,7 +103,7 @@ state = "${DIR}/state"
   address = ""
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "k8ts/pause:1.0"
-  stream_server_address = "127.0.0.1"
+  stream_server_address = "${streamAddress}"
   stream_server_port = "0"
   restrict_oom_score_adj = true
   netns_mounts_under_state_dir = true
@@ -177,11 +188,18 @@ before(async () => {
   if (SKIP_ALL !== undefined) return;
   execFileSync('bash', ['scripts/start-dockerd.sh'], { stdio: 'inherit' });
   execFileSync('bash', ['scripts/build-images.sh', 'pause', 'busybox'], { stdio: 'inherit' });
-  const config = writeConfig();
+  lan = await startSimulatedHosts({ count: 1, images: [] });
+  const host = lan.hosts[0]!;
+  const config = writeConfig(host.ip);
   const log = openSync(join(DIR, 'containerd.log'), 'a');
-  containerd = spawn('containerd', ['--config', config, '--log-level', 'info'], {
-    stdio: ['ignore', log, log],
-  });
+  // nsenter execs containerd: the child's PID is containerd's.
+  containerd = spawn(
+    host.nsenter[0]!,
+    [...host.nsenter.slice(1), 'containerd', '--config', config, '--log-level', 'info'],
+    {
+      stdio: ['ignore', log, log],
+    },
+  );
   const exited = new Promise<never>((_resolve, reject) => {
     containerd?.once('exit', (code) =>
       reject(new Error(`containerd exited (${code}); see ${join(DIR, 'containerd.log')}`)),
@@ -227,12 +245,9 @@ after(async () => {
         // already gone
       }
     }
-    try {
-      execFileSync('ip', ['link', 'del', BRIDGE], { stdio: 'ignore' });
-    } catch {
-      // never made
-    }
     rmSync(DIR, { recursive: true, force: true });
+    // The bridge and every sandbox interface go with the host's namespace.
+    await lan?.stop();
   }
 });
 
