@@ -119,24 +119,40 @@ const hostPorts: CheckPod = ({ spec }) => {
 
 const APPARMOR_ANNOTATION_PREFIX = 'container.apparmor.security.beta.kubernetes.io/';
 
-const appArmorProfile: CheckPod = ({ metadata, spec }) => {
-  const allowedType = (t: unknown) => t === 'RuntimeDefault' || t === 'Localhost';
+/**
+ * Who sets `securityContext.<field>.type` to a type `allowed` refuses — `pod`, then the
+ * containers' phrase — and the refused types.
+ */
+function badProfileTypes(
+  spec: Obj,
+  field: 'appArmorProfile' | 'seccompProfile',
+  allowed: (type: unknown) => boolean,
+): { setters: string[]; values: Set<string> } {
   const setters: string[] = [];
   const values = new Set<string>();
-  const podProfile = obj(podSecurityContext(spec)?.appArmorProfile);
-  if (podProfile && !allowedType(podProfile.type)) {
+  const podProfile = obj(podSecurityContext(spec)?.[field]);
+  if (podProfile && !allowed(podProfile.type)) {
     setters.push('pod');
     values.add(str(podProfile.type));
   }
   const bad: string[] = [];
   for (const c of containers(spec)) {
-    const profile = obj(c.sc?.appArmorProfile);
-    if (profile && !allowedType(profile.type)) {
+    const profile = obj(c.sc?.[field]);
+    if (profile && !allowed(profile.type)) {
       bad.push(c.name);
       values.add(str(profile.type));
     }
   }
   if (bad.length > 0) setters.push(containersPhrase(bad));
+  return { setters, values };
+}
+
+const appArmorProfile: CheckPod = ({ metadata, spec }) => {
+  const { setters, values } = badProfileTypes(
+    spec,
+    'appArmorProfile',
+    (t) => t === 'RuntimeDefault' || t === 'Localhost',
+  );
   const annotations: string[] = [];
   for (const [k, v] of Object.entries(obj(metadata.annotations) ?? {})) {
     const value = str(v);
@@ -248,22 +264,7 @@ export const validSeccompType = (t: unknown): boolean => t === 'Localhost' || t 
 
 /** seccompProfile_baseline from v1.19: securityContext.seccompProfile.type. */
 const seccompBaseline: CheckPod = ({ spec }) => {
-  const setters: string[] = [];
-  const values = new Set<string>();
-  const podProfile = obj(podSecurityContext(spec)?.seccompProfile);
-  if (podProfile && !validSeccompType(podProfile.type)) {
-    setters.push('pod');
-    values.add(str(podProfile.type));
-  }
-  const bad: string[] = [];
-  for (const c of containers(spec)) {
-    const profile = obj(c.sc?.seccompProfile);
-    if (profile && !validSeccompType(profile.type)) {
-      bad.push(c.name);
-      values.add(str(profile.type));
-    }
-  }
-  if (bad.length > 0) setters.push(containersPhrase(bad));
+  const { setters, values } = badProfileTypes(spec, 'seccompProfile', validSeccompType);
   return setters.length > 0
     ? forbidden(
         'seccompProfile',

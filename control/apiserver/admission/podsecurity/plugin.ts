@@ -133,12 +133,29 @@ export function podSecurity(cfg: PodSecurityConfig): AdmissionPlugin {
     return policyToEvaluate(ns.metadata?.labels, settings.defaults);
   };
 
-  const validatePod = async (a: AdmissionAttributes, out: AdmissionRecorder): Promise<void> => {
-    if (a.subresource !== undefined) return;
+  /**
+   * The namespace's policy for a write of a pod or template, or undefined when none applies:
+   * a subresource, or an exempt namespace or user (then annotated so).
+   */
+  const policyFor = async (a: AdmissionAttributes, out: AdmissionRecorder) => {
+    if (a.subresource !== undefined) return undefined;
     const namespace = a.namespace ?? '';
-    if (exempt.namespaces.includes(namespace)) return annotate(out, 'exempt', 'namespace');
-    if (exempt.usernames.includes(a.user.name)) return annotate(out, 'exempt', 'user');
-    const { policy, errors } = await namespacePolicy(namespace);
+    const exemption = exempt.namespaces.includes(namespace)
+      ? 'namespace'
+      : exempt.usernames.includes(a.user.name)
+        ? 'user'
+        : undefined;
+    if (exemption) {
+      annotate(out, 'exempt', exemption);
+      return undefined;
+    }
+    return namespacePolicy(namespace);
+  };
+
+  const validatePod = async (a: AdmissionAttributes, out: AdmissionRecorder): Promise<void> => {
+    const evaluated = await policyFor(a, out);
+    if (!evaluated) return;
+    const { policy, errors } = evaluated;
     if (errors.length === 0 && fullyPrivileged(policy))
       return annotate(out, 'enforce-policy', levelVersionString({ level: 'privileged', version: 'latest' }));
     if (a.operation === 'UPDATE' && !isSignificantPodUpdate(a.object, a.oldObject!)) return;
@@ -146,11 +163,9 @@ export function podSecurity(cfg: PodSecurityConfig): AdmissionPlugin {
   };
 
   const validatePodTemplate = async (a: AdmissionAttributes, out: AdmissionRecorder): Promise<void> => {
-    if (a.subresource !== undefined) return;
-    const namespace = a.namespace ?? '';
-    if (exempt.namespaces.includes(namespace)) return annotate(out, 'exempt', 'namespace');
-    if (exempt.usernames.includes(a.user.name)) return annotate(out, 'exempt', 'user');
-    const { policy, errors } = await namespacePolicy(namespace);
+    const evaluated = await policyFor(a, out);
+    if (!evaluated) return;
+    const { policy, errors } = evaluated;
     if (errors.length === 0 && policy.warn.level === 'privileged' && policy.audit.level === 'privileged')
       return;
     const template = podTemplateOf(a.resource, a.object);
