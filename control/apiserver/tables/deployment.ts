@@ -7,7 +7,7 @@ import { containerCells, selectorString, since, type LabelSelectorWire } from '.
 import {
   AGE_COLUMN,
   NAME_COLUMN,
-  TEMPLATE_COLUMNS,
+  workloadColumns,
   column,
   nameOf,
   type PrintedRow,
@@ -50,8 +50,7 @@ export const deploymentPrinter: TablePrinter = {
     column('Up-to-date', 'string', 'Pods that run the latest pod template.'),
     column('Available', 'string', 'Pods that have been ready for at least minReadySeconds.'),
     AGE_COLUMN,
-    ...TEMPLATE_COLUMNS,
-    column('Selector', 'string', 'The label selector of the pods the deployment manages.', { priority: 1 }),
+    ...workloadColumns('deployment'),
   ],
   row: printDeployment,
 };

@@ -74,11 +74,18 @@ export const AGE_COLUMN: TableColumnDefinition = column(
   'Time since the object was created.',
 );
 
-/** The wide CONTAINERS and IMAGES columns of kinds with a pod template. */
-export const TEMPLATE_COLUMNS: readonly TableColumnDefinition[] = [
-  column('Containers', 'string', 'The names of the containers in the pod template.', { priority: 1 }),
-  column('Images', 'string', 'The images of the containers in the pod template.', { priority: 1 }),
-];
+/**
+ * The wide CONTAINERS, IMAGES and SELECTOR columns of a workload kind (one with a pod
+ * template and a selector); `kind` is how the selector's description names it
+ * (`deployment`, `replica set`).
+ */
+export function workloadColumns(kind: string): TableColumnDefinition[] {
+  return [
+    column('Containers', 'string', 'The names of the containers in the pod template.', { priority: 1 }),
+    column('Images', 'string', 'The images of the containers in the pod template.', { priority: 1 }),
+    column('Selector', 'string', `The label selector of the pods the ${kind} manages.`, { priority: 1 }),
+  ];
+}
 
 /** metadata.name, '' when absent. */
 export function nameOf(obj: KubeObject): string {

@@ -7,7 +7,7 @@ import { containerCells, formatLabelSelector, since, type LabelSelectorWire } fr
 import {
   AGE_COLUMN,
   NAME_COLUMN,
-  TEMPLATE_COLUMNS,
+  workloadColumns,
   column,
   nameOf,
   type PrintedRow,
@@ -49,8 +49,7 @@ export const replicaSetPrinter: TablePrinter = {
     column('Current', 'integer', 'The number of pods the replica set runs now.'),
     column('Ready', 'integer', 'The number of those pods that are ready.'),
     AGE_COLUMN,
-    ...TEMPLATE_COLUMNS,
-    column('Selector', 'string', 'The label selector of the pods the replica set manages.', { priority: 1 }),
+    ...workloadColumns('replica set'),
   ],
   row: printReplicaSet,
 };
