@@ -603,6 +603,58 @@ describe('containerd adapter', { skip: SKIP_ALL ?? false }, () => {
     },
   );
 
+  it(
+    "a CNI plugin that fails: RunPodSandbox rejects with the plugin's words, and works once the conflist is good",
+    { skip: SKIP_NET ?? false },
+    async () => {
+      await withNode(async (rt) => {
+        // Sorts before the good conflist, so the runtime takes it (its only network).
+        const bad = join(DIR, 'net.d', '00-bad.conflist');
+        const name = `k8ts-bad-${RUN}`;
+        writeFileSync(
+          bad,
+          JSON.stringify({
+            cniVersion: '0.4.0',
+            name,
+            plugins: [
+              {
+                type: 'bridge',
+                bridge: `k8tsbad${RUN}`,
+                ipam: { type: 'host-local', ranges: [[{ subnet: 'not-a-subnet' }]] },
+              },
+            ],
+          }),
+        );
+        try {
+          // The runtime has loaded it once its Status names it.
+          const end = Date.now() + 15_000;
+          const client = new CriClient(ENDPOINT);
+          try {
+            for (;;) {
+              const r = await client.callRuntime('Status', { verbose: true }, 'status');
+              if (String(r.info?.cniconfig ?? '').includes(name)) break;
+              assert.ok(Date.now() < end, 'the runtime did not load the bad conflist');
+              await sleep(200);
+            }
+          } finally {
+            client.close();
+          }
+          await assert.rejects(rt.runPodSandbox(sandboxConfig('badnet')), (err) => {
+            assert.ok(isCriError(err), String(err));
+            assert.match(err.message, /failed to setup network for sandbox/);
+            assert.match(err.message, /not-a-subnet|invalid CIDR/);
+            return true;
+          });
+        } finally {
+          rmSync(bad, { force: true });
+        }
+        await rt.ensurePodNetwork({ name: `k8ts-ctd-${RUN}`, subnet: SUBNET, labels: {} });
+        const id = await rt.runPodSandbox(sandboxConfig('goodnet'));
+        assert.equal((await rt.podSandboxStatus(id)).state, 'SANDBOX_READY');
+      });
+    },
+  );
+
   // Last: it stops this file's containerd.
   it('containerd stopped: calls reject Unavailable, naming the socket; the adapter does not crash', async () => {
     const rt = await ContainerdRuntime.connect({
