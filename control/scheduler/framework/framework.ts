@@ -79,14 +79,12 @@ export class Framework {
    * answering Skip are recorded in `state.skipFilterPlugins`.
    */
   runPreFilterPlugins(state: CycleState, pod: Pod, nodes: readonly NodeInfo[]): Status {
-    for (const p of this.preFilterPlugins) {
-      const st = guard(() => p.preFilter(state, pod, nodes));
-      if (st.isSkip()) {
-        state.skipFilterPlugins.add(p.name);
-        continue;
-      }
-      if (!st.isSuccess()) return st.withPlugin(p.name);
-    }
+    const st = runSkippable(
+      this.preFilterPlugins,
+      (p) => p.preFilter(state, pod, nodes),
+      state.skipFilterPlugins,
+    );
+    if (!st.isSuccess()) return st;
     state.filters =
       state.skipFilterPlugins.size === 0
         ? this.filterPlugins
@@ -130,15 +128,7 @@ export class Framework {
 
   /** PreScore: Success or the first error; Skip answers go to `state.skipScorePlugins`. */
   runPreScorePlugins(state: CycleState, pod: Pod, nodes: readonly NodeInfo[]): Status {
-    for (const p of this.preScorePlugins) {
-      const st = guard(() => p.preScore(state, pod, nodes));
-      if (st.isSkip()) {
-        state.skipScorePlugins.add(p.name);
-        continue;
-      }
-      if (!st.isSuccess()) return st.withPlugin(p.name);
-    }
-    return SUCCESS;
+    return runSkippable(this.preScorePlugins, (p) => p.preScore(state, pod, nodes), state.skipScorePlugins);
   }
 
   /**
@@ -208,6 +198,26 @@ export class Framework {
     }
     return new Status(CODE_ERROR, ['no bind plugin bound the pod']);
   }
+}
+
+/**
+ * Runs `call` on each of `plugins` in order (PreFilter, PreScore): a plugin answering Skip
+ * is added to `skipped`; the first other non-success is returned, attributed to its plugin.
+ */
+function runSkippable<P extends { name: string }>(
+  plugins: readonly P[],
+  call: (plugin: P) => Status,
+  skipped: Set<string>,
+): Status {
+  for (const p of plugins) {
+    const st = guard(() => call(p));
+    if (st.isSkip()) {
+      skipped.add(p.name);
+      continue;
+    }
+    if (!st.isSuccess()) return st.withPlugin(p.name);
+  }
+  return SUCCESS;
 }
 
 function guard(fn: () => Status): Status {

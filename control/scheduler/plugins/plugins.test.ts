@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Pod } from '../../../api/types.js';
+import type { NodeSelectorTerm, Pod } from '../../../api/types.js';
 import { CycleState } from '../framework/cycle-state.js';
 import type { NodeScore } from '../framework/interface.js';
 import type { NodeInfo } from '../framework/node-info.js';
@@ -201,6 +201,16 @@ check('TaintToleration', new TaintToleration(), [
   },
 ]);
 
+/** Pod `p` whose required node affinity is `terms` (ORed). */
+const requiredAffinityPod = (...terms: NodeSelectorTerm[]): Pod =>
+  testPod('p', {
+    spec: {
+      affinity: {
+        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } },
+      },
+    },
+  });
+
 check('NodeAffinity', new NodeAffinity(), [
   { name: 'no selector: skipped', pod: testPod('p'), node: nodeInfo(testNode('n')), code: S },
   {
@@ -229,50 +239,24 @@ check('NodeAffinity', new NodeAffinity(), [
     ] as const
   ).map(([name, expr, code]) => ({
     name: `required matchExpressions: ${name}`,
-    pod: testPod('p', {
-      spec: {
-        affinity: {
-          nodeAffinity: {
-            requiredDuringSchedulingIgnoredDuringExecution: {
-              nodeSelectorTerms: [
-                { matchExpressions: [{ ...expr, values: 'values' in expr ? [...expr.values] : undefined }] },
-              ],
-            },
-          },
-        },
-      },
+    pod: requiredAffinityPod({
+      matchExpressions: [{ ...expr, values: 'values' in expr ? [...expr.values] : undefined }],
     }),
     node: nodeInfo(testNode('n', { labels: { zone: 'a', cores: '16' } })),
     code,
   })),
   {
     name: 'required matchFields metadata.name, terms ORed',
-    pod: testPod('p', {
-      spec: {
-        affinity: {
-          nodeAffinity: {
-            requiredDuringSchedulingIgnoredDuringExecution: {
-              nodeSelectorTerms: [
-                { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z'] }] },
-                { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n'] }] },
-              ],
-            },
-          },
-        },
-      },
-    }),
+    pod: requiredAffinityPod(
+      { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z'] }] },
+      { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n'] }] },
+    ),
     node: nodeInfo(testNode('n')),
     code: S,
   },
   {
     name: 'an empty term matches nothing',
-    pod: testPod('p', {
-      spec: {
-        affinity: {
-          nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{}] } },
-        },
-      },
-    }),
+    pod: requiredAffinityPod({}),
     node: nodeInfo(testNode('n')),
     code: UU,
   },
