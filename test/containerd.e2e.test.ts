@@ -8,7 +8,7 @@
 // Checked: the node Ready with `containerd://`, the conflist from the podCIDR; examples/ with
 // pods on both nodes, each answering through both hosts' NodePorts (kube-proxy and the
 // vxlan network between hosts, on a CNI bridge and a Docker bridge alike), containerd pods'
-// IPs from their podCIDR; kubectl logs, exec and port-forward on a containerd pod;
+// IPs from their podCIDR; kubectl logs, exec, port-forward and top on containerd pods;
 // ErrImageNeverPull for an image missing from k8s.io; a hostPort through portmap; a restarted
 // agent adopting the running containers; a containerd restart with the pods running on.
 // Kernel state changes only inside the simulated hosts' namespaces (the CNI bridge, its
@@ -300,6 +300,26 @@ describe(
       }
     });
 
+    it('kubectl top pods: the containerd pods’ CPU and memory (the CRI ContainerStats)', async () => {
+      const names = (await pods('app=backend-app'))
+        .filter((p) => p.node === containerdNode)
+        .map((p) => p.name);
+      const top = await until(
+        'kubectl top pods with the containerd pods',
+        async () => {
+          const r = await k.kubectl('top', 'pods', '--no-headers');
+          return r.code === 0 && names.every((n) => r.stdout.includes(n)) ? r.stdout : undefined;
+        },
+        90_000,
+        1000,
+      );
+      for (const n of names) {
+        const m = new RegExp(`^${n}\\s+(\\d+)m\\s+(\\d+)Mi`, 'm').exec(top);
+        assert.ok(m, top);
+        assert.ok(Number(m[2]) >= 5, `a JVM uses megabytes: ${m[0]}`);
+      }
+    });
+
     it('an image missing from k8s.io with imagePullPolicy Never: ErrImageNeverPull', async () => {
       const pod = {
         apiVersion: 'v1',
@@ -373,12 +393,21 @@ describe(
       await agents.get('containerd')!.stop();
       agents.set('containerd', await startContainerdAgent(lan.hosts[1]!));
       await untilTruthy('the containerd node Ready again', () => nodeReady(containerdNode), 120_000, 500);
-      // A few status passes of the new agent: nothing is restarted or made again.
+      // A few status passes of the new agent: nothing is restarted or made again. Readiness
+      // starts over with the new prober (as after a kubelet restart): wait for it.
       await new Promise((r) => setTimeout(r, 5000));
-      const afterRestart = (await pods('app=backend-app')).filter((p) => p.node === containerdNode);
+      const afterRestart = await until(
+        'the adopted pods ready again',
+        async () => {
+          const ps = (await pods('app=backend-app')).filter((p) => p.node === containerdNode);
+          return ps.every((p) => p.ready) ? ps : undefined;
+        },
+        60_000,
+        500,
+      );
       assert.deepEqual(
-        afterRestart.map((p) => [p.name, p.containerIDs, p.restarts, p.ready]),
-        before.map((p) => [p.name, p.containerIDs, 0, true]),
+        afterRestart.map((p) => [p.name, p.containerIDs, p.restarts]),
+        before.map((p) => [p.name, p.containerIDs, 0]),
       );
       const names = new Set(afterRestart.map((p) => p.name));
       const seen = new Set<string>();
