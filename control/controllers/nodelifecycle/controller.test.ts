@@ -55,7 +55,7 @@ const tolerateUnreachable = (seconds?: number): Toleration => ({
   key: UNREACHABLE,
   operator: 'Exists',
   effect: 'NoExecute',
-  ...(seconds === undefined ? {} : { tolerationSeconds: seconds }),
+  tolerationSeconds: seconds,
 });
 
 const getPod = (api: TestApi, name: string) => api.client.get<Pod>(resources.pods, 'default', name);

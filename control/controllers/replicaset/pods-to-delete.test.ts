@@ -34,7 +34,7 @@ function pod(s: PodSpecForTest): Pod {
       ...(s.cost !== undefined ? { annotations: { [POD_DELETION_COST_ANNOTATION]: s.cost } } : {}),
       ...(s.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
     },
-    spec: { ...(s.node !== undefined ? { nodeName: s.node } : {}), containers: [{ name: 'c' }] },
+    spec: { nodeName: s.node, containers: [{ name: 'c' }] },
     status: {
       phase: s.phase ?? 'Running',
       conditions: [

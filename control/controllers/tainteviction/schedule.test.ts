@@ -10,7 +10,7 @@ const tol = (key: string, seconds?: number): Toleration => ({
   key,
   operator: 'Exists',
   effect: 'NoExecute',
-  ...(seconds === undefined ? {} : { tolerationSeconds: seconds }),
+  tolerationSeconds: seconds,
 });
 
 test('EvictionSchedule: untolerated taints evict now', () => {

@@ -90,7 +90,7 @@ export function testPod(name: string, o: TestPod = {}): Pod {
       ...(o.nodeName ? { nodeName: o.nodeName } : {}),
       ...(o.nodeSelector ? { nodeSelector: o.nodeSelector } : {}),
       ...(o.tolerations ? { tolerations: o.tolerations } : {}),
-      ...(o.priority !== undefined ? { priority: o.priority } : {}),
+      priority: o.priority,
       ...o.spec,
     },
   };
