@@ -27,7 +27,9 @@
  *   module makes (cri/docker/pod-interfaces.ts, agent/network/pod-interfaces.ts). The
  *   agent runs on a Docker adapter the bench opens itself, with each engine call and each
  *   network plugin step timed, so the sandbox step is split into its parts (p50 of each:
- *   create, start, inspect, the two `ip -batch` processes, ...). The cluster's backend is
+ *   create, start, inspect, the two `ip -batch` processes, ...). The two are interleaved
+ *   (one at a time pod by pod in turn; all at once in bursts A B B A, so 2 × BENCH_PODS
+ *   samples each), as the machine's load drifts over a run. The cluster's backend is
  *   vxlan, so the agent owns this host's network, as the fast path requires; the bench's
  *   switch only picks which of the two the plugin answers.
  *
@@ -284,6 +286,7 @@ function stepRecorder(): winston.transport {
 
 /** One way of making the sandbox's network, measured one at a time and all at once. */
 interface Phase {
+  own: boolean;
   what: string;
   seq: Sample[];
   par: Sample[];
@@ -491,26 +494,48 @@ async function main(): Promise<void> {
     const stopWatch = await watchPods(client, times);
     process.stderr.write(`node ${NODE} Ready (cluster CIDR ${clusterCIDR}); warming up\n`);
 
-    const phases: Phase[] = [];
-    for (const own of SANDBOX_NETWORK === 'both' ? [false, true] : [SANDBOX_NETWORK === 'own']) {
-      ownInterfaces = own;
-      const what = own ? "sandbox's own interface (NetworkMode none)" : "Docker's network";
-      // One first, so that neither side pays first-use costs (page cache, the sandbox
-      // image, the pod network's first endpoint) inside the measurement.
-      await startPod(client, times);
-      await deleteAllPods(client);
+    // Both ways interleaved, so that a load that drifts over the run (the machine is
+    // shared) weighs on both alike: one at a time pod by pod in turn, all at once in
+    // bursts ordered A B B A.
+    const phases: Phase[] = (SANDBOX_NETWORK === 'both' ? [false, true] : [SANDBOX_NETWORK === 'own']).map(
+      (own) => ({
+        own,
+        what: own ? "sandbox's own interface (NetworkMode none)" : "Docker's network",
+        seq: [],
+        par: [],
+        seqSteps: new Map(),
+        parSteps: new Map(),
+      }),
+    );
+    const offTheRecord = async (fn: () => Promise<void>) => {
       stepTimes = new Map();
-      process.stderr.write(`${PODS} pods on ${what}, one at a time\n`);
-      const seq: Sample[] = [];
-      for (let i = 0; i < PODS; i++) seq.push(await startPod(client, times));
-      const seqSteps = stepTimes;
-      await deleteAllPods(client);
-      stepTimes = new Map();
-      process.stderr.write(`${PODS} pods on ${what}, all at once\n`);
-      const par = await Promise.all(Array.from({ length: PODS }, () => startPod(client, times)));
-      const parSteps = stepTimes;
-      await deleteAllPods(client);
-      phases.push({ what, seq, par, seqSteps, parSteps });
+      await fn();
+    };
+    // One of each first, so that neither pays first-use costs (page cache, the sandbox
+    // image, the pod network's first endpoint) inside the measurement.
+    for (const p of phases) {
+      ownInterfaces = p.own;
+      await offTheRecord(async () => {
+        await startPod(client, times);
+        await deleteAllPods(client);
+      });
+    }
+    process.stderr.write(`${PODS} pods of each, one at a time, in turn\n`);
+    for (let i = 0; i < PODS; i++) {
+      for (const p of phases) {
+        ownInterfaces = p.own;
+        stepTimes = p.seqSteps;
+        p.seq.push(await startPod(client, times));
+      }
+    }
+    await offTheRecord(() => deleteAllPods(client));
+    const bursts = phases.length === 2 ? [phases[0]!, phases[1]!, phases[1]!, phases[0]!] : phases;
+    for (const p of bursts) {
+      process.stderr.write(`${PODS} pods on ${p.what}, all at once\n`);
+      ownInterfaces = p.own;
+      stepTimes = p.parSteps;
+      p.par.push(...(await Promise.all(Array.from({ length: PODS }, () => startPod(client, times)))));
+      await offTheRecord(() => deleteAllPods(client));
     }
     await stopWatch();
     client.close();
