@@ -307,6 +307,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     kernel: {
       host: cfg.hostCommand ?? runHostCommand,
       enabled: () => crossHost.conf !== undefined && crossHost.conf.backend !== 'none',
+      decided: () => crossHost.conf !== undefined,
       clusterCIDR: () => crossHost.conf?.network || undefined,
     },
     mode: cfg.proxyMode ?? 'nftables',

@@ -239,7 +239,10 @@ export interface Service extends KubeObject {
     internalTrafficPolicy?: 'Cluster' | 'Local';
     [field: string]: unknown;
   };
-  status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } };
+  status?: {
+    /** ipMode (Kubernetes 1.30): VIP (unset) delivers to the ingress IP, Proxy to the node. */
+    loadBalancer?: { ingress?: { ip?: string; hostname?: string; ipMode?: 'VIP' | 'Proxy' }[] };
+  };
 }
 
 /** core/v1 ObjectReference (Endpoints' targetRef, Event's involvedObject). */

@@ -1,9 +1,10 @@
 // kube-proxy's nftables mode (issue 19) on two simulated hosts (test/support/simulated-hosts.ts)
 // with the vxlan backend: the agents serve Services with rules in the kernel's table
-// `ip k8ts-<node>` (`ip k8ts` for a node named after its host), never with a socket of their own. Each case fails with the rules removed:
-// - ClusterIP and NodePort (also on 127.0.0.1) reach pods on both hosts, spread at random,
-//   with no listener on the NodePort; deleting the table stops the traffic, and the agent
-//   writes it again within its sync period;
+// `ip k8ts-<node>` (`ip k8ts` for a node named after its host), with no socket of their own
+// but on 127.0.0.1. Each case fails with the rules removed:
+// - ClusterIP and NodePort reach pods on both hosts, spread at random; route_localnet stays
+//   off; deleting the table stops the traffic, and the agent writes it again within its
+//   sync period;
 // - a Service without endpoints refuses connections (ICMP port unreachable) at once;
 // - ClientIP session affinity keeps a client on one pod;
 // - externalTrafficPolicy Cluster masquerades the client; a deleted Service's chains go;
@@ -157,7 +158,7 @@ describe('kube-proxy nftables mode on two hosts', { timeout: 600_000 }, () => {
     await lan?.stop();
   });
 
-  it('serves ClusterIP and NodePort from kernel rules, with no proxy socket, spread over pods on both hosts', async () => {
+  it('serves ClusterIP and NodePort from kernel rules, with no proxy socket but on loopback, spread over pods on both hosts', async () => {
     const pods = new Set([`who-${h1.name}`, `who-${h2.name}`]);
     for (const h of lan.hosts) {
       const seen = new Set<string>();
@@ -170,11 +171,19 @@ describe('kube-proxy nftables mode on two hosts', { timeout: 600_000 }, () => {
         60_000,
         200,
       );
-      const listening = (await h.exec(['ss', '-Hltn'])).stdout;
-      assert.doesNotMatch(listening, new RegExp(`:${WEB_PORT}\\b`), `no socket on the NodePort of ${h.name}`);
+      // The proxy's only socket on the NodePort is on loopback (for the node's own clients).
+      const listening = (await h.exec(['ss', '-Hltn'])).stdout
+        .split('\n')
+        .filter((l) => new RegExp(`:${WEB_PORT}\\b`).test(l));
+      assert.deepEqual(
+        listening.map((l) => l.trim().split(/\s+/)[3]),
+        [`127.0.0.1:${WEB_PORT}`],
+        `sockets on the NodePort of ${h.name}: ${listening.join('; ')}`,
+      );
       assert.match(await table(h), new RegExp(`tcp \\. ${WEB_PORT} : goto ext-default/web/tcp/http`));
     }
-    // The NodePort on the host's own loopback (route_localnet), from a process on the host.
+    // The NodePort on the host's own loopback, from a process on the host (relayed by the
+    // proxy: the kernel's DNAT of 127.0.0.1 would need route_localnet).
     const local = await h1.exec([
       process.execPath,
       '-e',
@@ -182,6 +191,8 @@ describe('kube-proxy nftables mode on two hosts', { timeout: 600_000 }, () => {
     ]);
     assert.equal(local.code, 0, local.stderr);
     assert.match(local.stdout, /^who-h\d /);
+    const localnet = await h1.exec(['sysctl', '-n', 'net.ipv4.conf.all.route_localnet']);
+    assert.equal(localnet.stdout.trim(), '0', "the node's loopback stays unreachable from other hosts");
     // The ClusterIP from a pod.
     const ip = await clusterIP('web');
     const r = await k.kubectl(

@@ -11,7 +11,7 @@
  * Only names that are k8ts's own are touched; what is already gone is skipped.
  */
 import { LOCAL_NODEPORTS_TABLE } from '../proxy/local-nodeports.js';
-import { NFT_TABLE } from '../proxy/nftables-rules.js';
+import { canaryTableFor, NFT_TABLE } from '../proxy/nftables-rules.js';
 import { removeFirewall } from './firewall.js';
 import type { HostCommand } from './host-command.js';
 import { applyIpBatch, listPodRoutes, routeChanges } from './routes.js';
@@ -49,6 +49,7 @@ export async function cleanupNodeNetwork(
     `routes to other nodes' pods (proto 107): ${routes} removed`,
     'iptables chains K8TS-FORWARD, K8TS-POSTROUTING: removed (or absent)',
   ];
+  await host('nft', ['delete', 'table', 'ip', canaryTableFor(nftTable)]);
   for (const table of [nftTable, LOCAL_NODEPORTS_TABLE]) {
     const nft = await host('nft', ['delete', 'table', 'ip', table]);
     done.push(`nft table ip ${table}: ${nft.code === 0 ? 'removed' : 'absent'}`);

@@ -10,30 +10,37 @@
  *   map service-nodeports     proto . nodePort : goto ext-…
  *   map no-endpoint-services  clusterIP|ingressIP . proto . port : goto reject-chain | drop
  *   map no-endpoint-nodeports proto . nodePort : goto reject-chain | drop
- *   chain nat-prerouting  (dstnat)       jump services; nodeports on the node's addresses
- *   chain nat-output      (output dstnat) the same, and 127.0.0.0/8 (route_localnet)
- *   chain nat-postrouting (srcnat)       jump masquerading
+ *   set cluster-ips           every clusterIP served
+ *   chain nat-prerouting  (dstnat)        jump services; nodeports on the node's addresses
+ *   chain nat-output      (output dstnat) the same for the node's own connections
+ *   chain nat-postrouting (srcnat)        jump masquerading
  *   chain filter-input / filter-forward / filter-output (priority -110, before the DNAT):
  *                         new connections to a Service without endpoints are rejected
  *                         (ICMP port unreachable) or dropped (a traffic policy of Local
- *                         with none on this node); packets from elsewhere to 127.0.0.0/8
- *                         that were not DNATed are dropped (the route_localnet guard).
+ *                         with none on this node);
+ *   chain filter-input / filter-forward / filter-output-post-dnat (after the DNAT): what
+ *                         is still addressed to a clusterIP (a port no Service has) is rejected.
  *   chain mark-for-masquerade / masquerading: mark 0x4000, then masquerade fully-random.
  *
- * Per Service port (servicePortChains), named after the port's id
+ * NodePorts are not served on 127.0.0.0/8, as in kube-proxy's nftables mode (its iptables
+ * mode needed route_localnet for them, which lets other hosts reach the node's loopback).
+ *
+ * Per Service port (servicePortObjects), named after the port's id
  * `namespace/name/protocol/port-name-or-number`:
  *
  *   svc-<id>   internal traffic: masquerade unless from the cluster CIDR; ClientIP
  *              affinity (`ip saddr @affinity-… goto ep-…`); then `numgen random mod N vmap`
  *              over the internal endpoints (internalTrafficPolicy Local: this node's).
  *   ext-<id>   NodePort and load-balancer traffic: externalTrafficPolicy Cluster masquerades
- *              and goes to svc-<id>; Local keeps the client's address and goes to
+ *              and spreads over every endpoint; Local keeps the client's address and goes to
  *              local-<id> (this node's endpoints), except that pods and the node itself are
- *              sent to svc-<id> as kube-proxy does.
- *   local-<id> numgen over this node's endpoints (eTP Local only).
+ *              sent to every endpoint (cluster-<id>, or svc-<id> when that is the same) as
+ *              kube-proxy's short-circuit of pod-to-external traffic does.
+ *   local-<id>, cluster-<id>  numgen over this node's, or every, endpoint (eTP Local only).
  *   ep-<id>__<ip>/<port>   hairpin masquerade, affinity update, `dnat to ip:port`.
  *   set affinity-<id>__<ip>/<port>  dynamic, with the affinity timeout.
  */
+import { createHash } from 'node:crypto';
 import type { Endpoint } from './balancer.js';
 
 /** The table kube-proxy's nftables mode keeps (family ip); nothing outside it is touched. */
@@ -47,7 +54,17 @@ export const NFT_TABLE = 'k8ts';
  * in a table name as they are.
  */
 export function nftTableFor(nodeName: string, hostname: string): string {
-  return nodeName === hostname ? NFT_TABLE : `${NFT_TABLE}-${nodeName}`;
+  if (nodeName === hostname.toLowerCase()) return NFT_TABLE;
+  // nft's names end at 256 bytes; a node name is at most 253.
+  const name = `${NFT_TABLE}-${nodeName}`;
+  return name.length <= 200
+    ? name
+    : `${name.slice(0, 180)}-${createHash('sha256').update(nodeName).digest('hex').slice(0, 16)}`;
+}
+
+/** The small table whose absence tells that the node's table was flushed away with it (`nft flush ruleset`). */
+export function canaryTableFor(table: string): string {
+  return `${table}-canary`;
 }
 /** The masquerade mark, kube-proxy's default (--iptables-masquerade-bit 14). */
 export const MASQUERADE_MARK = '0x4000';
@@ -62,12 +79,14 @@ export interface KernelServicePort {
   port: number;
   /** The nodePort (NodePort and LoadBalancer Services). */
   nodePort?: number;
-  /** status.loadBalancer.ingress IPs (ipMode VIP). */
+  /** status.loadBalancer.ingress IPs with ipMode VIP (unset counts as VIP). */
   loadBalancerIPs: readonly string[];
   /** Where ClusterIP traffic goes (internalTrafficPolicy applied). */
   internal: readonly Endpoint[];
   /** Where NodePort and load-balancer traffic goes (externalTrafficPolicy applied). */
   external: readonly Endpoint[];
+  /** Every usable endpoint, on any node (where pods and the node itself go under eTP Local). */
+  all: readonly Endpoint[];
   /** Whether the Service has any usable endpoint at all, on any node (reject vs drop). */
   hasEndpoints: boolean;
   externalTrafficLocal: boolean;
@@ -88,25 +107,46 @@ export interface TableSettings {
 /** The part of the table one Service port owns: chains by name (rule lines), map elements, sets. */
 export interface PortObjects {
   chains: Map<string, string[]>;
-  /** Map name → element key → verdict. */
+  /** Map (or set) name → element key → verdict ('' for an element of a set). */
   elements: Map<string, Map<string, string>>;
   /** Set name → its definition (the text inside the braces). */
   sets: Map<string, string>;
+  /**
+   * Elements (`map|key`) claimed for a load-balancer ingress IP: a clusterIP's claim on the
+   * same key wins over them, whoever came first (a status writer must not take a Service's
+   * clusterIP).
+   */
+  weak: Set<string>;
 }
+
+/** Maps whose keys are one space (a key is held by one Service across them). */
+export function keySpace(map: string): string {
+  return map === 'no-endpoint-services'
+    ? 'service-ips'
+    : map === 'no-endpoint-nodeports'
+      ? 'service-nodeports'
+      : map;
+}
+
+/** Load-balancer ingress IPs that are never served: loopback, "this network", link-local. */
+const NOT_SERVED = /^(127|0)\.|^169\.254\./;
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /** The text of the table's fixed part, created once (and again at a full resync). */
 export function tableSkeleton(s: Pick<TableSettings, 'nodeIP' | 'table'>): string {
   const t = `ip ${s.table}`;
-  const nodePortsIn = s.nodeIP ? `ip daddr ${s.nodeIP}` : 'fib daddr type local ip daddr != 127.0.0.0/8';
-  const nodePortsOut = s.nodeIP ? `ip daddr { ${s.nodeIP}, 127.0.0.0/8 }` : 'fib daddr type local';
+  // Never 127.0.0.0/8 (see the file comment), never a clusterIP (they are local addresses too).
+  const nodePorts = s.nodeIP
+    ? `ip daddr ${s.nodeIP}`
+    : 'fib daddr type local ip daddr != 127.0.0.0/8 ip daddr != @cluster-ips';
   const lines = [
     `add table ${t} { comment "k8ts kube-proxy (nftables mode)"; }`,
     `add map ${t} service-ips { type ipv4_addr . inet_proto . inet_service : verdict; }`,
     `add map ${t} service-nodeports { type inet_proto . inet_service : verdict; }`,
     `add map ${t} no-endpoint-services { type ipv4_addr . inet_proto . inet_service : verdict; }`,
     `add map ${t} no-endpoint-nodeports { type inet_proto . inet_service : verdict; }`,
+    `add set ${t} cluster-ips { type ipv4_addr; }`,
     `add chain ${t} reject-chain`,
     `add rule ${t} reject-chain reject`,
     `add chain ${t} mark-for-masquerade`,
@@ -120,24 +160,31 @@ export function tableSkeleton(s: Pick<TableSettings, 'nodeIP' | 'table'>): strin
     `add chain ${t} service-endpoints-check`,
     `add rule ${t} service-endpoints-check ip daddr . meta l4proto . th dport vmap @no-endpoint-services`,
     `add chain ${t} nodeport-endpoints-check`,
-    `add rule ${t} nodeport-endpoints-check ${nodePortsOut} meta l4proto . th dport vmap @no-endpoint-nodeports`,
+    `add rule ${t} nodeport-endpoints-check ${nodePorts} meta l4proto . th dport vmap @no-endpoint-nodeports`,
+    `add chain ${t} cluster-ips-check`,
+    `add rule ${t} cluster-ips-check ip daddr @cluster-ips reject`,
     `add chain ${t} nat-prerouting { type nat hook prerouting priority dstnat; policy accept; }`,
     `add rule ${t} nat-prerouting jump services`,
-    `add rule ${t} nat-prerouting ${nodePortsIn} meta l4proto . th dport vmap @service-nodeports`,
+    `add rule ${t} nat-prerouting ${nodePorts} meta l4proto . th dport vmap @service-nodeports`,
     `add chain ${t} nat-output { type nat hook output priority -100; policy accept; }`,
     `add rule ${t} nat-output jump services`,
-    `add rule ${t} nat-output ${nodePortsOut} meta l4proto . th dport vmap @service-nodeports`,
+    `add rule ${t} nat-output ${nodePorts} meta l4proto . th dport vmap @service-nodeports`,
     `add chain ${t} nat-postrouting { type nat hook postrouting priority srcnat; policy accept; }`,
     `add rule ${t} nat-postrouting jump masquerading`,
+    // Input and forward come after the DNAT of prerouting; output's own -110 chain before
+    // nat-output's, so the clusterIP check of output waits for the DNAT in a chain of its own.
     `add chain ${t} filter-input { type filter hook input priority -110; policy accept; }`,
     `add rule ${t} filter-input ct state new jump nodeport-endpoints-check`,
     `add rule ${t} filter-input ct state new jump service-endpoints-check`,
-    `add rule ${t} filter-input ip daddr 127.0.0.0/8 ip saddr != 127.0.0.0/8 ct status & dnat == 0 drop`,
+    `add rule ${t} filter-input ct state new jump cluster-ips-check`,
     `add chain ${t} filter-forward { type filter hook forward priority -110; policy accept; }`,
     `add rule ${t} filter-forward ct state new jump service-endpoints-check`,
+    `add rule ${t} filter-forward ct state new jump cluster-ips-check`,
     `add chain ${t} filter-output { type filter hook output priority -110; policy accept; }`,
     `add rule ${t} filter-output ct state new jump service-endpoints-check`,
     `add rule ${t} filter-output ct state new jump nodeport-endpoints-check`,
+    `add chain ${t} filter-output-post-dnat { type filter hook output priority -90; policy accept; }`,
+    `add rule ${t} filter-output-post-dnat ct state new jump cluster-ips-check`,
   ];
   return lines.join('\n') + '\n';
 }
@@ -147,6 +194,7 @@ export function servicePortObjects(p: KernelServicePort, s: TableSettings): Port
   const chains = new Map<string, string[]>();
   const elements = new Map<string, Map<string, string>>();
   const sets = new Map<string, string>();
+  const weak = new Set<string>();
   const element = (map: string, key: string, verdict: string) => {
     let m = elements.get(map);
     if (!m) elements.set(map, (m = new Map()));
@@ -156,78 +204,111 @@ export function servicePortObjects(p: KernelServicePort, s: TableSettings): Port
   const svcChain = `svc-${p.id}`;
   const extChain = `ext-${p.id}`;
   const localChain = `local-${p.id}`;
+  const clusterChain = `cluster-${p.id}`;
   const noEndpoints = p.hasEndpoints ? 'drop' : 'goto reject-chain';
 
   const endpointChain = (e: Endpoint): string => `ep-${p.id}__${e.ip}/${e.port}`;
   const affinitySet = (e: Endpoint): string => `affinity-${p.id}__${e.ip}/${e.port}`;
   const spread = (eps: readonly Endpoint[]): string =>
     `numgen random mod ${eps.length} vmap { ${eps.map((e, i) => `${i} : goto ${endpointChain(e)}`).join(', ')} }`;
-  const withEndpoints = (eps: readonly Endpoint[]): Endpoint[] => eps.filter((e) => IPV4.test(e.ip));
-  const internal = withEndpoints(p.internal);
-  const external = withEndpoints(p.external);
+  const usable = (eps: readonly Endpoint[]): Endpoint[] =>
+    eps.filter((e) => IPV4.test(e.ip) && Number.isInteger(e.port) && e.port > 0 && e.port < 65536);
+  const internal = usable(p.internal);
+  const external = usable(p.external);
+  const all = usable(p.all);
+  const sameEndpoints = (a: Endpoint[], b: Endpoint[]) =>
+    a.length === b.length && a.every((e, i) => e.ip === b[i]!.ip && e.port === b[i]!.port);
+  const affinityRules = (eps: readonly Endpoint[]): string[] =>
+    p.affinitySeconds > 0 ? eps.map((e) => `ip saddr @${affinitySet(e)} goto ${endpointChain(e)}`) : [];
+  const used = new Map<string, Endpoint>();
+  const use = (eps: readonly Endpoint[]) => {
+    for (const e of eps) used.set(endpointChain(e), e);
+  };
 
-  for (const e of new Map([...internal, ...external].map((e) => [endpointChain(e), e])).values()) {
+  const clusterIP = p.clusterIP && IPV4.test(p.clusterIP) ? p.clusterIP : undefined;
+  if (clusterIP) {
+    element('cluster-ips', clusterIP, '');
+    const key = `${clusterIP} . ${proto} . ${p.port}`;
+    if (internal.length > 0) {
+      chains.set(svcChain, [
+        `ip daddr ${clusterIP} ${proto} dport ${p.port} ip saddr != ${s.clusterCIDR} jump mark-for-masquerade`,
+        ...affinityRules(internal),
+        spread(internal),
+      ]);
+      use(internal);
+      element('service-ips', key, `goto ${svcChain}`);
+    } else element('no-endpoint-services', key, noEndpoints);
+  }
+
+  const ingress = p.loadBalancerIPs.filter((ip) => IPV4.test(ip) && !NOT_SERVED.test(ip) && ip !== clusterIP);
+  if (p.nodePort !== undefined || ingress.length > 0) {
+    const ext: string[] = [];
+    if (!p.externalTrafficLocal) {
+      ext.push('jump mark-for-masquerade');
+      if (external.length > 0) ext.push(...affinityRules(external), spread(external));
+      use(external);
+    } else {
+      // Pods and the node itself get the Service's cluster-wide endpoints (kube-proxy's
+      // short-circuit of pod-to-external traffic); others keep their address.
+      if (all.length > 0) {
+        let target = svcChain;
+        if (!chains.has(svcChain) || !sameEndpoints(internal, all)) {
+          target = clusterChain;
+          chains.set(clusterChain, [...affinityRules(all), spread(all)]);
+          use(all);
+        }
+        ext.push(`ip saddr ${s.clusterCIDR} goto ${target}`);
+        ext.push('fib saddr type local jump mark-for-masquerade');
+        ext.push(`fib saddr type local goto ${target}`);
+      }
+      if (external.length > 0) {
+        chains.set(localChain, [...affinityRules(external), spread(external)]);
+        use(external);
+        ext.push(`goto ${localChain}`);
+      } else ext.push('drop');
+    }
+    chains.set(extChain, ext);
+    const reachable = external.length > 0 || (p.externalTrafficLocal && all.length > 0);
+    if (p.nodePort !== undefined) {
+      const key = `${proto} . ${p.nodePort}`;
+      if (reachable) element('service-nodeports', key, `goto ${extChain}`);
+      else element('no-endpoint-nodeports', key, noEndpoints);
+    }
+    for (const ip of ingress) {
+      const key = `${ip} . ${proto} . ${p.port}`;
+      const map = reachable ? 'service-ips' : 'no-endpoint-services';
+      element(map, key, reachable ? `goto ${extChain}` : noEndpoints);
+      weak.add(`${keySpace(map)}|${key}`);
+    }
+  }
+
+  for (const [name, e] of used) {
     const rules = [`ip saddr ${e.ip} jump mark-for-masquerade`];
     if (p.affinitySeconds > 0) {
       sets.set(affinitySet(e), `type ipv4_addr; flags dynamic,timeout; timeout ${p.affinitySeconds}s;`);
       rules.push(`update @${affinitySet(e)} { ip saddr }`);
     }
     rules.push(`meta l4proto ${proto} dnat to ${e.ip}:${e.port}`);
-    chains.set(endpointChain(e), rules);
+    chains.set(name, rules);
   }
-  const affinityRules = (eps: readonly Endpoint[]): string[] =>
-    p.affinitySeconds > 0 ? eps.map((e) => `ip saddr @${affinitySet(e)} goto ${endpointChain(e)}`) : [];
-
-  if (p.clusterIP && IPV4.test(p.clusterIP)) {
-    const svc = [
-      `ip daddr ${p.clusterIP} ${proto} dport ${p.port} ip saddr != ${s.clusterCIDR} jump mark-for-masquerade`,
-      ...affinityRules(internal),
-    ];
-    if (internal.length > 0) svc.push(spread(internal));
-    chains.set(svcChain, svc);
-    const key = `${p.clusterIP} . ${proto} . ${p.port}`;
-    if (internal.length > 0) element('service-ips', key, `goto ${svcChain}`);
-    else element('no-endpoint-services', key, noEndpoints);
-  }
-
-  const externallyReached = p.nodePort !== undefined || p.loadBalancerIPs.some((ip) => IPV4.test(ip));
-  if (externallyReached) {
-    const ext: string[] = [];
-    if (!p.externalTrafficLocal) {
-      ext.push('jump mark-for-masquerade');
-      if (external.length > 0) ext.push(...affinityRules(external), spread(external));
-    } else {
-      // Pods and the node itself get the Service's cluster-wide behaviour (kube-proxy's
-      // "short-circuit" of pod-to-external traffic); others keep their address.
-      if (chains.has(svcChain) && internal.length > 0) {
-        ext.push(`ip saddr ${s.clusterCIDR} goto ${svcChain}`);
-        ext.push('fib saddr type local jump mark-for-masquerade');
-        ext.push(`fib saddr type local goto ${svcChain}`);
-      }
-      if (external.length > 0) {
-        chains.set(localChain, [...affinityRules(external), spread(external)]);
-        ext.push(`goto ${localChain}`);
-      } else ext.push('drop');
-    }
-    chains.set(extChain, ext);
-    const reachable = external.length > 0 || (p.externalTrafficLocal && internal.length > 0);
-    if (p.nodePort !== undefined) {
-      const key = `${proto} . ${p.nodePort}`;
-      if (reachable) element('service-nodeports', key, `goto ${extChain}`);
-      else element('no-endpoint-nodeports', key, noEndpoints);
-    }
-    for (const ip of p.loadBalancerIPs) {
-      if (!IPV4.test(ip)) continue;
-      const key = `${ip} . ${proto} . ${p.port}`;
-      if (reachable) element('service-ips', key, `goto ${extChain}`);
-      else element('no-endpoint-services', key, noEndpoints);
-    }
-  }
-  return { chains, elements, sets };
+  return { chains, elements, sets, weak };
 }
 
-/** One transaction from `before` to `after` (the objects of one or more Service ports) in table `ip <table>`, or '' when they are equal. */
-export function diffTransaction(before: PortObjects, after: PortObjects, table = NFT_TABLE): string {
+/** A transaction, and the chains and sets it left flushed but in place (see diffTransaction). */
+export interface Transaction {
+  text: string;
+  staleChains: string[];
+  staleSets: string[];
+}
+
+/**
+ * One transaction from `before` to `after` (the objects of one or more Service ports) in
+ * table `ip <table>`; its text is '' when they are equal. Chains and sets that go away are
+ * flushed, not deleted: kernels before 6.2 notice only a moment later that a chain a map
+ * element pointed to is free, and refuse its deletion in the same transaction (kube-proxy
+ * deletes its stale chains in a later sync, as NftablesProxier does with staleChains).
+ */
+export function diffTransaction(before: PortObjects, after: PortObjects, table = NFT_TABLE): Transaction {
   const t = `ip ${table}`;
   const out: string[] = [];
   const changedSets = new Set<string>();
@@ -243,30 +324,35 @@ export function diffTransaction(before: PortObjects, after: PortObjects, table =
     return !old || old.join('\n') !== rules.join('\n') || touchesSet(rules, recreated);
   });
   const removedChains = [...before.chains.keys()].filter((n) => !after.chains.has(n));
+  const brace = (key: string, verdict: string) => (verdict === '' ? `{ ${key} }` : `{ ${key} : ${verdict} }`);
 
   for (const [map, els] of before.elements) {
     const next = after.elements.get(map);
     for (const [key, verdict] of els)
       if (next?.get(key) !== verdict) out.push(`delete element ${t} ${map} { ${key} }`);
   }
-  for (const [name] of dirtyChains) if (!before.chains.has(name)) out.push(`add chain ${t} ${name}`);
+  // `add chain` of an existing chain is a no-op (a stale chain coming back); flush empties it.
+  for (const [name] of dirtyChains) out.push(`add chain ${t} ${name}`);
   for (const [name] of dirtyChains) if (before.chains.has(name)) out.push(`flush chain ${t} ${name}`);
   for (const name of removedChains) out.push(`flush chain ${t} ${name}`);
-  for (const name of removedChains) out.push(`delete chain ${t} ${name}`);
-  for (const name of [...removedSets, ...recreated]) out.push(`delete set ${t} ${name}`);
+  for (const name of recreated) out.push(`delete set ${t} ${name}`);
   for (const name of changedSets) out.push(`add set ${t} ${name} { ${after.sets.get(name)} }`);
   for (const [name, rules] of dirtyChains) for (const r of rules) out.push(`add rule ${t} ${name} ${r}`);
   for (const [map, els] of after.elements) {
     const old = before.elements.get(map);
     for (const [key, verdict] of els)
-      if (old?.get(key) !== verdict) out.push(`add element ${t} ${map} { ${key} : ${verdict} }`);
+      if (old?.get(key) !== verdict) out.push(`add element ${t} ${map} ${brace(key, verdict)}`);
   }
-  return out.length > 0 ? out.join('\n') + '\n' : '';
+  return {
+    text: out.length > 0 ? out.join('\n') + '\n' : '',
+    staleChains: removedChains,
+    staleSets: removedSets,
+  };
 }
 
 /** No objects (a Service port not yet written, or gone). */
 export function emptyObjects(): PortObjects {
-  return { chains: new Map(), elements: new Map(), sets: new Map() };
+  return { chains: new Map(), elements: new Map(), sets: new Map(), weak: new Set() };
 }
 
 /** The objects of several Service ports together (their names never overlap: each is prefixed by the port's id). */
@@ -275,6 +361,7 @@ export function mergeObjects(parts: Iterable<PortObjects>): PortObjects {
   for (const p of parts) {
     for (const [k, v] of p.chains) all.chains.set(k, v);
     for (const [k, v] of p.sets) all.sets.set(k, v);
+    for (const w of p.weak) all.weak.add(w);
     for (const [map, els] of p.elements) {
       let m = all.elements.get(map);
       if (!m) all.elements.set(map, (m = new Map()));

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CommandResult, HostCommand } from '../network/host-command.js';
 import { ProxyMetrics } from './metrics.js';
-import { NftablesProxier } from './nftables.js';
+import type { EndpointSlice, Service } from '../../api/types.js';
+import { kernelServicePorts, NftablesProxier } from './nftables.js';
 import {
   diffTransaction,
   emptyObjects,
@@ -29,6 +30,7 @@ function port(over: Partial<KernelServicePort> = {}): KernelServicePort {
     loadBalancerIPs: [],
     internal: [ep('10.42.1.5'), ep('10.42.2.6')],
     external: [ep('10.42.1.5'), ep('10.42.2.6')],
+    all: [ep('10.42.1.5'), ep('10.42.2.6')],
     hasEndpoints: true,
     externalTrafficLocal: false,
     affinitySeconds: 0,
@@ -122,40 +124,159 @@ describe('nftables rules of one Service port', () => {
   });
 });
 
+describe('nftables rules against abuse and corner cases', () => {
+  it("serves no load-balancer ingress IP on loopback, link-local or the Service's own clusterIP", () => {
+    const o = servicePortObjects(
+      port({ loadBalancerIPs: ['127.0.0.1', '169.254.169.254', '0.0.0.1', '10.43.0.10', '198.18.0.50'] }),
+      settings,
+    );
+    assert.deepEqual([...o.elements.get('service-ips')!.keys()].sort(), [
+      '10.43.0.10 . tcp . 80',
+      '198.18.0.50 . tcp . 80',
+    ]);
+    assert.deepEqual([...o.weak], ['service-ips|198.18.0.50 . tcp . 80']);
+  });
+
+  it("lets a clusterIP take its key from another Service's load-balancer ingress IP, in either order", async () => {
+    for (const order of [
+      ['default/aaa', 'default/victim'],
+      ['default/victim', 'default/aaa'],
+    ]) {
+      const { host, calls } = fakeHost();
+      const nft = new NftablesProxier({
+        host,
+        logger: { warn() {}, info() {} },
+        metrics: new ProxyMetrics(),
+      });
+      const want = {
+        'default/aaa': [
+          port({ id: 'default/aaa/tcp/80', clusterIP: '10.43.0.99', loadBalancerIPs: ['10.43.0.10'] }),
+        ],
+        'default/victim': [port({ id: 'default/victim/tcp/80', clusterIP: '10.43.0.10' })],
+      } as Record<string, KernelServicePort[]>;
+      for (const key of order) {
+        nft.update(key, want[key]);
+        await nft.flush(settings);
+      }
+      for (let i = 0; i < 3 && nft.pending; i++) await nft.flush(settings);
+      const all = calls.map((c) => c.stdin ?? '').join('');
+      const adds = [
+        ...all.matchAll(/add element ip k8ts service-ips \{ 10\.43\.0\.10 \. tcp \. 80 : goto (\S+) \}/g),
+      ].map((m) => m[1]);
+      assert.equal(adds.at(-1), 'svc-default/victim/tcp/80', `order ${order.join(', ')}: ${adds.join(', ')}`);
+      assert.ok(!nft.pending, 'settled');
+    }
+  });
+
+  it('sends pods and the node to every endpoint under eTP Local even when iTP Local leaves none here', () => {
+    const o = servicePortObjects(
+      port({
+        nodePort: 30080,
+        internal: [],
+        external: [],
+        all: [ep('10.42.2.6')],
+        externalTrafficLocal: true,
+      }),
+      settings,
+    );
+    assert.deepEqual(o.chains.get('ext-default/web/tcp/http'), [
+      'ip saddr 10.42.0.0/16 goto cluster-default/web/tcp/http',
+      'fib saddr type local jump mark-for-masquerade',
+      'fib saddr type local goto cluster-default/web/tcp/http',
+      'drop',
+    ]);
+    assert.deepEqual(o.chains.get('cluster-default/web/tcp/http'), [
+      'numgen random mod 1 vmap { 0 : goto ep-default/web/tcp/http__10.42.2.6/8080 }',
+    ]);
+    assert.equal(o.elements.get('service-nodeports')!.get('tcp . 30080'), 'goto ext-default/web/tcp/http');
+  });
+
+  it('writes no chain nothing points to, for a Service without endpoints', () => {
+    const o = servicePortObjects(
+      port({ internal: [], external: [], all: [], hasEndpoints: false }),
+      settings,
+    );
+    assert.deepEqual([...o.chains.keys()], []);
+    assert.equal(o.elements.get('cluster-ips')!.get('10.43.0.10'), '');
+  });
+
+  it('counts only IPv4 endpoints (the table is family ip), and skips ipMode Proxy ingress IPs', () => {
+    const svc = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: {
+        type: 'LoadBalancer' as const,
+        clusterIP: '10.43.0.10',
+        ports: [{ name: 'http', port: 80, nodePort: 30080 }],
+      },
+      status: {
+        loadBalancer: { ingress: [{ ip: '198.18.0.50' }, { ip: '198.18.0.51', ipMode: 'Proxy' as const }] },
+      },
+    };
+    const v6 = {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'web-v6', namespace: 'default' },
+      addressType: 'IPv6',
+      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      endpoints: [{ addresses: ['fd00::5'], conditions: { ready: true } }],
+    };
+    const { ports } = kernelServicePorts(
+      'default/web',
+      svc as unknown as Service,
+      new Map([['http', svc.spec.ports[0]!]]),
+      [v6 as unknown as EndpointSlice],
+      'node-a',
+    );
+    assert.equal(
+      ports[0]!.hasEndpoints,
+      false,
+      'a Service with IPv6 endpoints only is rejected, not dropped',
+    );
+    assert.deepEqual(ports[0]!.loadBalancerIPs, ['198.18.0.50']);
+  });
+});
+
 describe('nftables transactions', () => {
   it('is empty between equal states, and touches only the changed chains otherwise', () => {
     const a = servicePortObjects(port(), settings);
-    assert.equal(diffTransaction(a, servicePortObjects(port(), settings)), '');
+    assert.equal(diffTransaction(a, servicePortObjects(port(), settings)).text, '');
     const b = servicePortObjects(
       port({ internal: [ep('10.42.1.5')], external: [ep('10.42.1.5')] }),
       settings,
     );
-    const tx = diffTransaction(a, b).trim().split('\n');
-    assert.deepEqual(tx, [
+    const tx = diffTransaction(a, b);
+    assert.deepEqual(tx.text.trim().split('\n'), [
+      'add chain ip k8ts svc-default/web/tcp/http',
       'flush chain ip k8ts svc-default/web/tcp/http',
       'flush chain ip k8ts ep-default/web/tcp/http__10.42.2.6/8080',
-      'delete chain ip k8ts ep-default/web/tcp/http__10.42.2.6/8080',
       'add rule ip k8ts svc-default/web/tcp/http ip daddr 10.43.0.10 tcp dport 80 ip saddr != 10.42.0.0/16 jump mark-for-masquerade',
       'add rule ip k8ts svc-default/web/tcp/http numgen random mod 1 vmap { 0 : goto ep-default/web/tcp/http__10.42.1.5/8080 }',
     ]);
+    // The endpoint's chain is only flushed: a kernel before 6.2 refuses its deletion in the
+    // transaction that removes the last reference to it.
+    assert.deepEqual(tx.staleChains, ['ep-default/web/tcp/http__10.42.2.6/8080']);
   });
 
   it('removes everything of a Service that went away, map elements before chains', () => {
     const tx = diffTransaction(servicePortObjects(port({ nodePort: 30080 }), settings), emptyObjects());
-    const lines = tx.trim().split('\n');
-    const firstChainDelete = lines.findIndex((l) => l.startsWith('delete chain'));
+    const lines = tx.text.trim().split('\n');
+    const firstFlush = lines.findIndex((l) => l.startsWith('flush chain'));
     assert.ok(
-      lines.slice(0, firstChainDelete).some((l) => l.startsWith('delete element ip k8ts service-nodeports')),
+      lines.slice(0, firstFlush).some((l) => l.startsWith('delete element ip k8ts service-nodeports')),
     );
-    assert.equal(lines.filter((l) => l.startsWith('delete chain')).length, 4);
-    assert.ok(!lines.some((l) => l.startsWith('add ')));
+    assert.ok(lines.slice(0, firstFlush).includes('delete element ip k8ts cluster-ips { 10.43.0.10 }'));
+    assert.equal(lines.filter((l) => l.startsWith('flush chain')).length, 4);
+    assert.equal(tx.staleChains.length, 4);
+    assert.ok(!lines.some((l) => l.startsWith('add ') || l.startsWith('delete chain')));
   });
 
   it('recreates an affinity set whose timeout changed, and rewrites the chains that use it', () => {
     const tx = diffTransaction(
       servicePortObjects(port({ affinitySeconds: 60 }), settings),
       servicePortObjects(port({ affinitySeconds: 120 }), settings),
-    );
+    ).text;
     assert.match(tx, /delete set ip k8ts affinity-default\/web\/tcp\/http__10\.42\.1\.5\/8080\n/);
     assert.match(
       tx,
@@ -227,18 +348,57 @@ describe('NftablesProxier', () => {
     assert.match(await metrics.registry.metrics(), /k8ts_proxy_nftables_writes_total\{kind="partial"\} 1/);
   });
 
-  it('sets route_localnet once, before its first write', async () => {
-    const sysctls: (readonly string[])[] = [];
-    const host: HostCommand = (file, args) => {
-      if (file === 'sysctl') sysctls.push(args);
+  it("never sets route_localnet: NodePorts are not served on 127.0.0.0/8, as in kube-proxy's nftables mode", async () => {
+    const files: string[] = [];
+    const host: HostCommand = (file, _args, stdin) => {
+      files.push(file);
+      if (stdin !== undefined) assert.doesNotMatch(stdin, /route_localnet/);
       return Promise.resolve({ code: 0, stdout: '', stderr: '' });
     };
     const nft = new NftablesProxier({ host, logger, metrics: new ProxyMetrics() });
-    for (const p of [port(), port({ internal: [] })]) {
-      nft.update('default/a', [p]);
-      await nft.flush(settings);
-    }
-    assert.deepEqual(sysctls, [['-w', 'net.ipv4.conf.all.route_localnet=1']]);
+    nft.update('default/a', [port({ nodePort: 30080 })]);
+    await nft.flush({ ...settings, nodeIP: undefined });
+    assert.deepEqual(files, ['nft']);
+  });
+
+  it('after a refused whole-table write, waits before it tries again', async () => {
+    const calls: string[] = [];
+    let now = 1_000_000;
+    const host: HostCommand = (file, _args, stdin) => {
+      calls.push(stdin ?? '');
+      return Promise.resolve({ code: 1, stdout: '', stderr: 'Error: Could not process rule' });
+    };
+    const nft = new NftablesProxier({ host, logger, metrics: new ProxyMetrics(), now: () => now });
+    nft.update('default/a', [port()]);
+    await nft.flush(settings);
+    await nft.flush(settings);
+    assert.equal(calls.length, 1, 'no second try at once');
+    now += 30_000;
+    await nft.flush(settings);
+    assert.equal(calls.length, 2);
+  });
+
+  it('deletes the chains it flushed away only in a later write, a second on', async () => {
+    const { host, calls } = fakeHost();
+    let now = 1_000_000;
+    const nft = new NftablesProxier({ host, logger, metrics: new ProxyMetrics(), now: () => now });
+    nft.update('default/a', [port()]);
+    await nft.flush(settings);
+    nft.update('default/a', [
+      port({ internal: [ep('10.42.1.5')], external: [ep('10.42.1.5')], all: [ep('10.42.1.5')] }),
+    ]);
+    await nft.flush(settings);
+    const gone = 'ep-default/web/tcp/http__10.42.2.6/8080';
+    assert.match(calls.at(-1)!.stdin!, new RegExp(`flush chain ip k8ts ${gone.replace(/[/.]/g, '\\$&')}`));
+    assert.doesNotMatch(calls.at(-1)!.stdin!, /delete chain/);
+    assert.ok(nft.hasStaleChains);
+    now += 500;
+    await nft.flush(settings);
+    assert.equal(calls.length, 2, 'too early: nothing to write');
+    now += 600;
+    await nft.flush(settings);
+    assert.equal(calls.at(-1)!.stdin, `delete chain ip k8ts ${gone}\n`);
+    assert.ok(!nft.hasStaleChains);
   });
 
   it('after a refused partial transaction, rewrites the table whole at once', async () => {
@@ -261,8 +421,8 @@ describe('NftablesProxier', () => {
     const nft = new NftablesProxier({ host, logger, metrics: new ProxyMetrics() });
     nft.update('default/a', [port()]);
     await nft.flush(settings);
-    assert.equal(await nft.checkTable(), false, 'nft lists the canary chain: nothing to do');
-    assert.deepEqual(calls.at(-1)!.args, ['list', 'chain', 'ip', 'k8ts', 'services']);
+    assert.equal(await nft.checkTable(), false, 'nft lists the canary table: nothing to do');
+    assert.deepEqual(calls.at(-1)!.args, ['list', 'table', 'ip', 'k8ts-canary']);
     const gone: HostCommand = (file, args, stdin) =>
       file === 'nft' && args[0] === 'list'
         ? Promise.resolve({ code: 1, stdout: '', stderr: 'Error: No such file or directory' })
@@ -274,7 +434,7 @@ describe('NftablesProxier', () => {
     await nft2.flush(settings);
     assert.match(
       calls.at(-1)!.stdin!,
-      /^add table ip k8ts\ndelete table ip k8ts\n[^]*svc-default\/web\/tcp\/http/,
+      /^add table ip k8ts\ndelete table ip k8ts\nadd table ip k8ts-canary\n[^]*svc-default\/web\/tcp\/http/,
     );
   });
 
@@ -306,6 +466,7 @@ describe('NftablesProxier', () => {
         port: 53,
         internal: eps,
         external: eps,
+        all: eps,
         hasEndpoints: eps.length > 0,
       });
     nft.update('default/dns', [udp([])]);
@@ -320,6 +481,8 @@ describe('NftablesProxier', () => {
       '10.43.0.10',
       '--orig-port-dst',
       '53',
+      '--reply-src',
+      '10.43.0.10',
     ]);
     nft.update('default/dns', [udp([ep('10.42.1.5', 53)])]);
     await nft.flush(settings);

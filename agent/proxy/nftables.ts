@@ -27,8 +27,10 @@ import { endpointKey } from './balancer.js';
 import { DEFAULT_AFFINITY_SECONDS, endpointsForPort } from './endpoints.js';
 import type { ProxyMetrics } from './metrics.js';
 import {
+  canaryTableFor,
   diffTransaction,
   emptyObjects,
+  keySpace,
   mergeObjects,
   servicePortObjects,
   tableSkeleton,
@@ -63,11 +65,13 @@ export function kernelServicePorts(
   const type = svc.spec.type ?? 'ClusterIP';
   const out: KernelServicePort[] = [];
   let endpointCount = 0;
+  // The table is family ip: IPv6 slices would count as endpoints that are not there.
+  const ipv4 = slices.filter((sl) => sl.addressType === 'IPv4');
   for (const [portKey, sp] of ports) {
     const protocol = sp.protocol === 'UDP' ? 'UDP' : 'TCP';
     const portName = sp.name ?? '';
-    const all = endpointsForPort(slices, portName, protocol).endpoints;
-    const local = () => endpointsForPort(slices, portName, protocol, nodeName).endpoints;
+    const all = endpointsForPort(ipv4, portName, protocol).endpoints;
+    const local = () => endpointsForPort(ipv4, portName, protocol, nodeName).endpoints;
     endpointCount = Math.max(endpointCount, all.length);
     out.push({
       id: `${key}/${protocol.toLowerCase()}/${portKey}`,
@@ -77,10 +81,14 @@ export function kernelServicePorts(
       ...((type === 'NodePort' || type === 'LoadBalancer') && sp.nodePort ? { nodePort: sp.nodePort } : {}),
       loadBalancerIPs:
         type === 'LoadBalancer'
-          ? (svc.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : []))
+          ? // ipMode Proxy: the load balancer delivers to the node, not to the VIP.
+            (svc.status?.loadBalancer?.ingress ?? []).flatMap((i) =>
+              i.ip && i.ipMode !== 'Proxy' ? [i.ip] : [],
+            )
           : [],
       internal: svc.spec.internalTrafficPolicy === 'Local' ? local() : all,
       external: svc.spec.externalTrafficPolicy === 'Local' ? local() : all,
+      all,
       hasEndpoints: all.length > 0,
       externalTrafficLocal: svc.spec.externalTrafficPolicy === 'Local',
       affinitySeconds:
@@ -98,17 +106,34 @@ interface ServiceEntry {
   triggers: number[];
 }
 
+/** What one Service will hold after a write. */
+interface Planned {
+  ports: KernelServicePort[];
+  objects: PortObjects;
+}
+
+/** Milliseconds a flushed chain waits before it is deleted (kernels before 6.2; see diffTransaction). */
+const STALE_CHAIN_DELAY_MS = 1_000;
+/** Milliseconds after a refused whole-table write before the next try. */
+const FULL_WRITE_BACKOFF_MS = 30_000;
+
 /** Keeps the nftables table of kube-proxy's nftables mode (see the file comment). */
 export class NftablesProxier {
   private readonly desired = new Map<string, ServiceEntry>();
   /** What the kernel holds, per Service key. */
-  private readonly written = new Map<string, { ports: KernelServicePort[]; objects: PortObjects }>();
-  /** Map key (`map|key`) → the Service holding it in the kernel. */
+  private readonly written = new Map<string, Planned>();
+  /** Element key (`keySpace|key`) → the Service holding it in the kernel. */
   private readonly owners = new Map<string, string>();
+  /** Element key → Services that want it while another holds it (dirtied when it is free). */
+  private readonly waiting = new Map<string, Set<string>>();
+  /** Element keys a clusterIP waits for while an ingress IP's claim holds them. */
+  private readonly strongWaiting = new Set<string>();
   private readonly dirty = new Set<string>();
+  /** Flushed chains and sets to delete in a later write, with the time they went. */
+  private readonly stale = new Map<string, { kind: 'chain' | 'set'; since: number }>();
   private settings: TableSettings | undefined;
   private needFull = true;
-  private routeLocalnetSet = false;
+  private retryFullAt = 0;
   private readonly now: () => number;
 
   constructor(private readonly cfg: NftablesProxierConfig) {
@@ -116,11 +141,32 @@ export class NftablesProxier {
   }
 
   /**
-   * Whether `nft` can program this host: undefined when it can, else the reason (nft
-   * missing, no permission). Lists nothing and changes nothing.
+   * Whether `nft` can program this host as this mode needs: undefined when it can, else
+   * the reason (nft missing, no permission, a kernel without nat, fib, numgen, reject or
+   * timeout sets). Checks a whole sample table with `nft -c` (the kernel validates the
+   * transaction and applies nothing).
    */
   static async unavailable(host: HostCommand): Promise<string | undefined> {
-    const r = await host('nft', ['-c', '-f', '-'], 'add table ip k8ts-probe\n');
+    const settings: TableSettings = { table: 'k8ts-probe', clusterCIDR: '10.42.0.0/16', nodeIP: undefined };
+    const sample = servicePortObjects(
+      {
+        id: 'probe/probe/tcp/80',
+        protocol: 'TCP',
+        clusterIP: '10.43.0.1',
+        port: 80,
+        nodePort: 30000,
+        loadBalancerIPs: [],
+        internal: [{ ip: '10.42.0.2', port: 80 }],
+        external: [{ ip: '10.42.0.2', port: 80 }],
+        all: [{ ip: '10.42.0.2', port: 80 }],
+        hasEndpoints: true,
+        externalTrafficLocal: true,
+        affinitySeconds: 60,
+      },
+      settings,
+    );
+    const text = tableSkeleton(settings) + diffTransaction(emptyObjects(), sample, settings.table).text;
+    const r = await host('nft', ['-c', '-f', '-'], text);
     return r.code === 0 ? undefined : r.stderr.trim() || `nft exited with ${r.code}`;
   }
 
@@ -141,7 +187,7 @@ export class NftablesProxier {
     return this.desired.has(serviceKey) || this.written.has(serviceKey);
   }
 
-  /** Whether something is waiting to be written. */
+  /** Whether something is waiting to be written (a backed-off whole-table write counts). */
   get pending(): boolean {
     return this.dirty.size > 0 || this.needFull;
   }
@@ -153,8 +199,9 @@ export class NftablesProxier {
 
   /**
    * Writes what changed since the last flush in one transaction (or the whole table, see
-   * the file comment). Never throws: a refused transaction is logged and counted, and the
-   * next flush rewrites the table whole.
+   * the file comment), and deletes the chains flushed at least a second ago. Never throws:
+   * a refused partial write is followed at once by a whole-table write; a refused
+   * whole-table write is logged and counted, and tried again after FULL_WRITE_BACKOFF_MS.
    */
   async flush(settings: TableSettings): Promise<void> {
     if (
@@ -166,36 +213,46 @@ export class NftablesProxier {
       this.settings = settings;
       this.needFull = true;
     }
-    if (!this.needFull && this.dirty.size === 0) return;
-    if (!this.routeLocalnetSet) {
-      // NodePorts on 127.0.0.1 (as kube-proxy's iptables mode serves them): the kernel
-      // routes a loopback source off the host only with route_localnet; the table drops
-      // what would abuse it (nftables-rules.ts, filter-input).
-      const r = await this.cfg.host('sysctl', ['-w', 'net.ipv4.conf.all.route_localnet=1']);
-      if (r.code !== 0)
-        this.cfg.logger.warn('proxy: cannot set route_localnet; NodePorts are not served on 127.0.0.1', {
-          error: r.stderr.trim(),
-        });
-      this.routeLocalnetSet = true;
-    }
+    const now = this.now();
+    const dueStale = [...this.stale].filter(([, s]) => now - s.since >= STALE_CHAIN_DELAY_MS);
+    if (this.needFull && now < this.retryFullAt) return;
+    if (!this.needFull && this.dirty.size === 0 && dueStale.length === 0) return;
     const full = this.needFull;
     const keys = full ? [...new Set([...this.desired.keys(), ...this.written.keys()])] : [...this.dirty];
     this.dirty.clear();
     const before = new Map(keys.map((k) => [k, this.written.get(k)]));
-    if (full) this.owners.clear();
+    if (full) {
+      this.owners.clear();
+      this.strongWaiting.clear();
+    }
     const plan = this.plan(keys, full);
-    const text = full
-      ? `add table ip ${settings.table}\ndelete table ip ${settings.table}\n${tableSkeleton(settings)}` +
+    const t = `ip ${settings.table}`;
+    let text: string;
+    let stale: { chains: string[]; sets: string[] } = { chains: [], sets: [] };
+    if (full) {
+      const canary = `ip ${canaryTableFor(settings.table)}`;
+      text =
+        `add table ${t}\ndelete table ${t}\nadd table ${canary}\n${tableSkeleton(settings)}` +
         diffTransaction(
           emptyObjects(),
           mergeObjects([...plan.values()].map((p) => p.objects)),
           settings.table,
-        )
-      : diffTransaction(
-          mergeObjects(keys.map((k) => this.written.get(k)?.objects ?? emptyObjects())),
-          mergeObjects(keys.map((k) => plan.get(k)?.objects ?? emptyObjects())),
-          settings.table,
-        );
+        ).text;
+    } else {
+      const tx = diffTransaction(
+        mergeObjects(keys.map((k) => this.written.get(k)?.objects ?? emptyObjects())),
+        mergeObjects(keys.map((k) => plan.get(k)?.objects ?? emptyObjects())),
+        settings.table,
+      );
+      // A chain that comes back before its deletion is simply in use again.
+      for (const p of plan.values())
+        for (const name of [...p.objects.chains.keys(), ...p.objects.sets.keys()]) this.stale.delete(name);
+      const deletions = dueStale
+        .filter(([name]) => this.stale.has(name))
+        .map(([name, s]) => `delete ${s.kind} ${t} ${name}`);
+      text = deletions.length > 0 ? deletions.join('\n') + '\n' + tx.text : tx.text;
+      stale = { chains: tx.staleChains, sets: tx.staleSets };
+    }
     if (text !== '') {
       const r = await this.cfg.host('nft', ['-f', '-'], text);
       if (r.code !== 0) {
@@ -205,16 +262,25 @@ export class NftablesProxier {
           full,
         });
         for (const k of keys) this.dirty.add(k);
-        if (full) this.written.clear();
+        if (full) {
+          this.written.clear();
+          this.retryFullAt = now + FULL_WRITE_BACKOFF_MS;
+        }
         this.needFull = true;
         // A partial write failed on a table that is not what we think (removed by hand, an
-        // earlier refusal): rewrite it whole at once. A refused full write waits for the next flush.
+        // earlier refusal): rewrite it whole at once.
         if (!full) await this.flush(settings);
         return;
       }
       this.cfg.metrics.nftWrites.inc({ kind: full ? 'full' : 'partial' });
     }
     this.needFull = false;
+    if (full) this.stale.clear();
+    else {
+      for (const [name] of dueStale) this.stale.delete(name);
+      for (const name of stale.chains) this.stale.set(name, { kind: 'chain', since: now });
+      for (const name of stale.sets) this.stale.set(name, { kind: 'set', since: now });
+    }
     const doneAt = this.now();
     for (const k of keys) {
       const p = plan.get(k);
@@ -225,20 +291,36 @@ export class NftablesProxier {
         this.cfg.metrics.networkProgramming.observe(Math.max(0, doneAt - t) / 1000);
       if (entry) entry.triggers = [];
     }
-    // Services that wanted a key another one held: the holder may have let it go.
-    for (const [k, entry] of this.desired) if (plan.get(k)?.blocked && entry) this.dirty.add(k);
     await this.clearStaleConntrack(before, plan);
+  }
+
+  /** Forgets what was written (the table was removed): the next flush() writes it whole. */
+  forget(): void {
+    this.written.clear();
+    this.owners.clear();
+    this.waiting.clear();
+    this.strongWaiting.clear();
+    this.stale.clear();
+    for (const k of this.desired.keys()) this.dirty.add(k);
+    this.needFull = true;
+    this.retryFullAt = 0;
+  }
+
+  /** Whether chains flushed away wait for their deletion (the caller flushes again a second later). */
+  get hasStaleChains(): boolean {
+    return this.stale.size > 0;
   }
 
   /**
    * Whether the table is gone from the kernel though rules were written (a firewall
-   * restart's `nft flush ruleset`, a hand-made delete): then the next flush() rewrites it
-   * whole. Asks nft for one small base chain only (the canary kube-proxy's iptables mode
-   * keeps for the same purpose). Never throws.
+   * restart's `nft flush ruleset`): then the next flush() rewrites it whole. Asks for the
+   * small canary table written with the table (canaryTableFor), as kube-proxy's iptables
+   * mode keeps canary chains: listing the big table itself costs seconds with thousands of
+   * Services. Never throws.
    */
   async checkTable(): Promise<boolean> {
     if (this.needFull || !this.settings) return false;
-    const r = await this.cfg.host('nft', ['list', 'chain', 'ip', this.settings.table, 'services']);
+    const r = await this.cfg.host('nft', ['list', 'table', 'ip', canaryTableFor(this.settings.table)]);
     if (r.code === 0) return false;
     this.cfg.logger.warn('proxy: the nftables table is gone; writing it again', { error: r.stderr.trim() });
     this.written.clear();
@@ -248,41 +330,66 @@ export class NftablesProxier {
     return true;
   }
 
-  /** What each of `keys` will hold after this write, with map keys another Service holds left out. */
-  private plan(
-    keys: string[],
-    full: boolean,
-  ): Map<string, { ports: KernelServicePort[]; objects: PortObjects; blocked: boolean }> {
+  /**
+   * What each of `keys` will hold after this write. An element another Service holds is
+   * left out (the Service waits for it), except that a clusterIP's claim takes a key from
+   * a load-balancer ingress IP's claim (the holder is written again without it).
+   */
+  private plan(keys: string[], full: boolean): Map<string, Planned> {
     const settings = this.settings!;
-    const out = new Map<string, { ports: KernelServicePort[]; objects: PortObjects; blocked: boolean }>();
+    const out = new Map<string, Planned>();
+    const release = (key: string) => {
+      this.owners.delete(key);
+      for (const w of this.waiting.get(key) ?? []) this.dirty.add(w);
+      this.waiting.delete(key);
+    };
     // Keys these Services give up are free for the others in the same write.
     if (!full)
       for (const k of keys)
         for (const [map, els] of this.written.get(k)?.objects.elements ?? [])
-          for (const key of els.keys())
-            if (this.owners.get(`${map}|${key}`) === k) this.owners.delete(`${map}|${key}`);
-    for (const k of keys.sort()) {
+          for (const key of els.keys()) {
+            const owned = `${keySpace(map)}|${key}`;
+            if (this.owners.get(owned) === k) release(owned);
+          }
+    const planned = keys.flatMap((k) => {
       const entry = this.desired.get(k);
-      if (!entry) continue;
-      const objects = mergeObjects(entry.ports.map((p) => servicePortObjects(p, settings)));
-      let blocked = false;
-      for (const [map, els] of objects.elements)
-        for (const key of [...els.keys()]) {
-          const owner = this.owners.get(`${map}|${key}`);
-          if (owner !== undefined && owner !== k) {
+      return entry
+        ? [{ k, entry, objects: mergeObjects(entry.ports.map((p) => servicePortObjects(p, settings))) }]
+        : [];
+    });
+    // Strong claims (clusterIPs, nodePorts) first, so that in a whole-table write no ingress
+    // IP takes a clusterIP whatever the order of the Services.
+    for (const weakPass of [false, true])
+      for (const { k, objects } of planned.sort((a, b) => a.k.localeCompare(b.k)))
+        for (const [map, els] of objects.elements)
+          for (const key of [...els.keys()]) {
+            const owned = `${keySpace(map)}|${key}`;
+            if (objects.weak.has(owned) !== weakPass) continue;
+            const owner = this.owners.get(owned);
+            // A free key a clusterIP waits for is not for an ingress IP to take.
+            const reserved = weakPass && owner === undefined && this.strongWaiting.has(owned);
+            if (!reserved && (owner === undefined || owner === k)) {
+              this.owners.set(owned, k);
+              if (!weakPass) this.strongWaiting.delete(owned);
+              continue;
+            }
             els.delete(key);
-            blocked = true;
-          } else this.owners.set(`${map}|${key}`, k);
-        }
-      out.set(k, { ports: entry.ports, objects, blocked });
-    }
+            const waiters = this.waiting.get(owned) ?? new Set<string>();
+            waiters.add(k);
+            this.waiting.set(owned, waiters);
+            if (!weakPass && owner !== undefined && this.written.get(owner)?.objects.weak.has(owned)) {
+              this.strongWaiting.add(owned);
+              this.dirty.add(owner);
+            }
+          }
+    for (const { k, entry, objects } of planned) out.set(k, { ports: entry.ports, objects });
     return out;
   }
 
   /** Deletes UDP conntrack entries the write made stale (see the file comment); failures only logged. */
   private async clearStaleConntrack(
-    before: Map<string, { ports: KernelServicePort[] } | undefined>,
-    after: Map<string, { ports: KernelServicePort[] }>,
+    before: Map<string, Planned | undefined>,
+    after: Map<string, Planned>,
   ): Promise<void> {
     const deletions: string[][] = [];
     for (const [k, old] of before) {
@@ -290,22 +397,36 @@ export class NftablesProxier {
       for (const o of old?.ports ?? []) {
         if (o.protocol !== 'UDP') continue;
         const n = now.get(o.id);
-        const kept = new Set([...(n?.internal ?? []), ...(n?.external ?? [])].map(endpointKey));
-        for (const e of new Map([...o.internal, ...o.external].map((e) => [endpointKey(e), e])).values()) {
+        const kept = new Set(
+          [...(n?.internal ?? []), ...(n?.external ?? []), ...(n?.all ?? [])].map(endpointKey),
+        );
+        for (const e of new Map(
+          [...o.internal, ...o.external, ...o.all].map((e) => [endpointKey(e), e]),
+        ).values()) {
           if (kept.has(endpointKey(e))) continue;
           // By the reply's source, the endpoint itself: `--dst-nat <ip>` misses a DNAT that
           // changed only the port (an endpoint on the node's own address).
           const endpoint = ['--reply-src', e.ip, '--reply-port-src', String(e.port)];
-          if (o.clusterIP)
-            deletions.push(['--orig-dst', o.clusterIP, '--orig-port-dst', String(o.port), ...endpoint]);
+          for (const ip of [...(o.clusterIP ? [o.clusterIP] : []), ...o.loadBalancerIPs])
+            deletions.push(['--orig-dst', ip, '--orig-port-dst', String(o.port), ...endpoint]);
           if (o.nodePort) deletions.push(['--orig-port-dst', String(o.nodePort), ...endpoint]);
         }
       }
       for (const n of now.values()) {
-        if (n.protocol !== 'UDP' || n.internal.length === 0) continue;
+        if (n.protocol !== 'UDP' || n.internal.length === 0 || !n.clusterIP) continue;
         const o = old?.ports.find((p) => p.id === n.id);
-        if (o && o.internal.length > 0) continue;
-        if (n.clusterIP) deletions.push(['--orig-dst', n.clusterIP, '--orig-port-dst', String(n.port)]);
+        // Only entries that were not DNATed (the reject of a Service without endpoints): their
+        // reply comes from the clusterIP itself. A Service first seen (after a restart) may
+        // have live flows: left alone.
+        if (!o || o.internal.length > 0) continue;
+        deletions.push([
+          '--orig-dst',
+          n.clusterIP,
+          '--orig-port-dst',
+          String(n.port),
+          '--reply-src',
+          n.clusterIP,
+        ]);
       }
     }
     for (const args of deletions) {

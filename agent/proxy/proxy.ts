@@ -48,7 +48,7 @@ import { DEFAULT_CONNECT_TIMEOUT_MS } from './forwarder.js';
 import { ProxyMetrics } from './metrics.js';
 import type { ProxyMode } from './mode.js';
 import { kernelServicePorts, NftablesProxier } from './nftables.js';
-import { nftTableFor } from './nftables-rules.js';
+import { canaryTableFor, nftTableFor } from './nftables-rules.js';
 import { ServicePortProxy, type BindFailure, type ListenAddress } from './service-port.js';
 import { UdpServicePortProxy } from './udp-port.js';
 import { errorMessage } from '../../api/errors.js';
@@ -107,6 +107,12 @@ export interface ProxyConfig {
   kernel?: {
     host: HostCommand;
     enabled(): boolean;
+    /**
+     * Whether enabled() is known yet (the cluster network setting was read); default true.
+     * Until then nftables mode writes nothing and serves nothing: an agent restarting with
+     * its rules in the kernel leaves them as they are until it knows the setting.
+     */
+    decided?(): boolean;
     /** The cluster CIDR (net-conf's Network), once known; nftables mode needs it. */
     clusterCIDR?(): string | undefined;
     /** nftables mode's table; default nftTableFor(nodeName, the host's name). */
@@ -146,6 +152,11 @@ export class Proxy {
   /** nftables mode's rules (undefined in userspace mode, or where nft cannot be used). */
   private nft: NftablesProxier | undefined;
   private nftFlush: Promise<void> | undefined;
+  private flushAgain = false;
+  /** Both caches synced: nftables mode writes only a complete picture (kube-proxy's isInitialized). */
+  private synced = false;
+  /** The nftables table of an earlier run was removed, where this one does not program the kernel. */
+  private tableDropped = false;
   private readonly stopping = new AbortController();
   private canary: Promise<void> | undefined;
   /** Endpoint change times (wall-clock ms, from the slices) not yet reconciled, by Service key. */
@@ -267,13 +278,16 @@ export class Proxy {
     if (!(await this.informers.waitForCacheSync(timeoutMs))) {
       throw new Error(`Proxy: Service and EndpointSlice caches did not sync within ${timeoutMs} ms`);
     }
+    this.synced = true;
+    this.scheduleFlush();
   }
 
   /** Waits until every queued Service is reconciled (tests, and the agent's readiness). */
   async waitForIdle(timeoutMs = 10_000): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.queue.len() === 0 && !this.busy && !this.nftFlush && !this.nft?.pending) return true;
+      const kernelPending = this.nftFlush !== undefined || (this.kernelActive() && this.nft!.pending);
+      if (this.queue.len() === 0 && !this.busy && !kernelPending) return true;
       await new Promise((r) => setTimeout(r, 10));
     }
     return false;
@@ -306,6 +320,11 @@ export class Proxy {
         };
       }
       for (const [port, p] of st.ports) {
+        const kernel = out[key][port];
+        if (kernel) {
+          kernel.listening = p.listening();
+          continue;
+        }
         out[key][port] = {
           mode: 'userspace',
           listening: p.listening(),
@@ -327,6 +346,7 @@ export class Proxy {
       this.queue.shutDown();
       await this.informers.shutdown();
       await this.canary;
+      await this.nftFlush;
       await this.workers;
       for (const [key, st] of this.state) {
         for (const p of st.ports.values()) await p.close(true);
@@ -354,35 +374,64 @@ export class Proxy {
     while (!signal.aborted) {
       await this.cfg.clock.sleep(periodMs, signal).catch(() => {});
       if (signal.aborted || !this.kernelActive()) continue;
-      if (await nft.checkTable()) await this.flushKernel();
+      if ((await nft.checkTable()) || nft.hasStaleChains) this.scheduleFlush();
     }
+  }
+
+  /** Whether the cluster network setting is known (kernel.decided()). */
+  private decided(): boolean {
+    return this.cfg.kernel?.decided?.() ?? true;
   }
 
   /** Whether Services go to the kernel now (nftables mode, where the kernel is the agent's). */
   private kernelActive(): boolean {
     return (
-      this.nft !== undefined && this.cfg.kernel!.enabled() && this.cfg.kernel!.clusterCIDR?.() !== undefined
+      this.nft !== undefined &&
+      this.decided() &&
+      this.cfg.kernel!.enabled() &&
+      this.cfg.kernel!.clusterCIDR?.() !== undefined
     );
   }
 
-  /** Writes what the nftables proxier holds; concurrent callers share one write and wait for the next. */
-  private async flushKernel(): Promise<void> {
-    const nft = this.nft;
-    if (!nft) return;
+  /** The nftables table's name on this host. */
+  private get nftTable(): string {
+    return this.cfg.kernel!.table ?? nftTableFor(this.cfg.nodeName, hostname());
+  }
+
+  /**
+   * Removes the nftables table (and its canary) that an earlier run, or this one before the
+   * cluster network became none, left: where Services are served in userspace its DNAT
+   * would otherwise send traffic past the listeners, to old endpoints. Once per process.
+   */
+  private async dropKernelTable(): Promise<void> {
+    if (this.tableDropped || !this.cfg.kernel) return;
+    this.tableDropped = true;
     while (this.nftFlush) await this.nftFlush;
-    if (!nft.pending) return;
+    for (const table of [this.nftTable, canaryTableFor(this.nftTable)])
+      await this.cfg.kernel.host('nft', ['delete', 'table', 'ip', table]);
+    this.nft?.forget();
+  }
+
+  /**
+   * Writes what the nftables proxier holds, without waiting: changes that come while a
+   * write is under way are written together right after it (so a burst of Service changes
+   * costs a few `nft` runs, not one each). Nothing is written before the caches synced.
+   */
+  private scheduleFlush(): void {
+    const nft = this.nft;
+    if (!nft || !this.synced || this.stopping.signal.aborted) return;
+    this.flushAgain = true;
+    if (this.nftFlush) return;
     this.nftFlush = (async () => {
-      await nft.flush({
-        table: this.cfg.kernel!.table ?? nftTableFor(this.cfg.nodeName, hostname()),
-        clusterCIDR: this.cfg.kernel!.clusterCIDR!()!,
-        nodeIP: this.cfg.nodeIP,
-      });
-    })();
-    try {
-      await this.nftFlush;
-    } finally {
-      this.nftFlush = undefined;
-    }
+      while (this.flushAgain && !this.stopping.signal.aborted && this.kernelActive()) {
+        this.flushAgain = false;
+        await nft.flush({
+          table: this.nftTable,
+          clusterCIDR: this.cfg.kernel!.clusterCIDR!()!,
+          nodeIP: this.cfg.nodeIP,
+        });
+      }
+    })().finally(() => (this.nftFlush = undefined));
   }
 
   /** Hands a Service's ports to the kernel: its userspace listeners and ClusterIP address go. */
@@ -392,7 +441,17 @@ export class Proxy {
     wanted: Map<string, ServicePort>,
     st: ServiceState,
   ): Promise<void> {
+    // NodePorts on 127.0.0.1 stay the proxy's sockets (loopbackNodePorts); the rest goes.
+    const type = svc?.spec.type ?? 'ClusterIP';
+    const loopback = new Map(
+      [...wanted].filter(([, sp]) => sp.nodePort && (type === 'NodePort' || type === 'LoadBalancer')),
+    );
     for (const [portKey, p] of st.ports) {
+      if (
+        loopback.has(portKey) &&
+        p instanceof UdpServicePortProxy === (loopback.get(portKey)!.protocol === 'UDP')
+      )
+        continue;
       st.ports.delete(portKey);
       await this.retire(p);
       this.metricsRegistry.connections.remove({ service: key, port: portKey });
@@ -412,18 +471,57 @@ export class Proxy {
     this.triggerTimes.delete(key);
     if (!svc || wanted.size === 0) {
       this.nft!.update(key, undefined);
-      await this.flushKernel();
+      this.scheduleFlush();
       this.state.delete(key);
       this.metricsRegistry.forgetService(key);
       return;
     }
     this.state.set(key, st);
+    this.tableDropped = false;
     if (clusterIP !== undefined && (await this.addresses.add(clusterIP))) st.clusterIP = clusterIP;
     const slices = this.slices.lister().byIndex(SLICES_BY_SERVICE, key);
     const { ports, endpointCount } = kernelServicePorts(key, svc, wanted, slices, this.cfg.nodeName);
     this.metricsRegistry.endpoints.set({ service: key }, endpointCount);
+    // NodePorts on 127.0.0.1: the kernel would DNAT them only with route_localnet, which
+    // lets other hosts reach the node's loopback (CVE-2020-8558), and kube-proxy's nftables
+    // mode does not serve them; the node's own clients still expect them, so the proxy's
+    // sockets relay them, on loopback only.
+    for (const kp of ports) {
+      const portKey = kp.id.split('/').pop()!;
+      const sp = loopback.get(portKey);
+      if (!sp) continue;
+      const p = this.userspacePort(key, st, portKey, kp.protocol === 'UDP');
+      p.setEndpoints(kp.internal, kp.affinitySeconds, kp.external);
+      const failures = await p.setListenAddresses([
+        { kind: 'NodePort', host: '127.0.0.1', port: sp.nodePort! },
+      ]);
+      this.report(svc, st, p.listening(), failures);
+    }
     this.nft!.update(key, ports, triggers);
-    await this.flushKernel();
+    this.scheduleFlush();
+  }
+
+  /** The proxy's own relay of a Service port (made when missing). */
+  private userspacePort(
+    key: string,
+    st: ServiceState,
+    portKey: string,
+    udp: boolean,
+  ): ServicePortProxy | UdpServicePortProxy {
+    let p = st.ports.get(portKey);
+    if (p) return p;
+    const common = {
+      service: key,
+      portName: portKey,
+      clock: this.cfg.clock,
+      metrics: this.metricsRegistry,
+      logger: this.cfg.logger,
+    };
+    p = udp
+      ? new UdpServicePortProxy(common)
+      : new ServicePortProxy({ ...common, connectTimeoutMs: this.cfg.connectTimeoutMs });
+    st.ports.set(portKey, p);
+    return p;
   }
 
   /** Closes a port that went away; its open connections may finish (stop() ends them). */
@@ -443,13 +541,13 @@ export class Proxy {
       const svc = this.services.lister().get(namespace, name);
       const st = this.state.get(key) ?? { ports: new Map(), clusterIP: undefined, reported: new Set() };
       const wanted = svc ? this.desiredPorts(svc) : new Map<string, ServicePort>();
+      // nftables mode before the cluster network setting is known: nothing yet (the agent
+      // reconciles everything again once it is, resyncAll()).
+      if (this.nft && !this.decided()) return;
       if (this.kernelActive()) return await this.reconcileKernel(key, svc, wanted, st);
       this.triggerTimes.delete(key);
-      if (this.nft?.has(key)) {
-        // The kernel is no longer ours (the backend went to none): its rules for this Service go.
-        this.nft.update(key, undefined);
-        await this.flushKernel();
-      }
+      // Userspace from here on: no table of ours may be left in the kernel.
+      if (this.cfg.kernel && this.decided()) await this.dropKernelTable();
       // Ports that went away: listeners close, open connections may finish.
       for (const [portKey, p] of st.ports) {
         if (!wanted.has(portKey)) {
@@ -489,19 +587,7 @@ export class Proxy {
           await this.retire(p);
           p = undefined;
         }
-        if (!p) {
-          const common = {
-            service: key,
-            portName: portKey,
-            clock: this.cfg.clock,
-            metrics: this.metricsRegistry,
-            logger: this.cfg.logger,
-          };
-          p = udp
-            ? new UdpServicePortProxy(common)
-            : new ServicePortProxy({ ...common, connectTimeoutMs: this.cfg.connectTimeoutMs });
-          st.ports.set(portKey, p);
-        }
+        p ??= this.userspacePort(key, st, portKey, udp);
         const portName = sp.name ?? '';
         const protocol = sp.protocol ?? 'TCP';
         const all = endpointsForPort(slices, portName, protocol).endpoints;
