@@ -1,18 +1,10 @@
-// One file because one module: every rule of validation.ts (and field-errors.ts, ip.ts, which it re-exports), table-driven.
+// One file because one module: the rules of validation.ts itself (field-errors.ts and ip.ts have their own tests), table-driven.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  aggregateFieldErrors,
-  canonicalIP,
-  childPath,
-  duplicate,
-  fieldErrorBody,
   fieldErrorString,
-  forbidden,
   generateName,
-  indexPath,
-  invalid,
   isCIdentifier,
   isConfigMapKey,
   isDNS1035Label,
@@ -21,21 +13,13 @@ import {
   isEnvVarName,
   isInRange,
   isQualifiedName,
-  isValidCIDR,
-  isValidIP,
-  isValidIPForLegacyField,
   isValidLabelValue,
   isValidPercent,
   isValidPortName,
   isValidPortNum,
-  keyPath,
   nameIsDNS1035Label,
   nameIsDNSLabel,
   nameIsDNSSubdomain,
-  notSupported,
-  required,
-  toStatusCauses,
-  tooLong,
   validateAnnotations,
   validateLabels,
   validateLabelSelector,
@@ -43,7 +27,7 @@ import {
   validateObjectMetaUpdate,
   validatePathSegmentName,
 } from './validation.js';
-import type { FieldError, ObjectMetaLike } from './validation.js';
+import type { ObjectMetaLike } from './validation.js';
 
 const a = (n: number): string => 'a'.repeat(n);
 
@@ -372,193 +356,6 @@ describe('exact Kubernetes messages', () => {
     // 32 two-byte characters: 64 bytes, over the 63-byte limit even though 32 code units.
     assert.ok(isValidLabelValue('é'.repeat(32)).includes('must be no more than 63 characters'));
   });
-});
-
-describe('field errors', () => {
-  const cases: [string, FieldError, string][] = [
-    ['required, no detail', required('metadata.namespace'), 'metadata.namespace: Required value'],
-    [
-      'required with detail',
-      required('metadata.name', 'name or generateName is required'),
-      'metadata.name: Required value: name or generateName is required',
-    ],
-    [
-      'invalid string',
-      invalid('spec.containers[0].name', 'Foo', 'bad'),
-      'spec.containers[0].name: Invalid value: "Foo": bad',
-    ],
-    [
-      'invalid number',
-      invalid('spec.replicas', -1, 'must be >= 0'),
-      'spec.replicas: Invalid value: -1: must be >= 0',
-    ],
-    ['invalid boolean', invalid('x', true, 'no'), 'x: Invalid value: true: no'],
-    ['invalid list', invalid('x', ['a', 'b'], 'no'), 'x: Invalid value: ["a","b"]: no'],
-    ['invalid object', invalid('x', { a: 1 }, 'no'), 'x: Invalid value: {"a":1}: no'],
-    ['invalid undefined', invalid('x', undefined, 'no'), 'x: Invalid value: null: no'],
-    ['string with quotes', invalid('x', 'a"b', 'no'), 'x: Invalid value: "a\\"b": no'],
-    [
-      'not supported',
-      notSupported('spec.restartPolicy', 'Sometimes', ['Always', 'OnFailure', 'Never']),
-      'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"',
-    ],
-    ['not supported, no list', notSupported('x', 'y', []), 'x: Unsupported value: "y"'],
-    ['duplicate', duplicate('spec.ports[1].name', 'http'), 'spec.ports[1].name: Duplicate value: "http"'],
-    [
-      'too long',
-      tooLong('metadata.annotations', 262144),
-      'metadata.annotations: Too long: may not be more than 262144 bytes',
-    ],
-    ['too long, one byte', tooLong('x', 1), 'x: Too long: may not be more than 1 byte'],
-    ['too long, no limit', tooLong('x', -1), 'x: Too long: value is too long'],
-    [
-      'forbidden',
-      forbidden('metadata.namespace', 'not allowed on this type'),
-      'metadata.namespace: Forbidden: not allowed on this type',
-    ],
-  ];
-  for (const [name, err, want] of cases) {
-    it(name, () => assert.equal(fieldErrorString(err), want));
-  }
-
-  it('builds paths as Kubernetes does', () => {
-    assert.equal(childPath('', 'metadata'), 'metadata');
-    assert.equal(childPath('metadata', 'name'), 'metadata.name');
-    assert.equal(
-      childPath(indexPath(childPath('spec', 'template', 'spec', 'containers'), 0), 'name'),
-      'spec.template.spec.containers[0].name',
-    );
-    assert.equal(keyPath('metadata.labels', 'app'), 'metadata.labels[app]');
-  });
-
-  it('aggregates like Kubernetes: one as itself, several bracketed, duplicates dropped', () => {
-    const e1 = required('a');
-    const e2 = invalid('b', 'x', 'bad');
-    assert.equal(aggregateFieldErrors([]), '');
-    assert.equal(aggregateFieldErrors([e1]), 'a: Required value');
-    assert.equal(aggregateFieldErrors([e1, e2, e1]), '[a: Required value, b: Invalid value: "x": bad]');
-  });
-
-  it('gives status causes with the body as message', () => {
-    assert.deepEqual(toStatusCauses([invalid('metadata.name', 'A', 'bad')]), [
-      { reason: 'FieldValueInvalid', message: 'Invalid value: "A": bad', field: 'metadata.name' },
-    ]);
-    assert.equal(fieldErrorBody(forbidden('x', 'no')), 'Forbidden: no');
-  });
-});
-
-describe('isValidIP (cases from Kubernetes ip_test.go)', () => {
-  // [input, error of isValidIP, error of isValidIPForLegacyField]
-  const cases: [string, string, string][] = [
-    ['1.2.3.4', '', ''],
-    ['0.0.0.0', '', ''],
-    ['255.255.255.255', '', ''],
-    ['1234::abcd', '', ''],
-    ['::', '', ''],
-    ['::1', '', ''],
-    ['2001:db8::1', '', ''],
-    ['ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '', ''],
-    ['1:0:0:1::', '', ''],
-    ['1::1:0:0:1', '', ''],
-    ['0:0:0:0:0:0:0:0', 'must be in canonical form ("::")', ''],
-    ['0001:002:03:4::', 'must be in canonical form ("1:2:3:4::")', ''],
-    ['1234::ABCD', 'must be in canonical form ("1234::abcd")', ''],
-    ['1:0:0:0:1:0:0:1', 'must be in canonical form ("1::1:0:0:1")', ''],
-    ['1:0:2:3:4:5:6:7', '', ''],
-    ['::1.2.3.4', 'must be in canonical form ("::102:304")', ''],
-    ['1.1.1.01', 'must not have leading 0s', 'must not have leading 0s'],
-    ['::ffff:1.1.1.1', 'must not be an IPv4-mapped IPv6 address', 'must not be an IPv4-mapped IPv6 address'],
-    ['::ffff:101:101', 'must not be an IPv4-mapped IPv6 address', 'must not be an IPv4-mapped IPv6 address'],
-    ['', 'must be a valid IP address', 'must be a valid IP address'],
-    ['aaaaaaa', 'must be a valid IP address', 'must be a valid IP address'],
-    ['myhost.mydomain', 'must be a valid IP address', 'must be a valid IP address'],
-    ['1.2.3.0/24', 'must be a valid IP address', 'must be a valid IP address'],
-    ['1.2.3.400', 'must be a valid IP address', 'must be a valid IP address'],
-    ['-1.0.0.0', 'must be a valid IP address', 'must be a valid IP address'],
-    ['1.2.3', 'must be a valid IP address', 'must be a valid IP address'],
-    ['1.2.3.4.5', 'must be a valid IP address', 'must be a valid IP address'],
-    ['2001:db8::10005', 'must be a valid IP address', 'must be a valid IP address'],
-    ['1.2.3.4:80', 'must be a valid IP address', 'must be a valid IP address'],
-    ['[2001:db8::1]', 'must be a valid IP address', 'must be a valid IP address'],
-    ['[2001:db8::1]:80', 'must be a valid IP address', 'must be a valid IP address'],
-    ['example.com:80', 'must be a valid IP address', 'must be a valid IP address'],
-    ['1234::abcd%eth0', 'must be a valid IP address', 'must be a valid IP address'],
-    ['169.254.0.0%eth0', 'must be a valid IP address', 'must be a valid IP address'],
-    ['1::2::3', 'must be a valid IP address', 'must be a valid IP address'],
-    ['1:2:3:4:5:6:7:8:9', 'must be a valid IP address', 'must be a valid IP address'],
-    ['1:2:3:4:5:6:7:8::', 'must be a valid IP address', 'must be a valid IP address'],
-    ['1:2:3:4:5:6:7', 'must be a valid IP address', 'must be a valid IP address'],
-    [':1::', 'must be a valid IP address', 'must be a valid IP address'],
-    ['1.2.3.4::', 'must be a valid IP address', 'must be a valid IP address'],
-  ];
-  for (const [ip, strictErr, legacyErr] of cases) {
-    it(`${JSON.stringify(ip)} → ${strictErr || 'valid'}`, () => {
-      const errs = isValidIP('spec.clusterIP', ip);
-      if (strictErr === '') assert.deepEqual(errs, []);
-      else {
-        assert.equal(errs.length, 1);
-        assert.equal(errs[0]!.field, 'spec.clusterIP');
-        assert.equal(errs[0]!.type, 'FieldValueInvalid');
-        assert.equal(errs[0]!.badValue, ip);
-        assert.ok(errs[0]!.message.startsWith(strictErr), errs[0]!.message);
-      }
-      const legacy = isValidIPForLegacyField('status.podIP', ip);
-      if (legacyErr === '') assert.deepEqual(legacy, []);
-      else assert.ok(legacy.length === 1 && legacy[0]!.message.startsWith(legacyErr));
-    });
-  }
-  it('gives the full invalid-address message', () => {
-    assert.equal(
-      isValidIP('x', 'nope')[0]!.message,
-      'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)',
-    );
-  });
-  it('canonicalizes', () => {
-    assert.equal(canonicalIP('2001:DB8:0:0:0:0:0:1'), '2001:db8::1');
-    assert.equal(canonicalIP('010.001.002.003'), '10.1.2.3');
-    assert.equal(canonicalIP('::ffff:1.2.3.4'), '1.2.3.4');
-    assert.equal(canonicalIP('not-an-ip'), undefined);
-  });
-});
-
-describe('isValidCIDR (cases from Kubernetes ip_test.go)', () => {
-  const cases: [string, string][] = [
-    ['1.0.0.0/8', ''],
-    ['0.0.0.0/0', ''],
-    ['1.1.1.1/32', ''],
-    ['10.244.0.0/16', ''],
-    ['2001:4860:4860::/48', ''],
-    ['::/0', ''],
-    ['::1/128', ''],
-    ['2a00:79e0:2:0::/64', 'must be in canonical form ("2a00:79e0:2::/64")'],
-    ['2001:DB8::/64', 'must be in canonical form ("2001:db8::/64")'],
-    ['1.1.01.0/24', 'must not have leading 0s in IP or prefix length'],
-    ['::ffff:1.1.1.0/24', 'must not have an IPv4-mapped IPv6 address'],
-    ['::ffff:1.1.1.0/120', 'must not have an IPv4-mapped IPv6 address'],
-    ['1.2.3.4/24', 'must not have bits set beyond the prefix length'],
-    ['2001:db8::1/64', 'must not have bits set beyond the prefix length'],
-    ['192.168.0.0/016', 'must not have leading 0s in IP or prefix length'],
-    ['', 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)'],
-    ['aaaaaaa', 'must be a valid CIDR value'],
-    ['1.2.3.4', 'must be a valid CIDR value'],
-    ['192.168.0.1/healthz', 'must be a valid CIDR value'],
-    ['192.168.0.1/0/99', 'must be a valid CIDR value'],
-    ['192.168.0.0/-16', 'must be a valid CIDR value'],
-    ['192.168.0.0/+16', 'must be a valid CIDR value'],
-    ['192.168.0.0/33', 'must be a valid CIDR value'],
-    ['::/129', 'must be a valid CIDR value'],
-    ['192.168.0.0/', 'must be a valid CIDR value'],
-  ];
-  for (const [cidr, err] of cases) {
-    it(`${JSON.stringify(cidr)} → ${err || 'valid'}`, () => {
-      const errs = isValidCIDR('spec.podCIDR', cidr);
-      if (err === '') assert.deepEqual(errs, []);
-      else {
-        assert.equal(errs.length, 1);
-        assert.ok(errs[0]!.message.startsWith(err), errs[0]!.message);
-      }
-    });
-  }
 });
 
 describe('object names', () => {

@@ -15,6 +15,7 @@ import type { RestClient } from '../../api/client/rest.js';
 import type { KubeObject } from '../../api/object.js';
 import type { Node, Pod } from '../../api/types.js';
 import { startTestApi } from '../../test/support/api.js';
+import { until as poll } from '../../test/support/wait.js';
 import type { TestApi, TestApiOptions } from '../../test/support/api.js';
 import { FakeKubelet } from '../../test/support/fake-nodes.js';
 import type { ControllerFactory, ControllersConfig, Logger } from './context.js';
@@ -123,30 +124,24 @@ export function useControllers(opts: ControllerTestOptions | (() => ControllerTe
 
 /**
  * Polls `probe` every 20 ms until it returns a value other than undefined/false and
- * returns it; a probe that throws is one more miss. Rejects after `timeoutMs` with the
- * last value or error seen, naming `what`.
+ * returns it; a probe that throws is one more miss. Fails (AssertionError naming `what`,
+ * with the last error) after `timeoutMs`. test/support/wait.ts's until(), with `false`
+ * read as "not yet" too.
  */
-export async function until<T>(
+export function until<T>(
   what: string,
   probe: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = 15_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
+  return poll(
+    what,
+    async () => {
       const v = await probe();
-      if (v !== undefined && v !== false) return v;
-      last = v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`,
-      );
-    await new Promise((r) => setTimeout(r, 20));
-  }
+      return v === false ? undefined : v;
+    },
+    timeoutMs,
+    20,
+  );
 }
 
 /** GET one object; undefined when the server answers 404 (other errors are thrown). */
