@@ -28,7 +28,6 @@
  *   proxy's, as kube-proxy captures it).
  * SCTP ports are not served (logged once per Service port).
  */
-import { hostname } from 'node:os';
 import type { Logger } from '../../api/log.js';
 import { realClock, type Clock } from '../../api/clock.js';
 import { InformerFactory } from '../../api/client/factory.js';
@@ -40,15 +39,14 @@ import type { EndpointSlice, Service, ServicePort } from '../../api/types.js';
 import { RateLimitingQueue } from '../../api/workqueue/rateLimited.js';
 import { runWorkers } from '../../api/workqueue/workers.js';
 import { endpointKey } from './balancer.js';
-import type { HostCommand } from '../network/host-command.js';
 import { ClusterIPAddresses, type AddressMode, type IpCommand } from './cluster-ip.js';
 import { LocalNodePortRules, type LocalNodePort } from './local-nodeports.js';
 import { DEFAULT_AFFINITY_SECONDS, endpointsForPort } from './endpoints.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './forwarder.js';
 import { ProxyMetrics } from './metrics.js';
 import type { ProxyMode } from './mode.js';
-import { kernelServicePorts, NftablesProxier } from './nftables.js';
-import { canaryTableFor, nftTableFor } from './nftables-rules.js';
+import { KernelMode, type KernelAccess } from './kernel-mode.js';
+import { kernelServicePorts } from './nftables.js';
 import { ServicePortProxy, type BindFailure, type ListenAddress } from './service-port.js';
 import { UdpServicePortProxy } from './udp-port.js';
 import { errorMessage } from '../../api/errors.js';
@@ -104,20 +102,7 @@ export interface ProxyConfig {
    * backend other than none): externalTrafficPolicy Local NodePorts then DNAT in the
    * kernel and keep the client's address (local-nodeports.ts). Omitted: never.
    */
-  kernel?: {
-    host: HostCommand;
-    enabled(): boolean;
-    /**
-     * Whether enabled() is known yet (the cluster network setting was read); default true.
-     * Until then nftables mode writes nothing and serves nothing: an agent restarting with
-     * its rules in the kernel leaves them as they are until it knows the setting.
-     */
-    decided?(): boolean;
-    /** The cluster CIDR (net-conf's Network), once known; nftables mode needs it. */
-    clusterCIDR?(): string | undefined;
-    /** nftables mode's table; default nftTableFor(nodeName, the host's name). */
-    table?: string;
-  };
+  kernel?: KernelAccess;
   /** Default nftables (see ProxyMode); without `kernel` always userspace. */
   mode?: ProxyMode;
 }
@@ -149,18 +134,8 @@ export class Proxy {
   /** externalTrafficPolicy Local NodePorts by Service key, and the kernel rules made of them. */
   private readonly localNodePorts = new Map<string, LocalNodePort[]>();
   private readonly localRules: LocalNodePortRules | undefined;
-  /** nftables mode's rules (undefined in userspace mode, or where nft cannot be used). */
-  private nft: NftablesProxier | undefined;
-  private nftFlush: Promise<void> | undefined;
-  private flushAgain = false;
-  /** Both caches synced: nftables mode writes only a complete picture (kube-proxy's isInitialized). */
-  private synced = false;
-  /** The nftables table of an earlier run was removed, where this one does not program the kernel. */
-  private tableDropped = false;
-  private readonly stopping = new AbortController();
-  private canary: Promise<void> | undefined;
-  /** Endpoint change times (wall-clock ms, from the slices) not yet reconciled, by Service key. */
-  private readonly triggerTimes = new Map<string, number[]>();
+  /** nftables mode, and the kernel's cleaning in userspace mode (undefined without ProxyConfig.kernel). */
+  private readonly kernel: KernelMode | undefined;
   private workers: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
 
@@ -183,12 +158,18 @@ export class Proxy {
     this.localRules = cfg.kernel
       ? new LocalNodePortRules(cfg.kernel.host, cfg.nodeIP, cfg.logger)
       : undefined;
-    if (cfg.kernel && (cfg.mode ?? 'nftables') === 'nftables')
-      this.nft = new NftablesProxier({
-        host: cfg.kernel.host,
-        logger: cfg.logger,
-        metrics: this.metricsRegistry,
-      });
+    this.kernel = cfg.kernel
+      ? new KernelMode({
+          kernel: cfg.kernel,
+          nftables: (cfg.mode ?? 'nftables') === 'nftables',
+          nodeName: cfg.nodeName,
+          nodeIP: cfg.nodeIP,
+          logger: cfg.logger,
+          metrics: this.metricsRegistry,
+          clock: this.cfg.clock,
+          checkPeriodMs: this.cfg.syncPeriodMs,
+        })
+      : undefined;
     this.queue = new RateLimitingQueue<string>({ clock: this.cfg.clock });
     this.informers = new InformerFactory({
       client: cfg.client,
@@ -216,11 +197,7 @@ export class Proxy {
       const at = trigger !== undefined ? Date.parse(trigger) : NaN;
       const changed = trigger !== old?.metadata.annotations?.[ANNOTATION_LAST_CHANGE_TRIGGER_TIME];
       for (const key of sliceServiceKey(s)) {
-        if (this.nft && changed && Number.isFinite(at)) {
-          const times = this.triggerTimes.get(key) ?? [];
-          times.push(at);
-          this.triggerTimes.set(key, times);
-        }
+        if (changed && Number.isFinite(at)) this.kernel?.noteTrigger(key, at);
         this.queue.add(key);
       }
     };
@@ -255,15 +232,7 @@ export class Proxy {
    */
   async start(timeoutMs = 60_000): Promise<void> {
     if (this.workers) throw new Error('Proxy: already started');
-    if (this.nft) {
-      const why = await NftablesProxier.unavailable(this.cfg.kernel!.host);
-      if (why !== undefined) {
-        this.cfg.logger.warn('proxy: nftables cannot be used here; serving Services in userspace', {
-          error: why,
-        });
-        this.nft = undefined;
-      }
-    }
+    await this.kernel?.start();
     await this.addresses.start();
     this.informers.start();
     this.workers = runWorkers(this.queue, 1, (key) => this.reconcile(key), {
@@ -274,20 +243,17 @@ export class Proxy {
           error: errorMessage(err),
         }),
     });
-    if (this.nft && this.cfg.syncPeriodMs > 0) this.canary = this.watchTable(this.nft, this.cfg.syncPeriodMs);
     if (!(await this.informers.waitForCacheSync(timeoutMs))) {
       throw new Error(`Proxy: Service and EndpointSlice caches did not sync within ${timeoutMs} ms`);
     }
-    this.synced = true;
-    this.scheduleFlush();
+    this.kernel?.markSynced();
   }
 
   /** Waits until every queued Service is reconciled (tests, and the agent's readiness). */
   async waitForIdle(timeoutMs = 10_000): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const kernelPending = this.nftFlush !== undefined || (this.kernelActive() && this.nft!.pending);
-      if (this.queue.len() === 0 && !this.busy && !kernelPending) return true;
+      if (this.queue.len() === 0 && !this.busy && !this.kernel?.busy) return true;
       await new Promise((r) => setTimeout(r, 10));
     }
     return false;
@@ -311,7 +277,7 @@ export class Proxy {
     const out: Record<string, Record<string, PortSnapshot>> = {};
     for (const [key, st] of this.state) {
       out[key] = {};
-      for (const p of this.nft?.served(key) ?? []) {
+      for (const p of this.kernel?.served(key) ?? []) {
         out[key][p.id.split('/').pop()!] = {
           mode: 'nftables',
           listening: [],
@@ -342,11 +308,9 @@ export class Proxy {
    */
   stop(): Promise<void> {
     return (this.stopped ??= (async () => {
-      this.stopping.abort();
       this.queue.shutDown();
       await this.informers.shutdown();
-      await this.canary;
-      await this.nftFlush;
+      await this.kernel?.stop();
       await this.workers;
       for (const [key, st] of this.state) {
         for (const p of st.ports.values()) await p.close(true);
@@ -366,72 +330,6 @@ export class Proxy {
     if (!this.localRules) return;
     const enabled = this.cfg.kernel!.enabled();
     await this.localRules.sync(enabled ? [...this.localNodePorts.values()].flat() : []);
-  }
-
-  /** Every `periodMs`, writes the nftables table again if something removed it (NftablesProxier.checkTable). */
-  private async watchTable(nft: NftablesProxier, periodMs: number): Promise<void> {
-    const signal = this.stopping.signal;
-    while (!signal.aborted) {
-      await this.cfg.clock.sleep(periodMs, signal).catch(() => {});
-      if (signal.aborted || !this.kernelActive()) continue;
-      if ((await nft.checkTable()) || nft.hasStaleChains) this.scheduleFlush();
-    }
-  }
-
-  /** Whether the cluster network setting is known (kernel.decided()). */
-  private decided(): boolean {
-    return this.cfg.kernel?.decided?.() ?? true;
-  }
-
-  /** Whether Services go to the kernel now (nftables mode, where the kernel is the agent's). */
-  private kernelActive(): boolean {
-    return (
-      this.nft !== undefined &&
-      this.decided() &&
-      this.cfg.kernel!.enabled() &&
-      this.cfg.kernel!.clusterCIDR?.() !== undefined
-    );
-  }
-
-  /** The nftables table's name on this host. */
-  private get nftTable(): string {
-    return this.cfg.kernel!.table ?? nftTableFor(this.cfg.nodeName, hostname());
-  }
-
-  /**
-   * Removes the nftables table (and its canary) that an earlier run, or this one before the
-   * cluster network became none, left: where Services are served in userspace its DNAT
-   * would otherwise send traffic past the listeners, to old endpoints. Once per process.
-   */
-  private async dropKernelTable(): Promise<void> {
-    if (this.tableDropped || !this.cfg.kernel) return;
-    this.tableDropped = true;
-    while (this.nftFlush) await this.nftFlush;
-    for (const table of [this.nftTable, canaryTableFor(this.nftTable)])
-      await this.cfg.kernel.host('nft', ['delete', 'table', 'ip', table]);
-    this.nft?.forget();
-  }
-
-  /**
-   * Writes what the nftables proxier holds, without waiting: changes that come while a
-   * write is under way are written together right after it (so a burst of Service changes
-   * costs a few `nft` runs, not one each). Nothing is written before the caches synced.
-   */
-  private scheduleFlush(): void {
-    const nft = this.nft;
-    if (!nft || !this.synced || this.stopping.signal.aborted) return;
-    this.flushAgain = true;
-    if (this.nftFlush) return;
-    this.nftFlush = (async () => {
-      while (this.flushAgain && !this.stopping.signal.aborted && this.kernelActive()) {
-        this.flushAgain = false;
-        await nft.flush({
-          table: this.nftTable,
-          clusterCIDR: this.cfg.kernel!.clusterCIDR!()!,
-          nodeIP: this.cfg.nodeIP,
-        });
-      }
-    })().finally(() => (this.nftFlush = undefined));
   }
 
   /** Hands a Service's ports to the kernel: its userspace listeners and ClusterIP address go. */
@@ -467,17 +365,13 @@ export class Proxy {
       st.clusterIP = undefined;
     }
     if (this.localNodePorts.delete(key)) await this.syncLocalRules();
-    const triggers = this.triggerTimes.get(key) ?? [];
-    this.triggerTimes.delete(key);
     if (!svc || wanted.size === 0) {
-      this.nft!.update(key, undefined);
-      this.scheduleFlush();
+      this.kernel!.serve(key, undefined);
       this.state.delete(key);
       this.metricsRegistry.forgetService(key);
       return;
     }
     this.state.set(key, st);
-    this.tableDropped = false;
     if (clusterIP !== undefined && (await this.addresses.add(clusterIP))) st.clusterIP = clusterIP;
     const slices = this.slices.lister().byIndex(SLICES_BY_SERVICE, key);
     const { ports, endpointCount } = kernelServicePorts(key, svc, wanted, slices, this.cfg.nodeName);
@@ -497,8 +391,7 @@ export class Proxy {
       ]);
       this.report(svc, st, p.listening(), failures);
     }
-    this.nft!.update(key, ports, triggers);
-    this.scheduleFlush();
+    this.kernel!.serve(key, ports);
   }
 
   /** The proxy's own relay of a Service port (made when missing). */
@@ -543,11 +436,10 @@ export class Proxy {
       const wanted = svc ? this.desiredPorts(svc) : new Map<string, ServicePort>();
       // nftables mode before the cluster network setting is known: nothing yet (the agent
       // reconciles everything again once it is, resyncAll()).
-      if (this.nft && !this.decided()) return;
-      if (this.kernelActive()) return await this.reconcileKernel(key, svc, wanted, st);
-      this.triggerTimes.delete(key);
+      if (this.kernel?.waitingForSetting) return;
+      if (this.kernel?.active) return await this.reconcileKernel(key, svc, wanted, st);
       // Userspace from here on: no table of ours may be left in the kernel.
-      if (this.cfg.kernel && this.decided()) await this.dropKernelTable();
+      await this.kernel?.servedInUserspace(key);
       // Ports that went away: listeners close, open connections may finish.
       for (const [portKey, p] of st.ports) {
         if (!wanted.has(portKey)) {

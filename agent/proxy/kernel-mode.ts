@@ -1,0 +1,190 @@
+/**
+ * The Proxy's side of nftables mode (proxy.ts hands Services to it; nftables.ts writes
+ * them): whether the kernel is the proxy's to program now, the background writer that
+ * coalesces Service changes into few `nft` runs, the periodic check that the table is
+ * still there, the endpoint-change times behind the programming-latency SLI, and the
+ * removal of a table an earlier run left where this one serves in userspace.
+ */
+import { hostname } from 'node:os';
+import type { Clock } from '../../api/clock.js';
+import type { Logger } from '../../api/log.js';
+import type { HostCommand } from '../network/host-command.js';
+import type { ProxyMetrics } from './metrics.js';
+import { NftablesProxier } from './nftables.js';
+import { canaryTableFor, nftTableFor, type KernelServicePort } from './nftables-rules.js';
+
+/** Where the proxy may program the kernel (ProxyConfig.kernel). */
+export interface KernelAccess {
+  host: HostCommand;
+  /** Whether the kernel is the proxy's (the agent: a cluster network backend other than none). */
+  enabled(): boolean;
+  /**
+   * Whether enabled() is known yet (the cluster network setting was read); default true.
+   * Until then nftables mode writes nothing and serves nothing: an agent restarting with
+   * its rules in the kernel leaves them as they are until it knows the setting.
+   */
+  decided?(): boolean;
+  /** The cluster CIDR (net-conf's Network), once known; nftables mode needs it. */
+  clusterCIDR?(): string | undefined;
+  /** nftables mode's table; default nftTableFor(nodeName, the host's name). */
+  table?: string;
+}
+
+/** What a KernelMode is made of. */
+export interface KernelModeConfig {
+  kernel: KernelAccess;
+  /** false: userspace mode (the kernel is only cleaned of an earlier run's table). */
+  nftables: boolean;
+  nodeName: string;
+  nodeIP: string | undefined;
+  logger: Logger;
+  metrics: ProxyMetrics;
+  clock: Clock;
+  /** Milliseconds between table checks; 0: none. */
+  checkPeriodMs: number;
+}
+
+/** See the file comment. */
+export class KernelMode {
+  private nft: NftablesProxier | undefined;
+  private flushing: Promise<void> | undefined;
+  private flushAgain = false;
+  /** Both caches synced: nothing is written before (kube-proxy's isInitialized). */
+  private synced = false;
+  /** The table of an earlier run was removed, where this one does not program the kernel. */
+  private tableDropped = false;
+  private readonly stopping = new AbortController();
+  private checker: Promise<void> | undefined;
+  /** Endpoint change times (wall-clock ms, from the slices) not yet handed over, by Service key. */
+  private readonly triggerTimes = new Map<string, number[]>();
+
+  constructor(private readonly cfg: KernelModeConfig) {
+    if (cfg.nftables)
+      this.nft = new NftablesProxier({ host: cfg.kernel.host, logger: cfg.logger, metrics: cfg.metrics });
+  }
+
+  /** Checks that nft can serve here (else falls back to userspace, logged) and starts the table checks. */
+  async start(): Promise<void> {
+    if (this.nft) {
+      const why = await NftablesProxier.unavailable(this.cfg.kernel.host);
+      if (why !== undefined) {
+        this.cfg.logger.warn('proxy: nftables cannot be used here; serving Services in userspace', {
+          error: why,
+        });
+        this.nft = undefined;
+      }
+    }
+    if (this.nft && this.cfg.checkPeriodMs > 0)
+      this.checker = this.watchTable(this.nft, this.cfg.checkPeriodMs);
+  }
+
+  /** The caches are synced: the first (whole-table) write may go. */
+  markSynced(): void {
+    this.synced = true;
+    this.schedule();
+  }
+
+  /** Ends the table checks and waits for a write under way; the rules stay in the kernel. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.checker;
+    await this.flushing;
+  }
+
+  /** nftables mode, and the cluster network setting not known yet: serve nothing for now. */
+  get waitingForSetting(): boolean {
+    return this.nft !== undefined && !this.decided();
+  }
+
+  /** Whether Services go to the kernel now (nftables mode, where the kernel is the proxy's). */
+  get active(): boolean {
+    return (
+      this.nft !== undefined &&
+      this.decided() &&
+      this.cfg.kernel.enabled() &&
+      this.cfg.kernel.clusterCIDR?.() !== undefined
+    );
+  }
+
+  /** A write under way or due (for Proxy.waitForIdle). */
+  get busy(): boolean {
+    return this.flushing !== undefined || (this.active && this.nft!.pending);
+  }
+
+  /** Records when the endpoint change an EndpointSlice reflects happened (nftables mode only). */
+  noteTrigger(serviceKey: string, at: number): void {
+    if (!this.nft) return;
+    const times = this.triggerTimes.get(serviceKey) ?? [];
+    times.push(at);
+    this.triggerTimes.set(serviceKey, times);
+  }
+
+  /** Hands `serviceKey`'s ports to the kernel (undefined: its rules go) and schedules the write. */
+  serve(serviceKey: string, ports: KernelServicePort[] | undefined): void {
+    const triggers = this.triggerTimes.get(serviceKey) ?? [];
+    this.triggerTimes.delete(serviceKey);
+    this.tableDropped = false;
+    this.nft!.update(serviceKey, ports, triggers);
+    this.schedule();
+  }
+
+  /** What the kernel serves for a Service now. */
+  served(serviceKey: string): KernelServicePort[] {
+    return this.nft?.served(serviceKey) ?? [];
+  }
+
+  /**
+   * `serviceKey` is served in userspace: forget its change times, and remove the table an
+   * earlier run (or this one, before the cluster network became none) left, whose DNAT
+   * would send traffic past the listeners, to old endpoints. The table goes once.
+   */
+  async servedInUserspace(serviceKey: string): Promise<void> {
+    this.triggerTimes.delete(serviceKey);
+    if (this.tableDropped || !this.decided()) return;
+    this.tableDropped = true;
+    while (this.flushing) await this.flushing;
+    for (const table of [this.table, canaryTableFor(this.table)])
+      await this.cfg.kernel.host('nft', ['delete', 'table', 'ip', table]);
+    this.nft?.forget();
+  }
+
+  private decided(): boolean {
+    return this.cfg.kernel.decided?.() ?? true;
+  }
+
+  private get table(): string {
+    return this.cfg.kernel.table ?? nftTableFor(this.cfg.nodeName, hostname());
+  }
+
+  /**
+   * Writes what the nftables proxier holds, without waiting: changes that come while a
+   * write is under way are written together right after it (so a burst of Service changes
+   * costs a few `nft` runs, not one each). Nothing is written before the caches synced.
+   */
+  private schedule(): void {
+    const nft = this.nft;
+    if (!nft || !this.synced || this.stopping.signal.aborted) return;
+    this.flushAgain = true;
+    if (this.flushing) return;
+    this.flushing = (async () => {
+      while (this.flushAgain && !this.stopping.signal.aborted && this.active) {
+        this.flushAgain = false;
+        await nft.flush({
+          table: this.table,
+          clusterCIDR: this.cfg.kernel.clusterCIDR!()!,
+          nodeIP: this.cfg.nodeIP,
+        });
+      }
+    })().finally(() => (this.flushing = undefined));
+  }
+
+  /** Every `periodMs`: writes the table again if something removed it, and deletes stale chains. */
+  private async watchTable(nft: NftablesProxier, periodMs: number): Promise<void> {
+    const signal = this.stopping.signal;
+    while (!signal.aborted) {
+      await this.cfg.clock.sleep(periodMs, signal);
+      if (signal.aborted || !this.active) continue;
+      if ((await nft.checkTable()) || nft.hasStaleChains) this.schedule();
+    }
+  }
+}
