@@ -13,7 +13,7 @@ import { isNotFound } from '../../api/client/errors.js';
 import type { ResourceRef } from '../../api/client/resource.js';
 import type { RestClient } from '../../api/client/rest.js';
 import type { KubeObject } from '../../api/object.js';
-import type { Node, Pod } from '../../api/types.js';
+import type { Node, Pod, ReplicaSet } from '../../api/types.js';
 import { startTestApi } from '../../test/support/api.js';
 import { until as poll } from '../../test/support/wait.js';
 import type { TestApi, TestApiOptions } from '../../test/support/api.js';
@@ -172,4 +172,38 @@ export function untilGone(
     async () => (await getIfExists(client, ref, namespace, name)) === undefined || undefined,
     timeoutMs,
   );
+}
+
+/** Options of makeReplicaSet(). */
+export interface ReplicaSetFixture {
+  replicas?: number;
+  /** The `app` label of the selector and the template; default the ReplicaSet's name. */
+  app?: string;
+  /** The template's labels; default `{ app }`. */
+  templateLabels?: Record<string, string>;
+  /** The ReplicaSet's own labels; default none. */
+  labels?: Record<string, string>;
+  /** The image of the template's one container `c`; default `nginx`. */
+  image?: string;
+  /** More spec fields, laid over the rest. */
+  spec?: Partial<ReplicaSet['spec']>;
+}
+
+/** A ReplicaSet `namespace/name` selecting `app: <app>`, with a one-container pod template. */
+export function makeReplicaSet(namespace: string, name: string, o: ReplicaSetFixture = {}): ReplicaSet {
+  const selector = { app: o.app ?? name };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: { name, namespace, labels: o.labels },
+    spec: {
+      replicas: o.replicas,
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: o.templateLabels ?? selector },
+        spec: { containers: [{ name: 'c', image: o.image ?? 'nginx' }] },
+      },
+      ...o.spec,
+    },
+  };
 }

@@ -18,7 +18,7 @@ import { silentLogger } from '../context.js';
 import { ControllerManager } from '../manager.js';
 import { replicaSetController } from '../replicaset/index.js';
 import { FakeBinder } from '../replicaset/test-support.js';
-import { until as poll } from '../testing.js';
+import { makeReplicaSet, until as poll } from '../testing.js';
 import { REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION } from './annotations.js';
 import { computeHash, POD_TEMPLATE_HASH_LABEL } from './hash.js';
 import { deploymentController } from './index.js';
@@ -482,19 +482,15 @@ describe('other strategies and settings', () => {
       return x.status?.observedGeneration === x.metadata.generation ? x : undefined;
     });
     const taken = `collide-${computeHash(d.spec.template)}`;
-    await c.api.client.create<ReplicaSet>(resources.replicasets, {
-      apiVersion: 'apps/v1',
-      kind: 'ReplicaSet',
-      metadata: { name: taken, namespace: NS, labels: { app: 'someone-else' } },
-      spec: {
+    await c.api.client.create<ReplicaSet>(
+      resources.replicasets,
+      makeReplicaSet(NS, taken, {
         replicas: 0,
-        selector: { matchLabels: { app: 'someone-else' } },
-        template: {
-          metadata: { labels: { app: 'someone-else' } },
-          spec: { containers: [{ name: 'c', image: 'other' }] },
-        },
-      },
-    });
+        app: 'someone-else',
+        labels: { app: 'someone-else' },
+        image: 'other',
+      }),
+    );
     await kubectlOk(c.api, 'rollout', 'resume', 'deployment/collide');
     const done = await rolledOut(c, 'x:1', 1, 'collide');
     assert.equal(done.status?.collisionCount, 1);

@@ -6,7 +6,7 @@ import { resources } from '../../../api/client/resource.js';
 import type { KubeObject, OwnerReference } from '../../../api/object.js';
 import type { Pod, ReplicaSet } from '../../../api/types.js';
 import { makeNode } from '../../../test/support/fake-nodes.js';
-import { getIfExists, until, untilGone, useControllers } from '../testing.js';
+import { getIfExists, makeReplicaSet, until, untilGone, useControllers } from '../testing.js';
 import { garbageCollectorController } from './index.js';
 
 function ownerRef(owner: KubeObject, extra: Partial<OwnerReference> = {}): OwnerReference {
@@ -144,19 +144,10 @@ describe('garbage collector', () => {
   });
 
   it('deleting a ReplicaSet deletes its pods, which the kubelet confirms', async () => {
-    const rs = await cluster.api.client.create<ReplicaSet>(resources.replicasets, {
-      apiVersion: 'apps/v1',
-      kind: 'ReplicaSet',
-      metadata: { name: 'web', namespace: ns },
-      spec: {
-        replicas: 2,
-        selector: { matchLabels: { app: 'web' } },
-        template: {
-          metadata: { labels: { app: 'web' } },
-          spec: { containers: [{ name: 'c', image: 'nginx' }] },
-        },
-      },
-    });
+    const rs = await cluster.api.client.create<ReplicaSet>(
+      resources.replicasets,
+      makeReplicaSet(ns, 'web', { replicas: 2 }),
+    );
     for (const name of ['web-1', 'web-2']) {
       await cluster.api.client.create<Pod>(resources.pods, {
         apiVersion: 'v1',

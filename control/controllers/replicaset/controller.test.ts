@@ -20,7 +20,7 @@ import { ControllerManager } from '../manager.js';
 import { DEFAULT_CONTROLLERS_CONFIG } from '../context.js';
 import { ReplicaSetController } from './controller.js';
 import { replicaSetController } from './index.js';
-import { until } from '../testing.js';
+import { makeReplicaSet, until } from '../testing.js';
 import { FakeBinder, TestClient } from './test-support.js';
 
 let api: TestApi;
@@ -70,37 +70,21 @@ async function namespace(): Promise<string> {
   return name;
 }
 
-function rsObject(
-  ns: string,
-  name: string,
-  replicas: number | undefined,
-  extra: Partial<ReplicaSet['spec']> = {},
-) {
-  const labels = { app: name };
-  const rs: ReplicaSet = {
-    apiVersion: 'apps/v1',
-    kind: 'ReplicaSet',
-    metadata: { name, namespace: ns },
-    spec: {
-      replicas,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels: { ...labels, tier: 'web' } },
-        spec: { containers: [{ name: 'c', image: 'nginx:1.25' }] },
-      },
-      ...extra,
-    },
-  };
-  return rs;
-}
-
 async function createRS(
   ns: string,
   name: string,
   replicas: number | undefined,
   extra: Partial<ReplicaSet['spec']> = {},
 ): Promise<ReplicaSet> {
-  return api.client.create<ReplicaSet>(resources.replicasets, rsObject(ns, name, replicas, extra));
+  return api.client.create<ReplicaSet>(
+    resources.replicasets,
+    makeReplicaSet(ns, name, {
+      replicas,
+      templateLabels: { app: name, tier: 'web' },
+      image: 'nginx:1.25',
+      spec: extra,
+    }),
+  );
 }
 
 async function pods(ns: string): Promise<Pod[]> {
