@@ -1,3 +1,4 @@
+// One file because one subject: the built `k8ts server` alone (no controllers) as clients meet it; its suites share its start-up and eventually().
 // The API server as users meet it: a real `k8ts server --port 0 --disable-agent` (the
 // built CLI), driven by the real kubectl binary, raw HTTP, and @kubernetes/client-node.
 import assert from 'node:assert/strict';

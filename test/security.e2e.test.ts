@@ -1,3 +1,4 @@
+// One file because one cluster: issue 8's suites run in order on the server and agent started here (later ones use the node joined earlier).
 // Secure by default (issue 8), with real processes: a real `k8ts server` (HTTPS, its CA in
 // DATA_DIR/tls), real `k8ts agent` processes joining with join tokens, a real dockerd and
 // the real kubectl. Every "Done when" bullet of the issue has its test below.

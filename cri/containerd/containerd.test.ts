@@ -1,3 +1,4 @@
+// One file because one containerd: the conformance suite and the adapter's own tests share the containerd this file starts and stops.
 /**
  * The containerd adapter against a real containerd (Debian's `containerd` 1.6 and `runc`)
  * that this file starts for itself: its own root, state, socket and config under a temp

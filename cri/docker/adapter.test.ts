@@ -1,3 +1,4 @@
+// One file because one fake: every test runs the Docker adapter on the in-memory FakeEngine defined here, which no other file uses.
 /**
  * The Docker adapter's own logic on a fake engine (engine.ts's DockerEngine, in memory),
  * without dockerd: what it asks the engine for (create bodies, ownership filters), how it

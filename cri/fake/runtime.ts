@@ -27,6 +27,10 @@
  * Cheap enough for thousands of pods: no timers except for sleeping programs and pull
  * delays, no I/O. State lives in one FakeRuntimeState that `reopen()` shares, so a test can
  * restart "the agent" and find its containers again.
+ *
+ * One file of some 600 lines because it is the fake runtime's behaviour in one class, one
+ * method per CRI call over the shared state; its state (state.ts), programs (process.ts)
+ * and addresses (ipam.ts) are already files of their own.
  */
 import { randomBytes } from 'node:crypto';
 import { PassThrough, Readable, type Duplex } from 'node:stream';

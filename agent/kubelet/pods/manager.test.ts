@@ -1,3 +1,4 @@
+// One file because one suite: PodManager's pod lifecycle (run, backoff, probes, deletion, adoption, init containers, hooks) on one harness.
 /**
  * PodManager against the real in-process API server and the fake runtime, on a fake
  * clock: pods reach Running with their status, crash loops back off 10 s doubling to
