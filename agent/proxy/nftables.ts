@@ -313,16 +313,21 @@ export class NftablesProxier {
 
   /**
    * Whether the table is gone from the kernel though rules were written (a firewall
-   * restart's `nft flush ruleset`): then the next flush() rewrites it whole. Asks for the
-   * small canary table written with the table (canaryTableFor), as kube-proxy's iptables
-   * mode keeps canary chains: listing the big table itself costs seconds with thousands of
-   * Services. Never throws.
+   * restart's `nft flush ruleset`, a hand-made delete): then the next flush() rewrites it
+   * whole. Asks only for the names of the tables (`nft list tables`): the table itself and
+   * the empty canary written with it (canaryTableFor), as kube-proxy's iptables mode keeps
+   * canary chains; listing the big table's content costs seconds with thousands of
+   * Services. A table flushed but left in place goes unnoticed. Never throws.
    */
   async checkTable(): Promise<boolean> {
     if (this.needFull || !this.settings) return false;
-    const r = await this.cfg.host('nft', ['list', 'table', 'ip', canaryTableFor(this.settings.table)]);
-    if (r.code === 0) return false;
-    this.cfg.logger.warn('proxy: the nftables table is gone; writing it again', { error: r.stderr.trim() });
+    const r = await this.cfg.host('nft', ['list', 'tables', 'ip']);
+    const tables = new Set(r.stdout.split('\n').map((l) => l.trim()));
+    const wanted = [this.settings.table, canaryTableFor(this.settings.table)].map((t) => `table ip ${t}`);
+    if (r.code !== 0 || wanted.every((t) => tables.has(t))) return false;
+    this.cfg.logger.warn('proxy: the nftables table is gone; writing it again', {
+      tables: [...tables].join(', '),
+    });
     this.written.clear();
     this.owners.clear();
     for (const k of this.desired.keys()) this.dirty.add(k);
