@@ -13,6 +13,9 @@ import type { ProxyMetrics } from './metrics.js';
 import { NftablesProxier } from './nftables.js';
 import { canaryTableFor, nftTableFor, type KernelServicePort } from './nftables-rules.js';
 
+/** Milliseconds after a write that flushed chains away before the write that deletes them. */
+const STALE_RETRY_MS = 1_100;
+
 /** Where the proxy may program the kernel (ProxyConfig.kernel). */
 export interface KernelAccess {
   host: HostCommand;
@@ -55,6 +58,7 @@ export class KernelMode {
   private tableDropped = false;
   private readonly stopping = new AbortController();
   private checker: Promise<void> | undefined;
+  private staleTimer: unknown;
   /** Endpoint change times (wall-clock ms, from the slices) not yet handed over, by Service key. */
   private readonly triggerTimes = new Map<string, number[]>();
 
@@ -87,6 +91,7 @@ export class KernelMode {
   /** Ends the table checks and waits for a write under way; the rules stay in the kernel. */
   async stop(): Promise<void> {
     this.stopping.abort();
+    if (this.staleTimer !== undefined) this.cfg.clock.clearTimeout(this.staleTimer);
     await this.checker;
     await this.flushing;
   }
@@ -175,6 +180,12 @@ export class KernelMode {
           nodeIP: this.cfg.nodeIP,
         });
       }
+      // Chains flushed away are deleted by a write a second later (nftables.ts).
+      if (nft.hasStaleChains && this.staleTimer === undefined && !this.stopping.signal.aborted)
+        this.staleTimer = this.cfg.clock.setTimeout(() => {
+          this.staleTimer = undefined;
+          this.schedule();
+        }, STALE_RETRY_MS);
     })().finally(() => (this.flushing = undefined));
   }
 
