@@ -85,7 +85,7 @@ import type { IpCommand } from '../agent/proxy/cluster-ip.js';
 import { Proxy, type ProxyMode } from '../agent/proxy/proxy.js';
 import { resources } from '../api/client/resource.js';
 import type { RestClient } from '../api/client/rest.js';
-import { silentLogger } from '../api/log.js';
+import { LOG_LEVELS, createLogger, silentLogger, type LogLevel } from '../api/log.js';
 import type { EndpointSlice, Service } from '../api/types.js';
 import { startTestApi, type TestApi } from '../test/support/api.js';
 import { untilTruthy } from '../test/support/wait.js';
@@ -183,6 +183,14 @@ const HAPROXY_VIP = '10.43.255.90';
 const HAPROXY_NODE_PORT = 30090;
 const CHILD_FLAG = '--userspace-child';
 const CHILD_READY = 'k8ts-bench-userspace-ready';
+
+/** The proxies' logger: silent, or on stderr at BENCH_LOG (`warn`, `info`, …) to see why a run fails. */
+function proxyLogger(): ReturnType<typeof silentLogger> {
+  const level = process.env.BENCH_LOG;
+  return level && (LOG_LEVELS as readonly string[]).includes(level)
+    ? createLogger(level as LogLevel)
+    : silentLogger();
+}
 
 /** `ip netns exec <ns> file args…`: runs a program inside namespace `ns`; never rejects. */
 function inNamespace(ns: string): HostCommand {
@@ -458,7 +466,7 @@ async function userspaceChild(): Promise<void> {
     nodeName: 'bench-userspace',
     nodeIP: NODE_IP,
     clusterIPInterface: 'k8ts-bench-us',
-    logger: silentLogger(),
+    logger: proxyLogger(),
     kernel: { host: runHostCommand, enabled: () => true, clusterCIDR: () => CLUSTER_CIDR },
     mode: 'userspace',
   });
@@ -515,7 +523,7 @@ async function startNftablesProxy(api: TestApi): Promise<Proxy> {
     nodeName: 'bench-nftables',
     nodeIP: NODE_IP,
     clusterIPInterface: 'k8ts-bench-nft',
-    logger: silentLogger(),
+    logger: proxyLogger(),
     kernel: { host: inNamespace(NS.node), enabled: () => true, clusterCIDR: () => CLUSTER_CIDR },
     mode: 'nftables',
     ip: ipIn(NS.node),
@@ -912,7 +920,7 @@ async function networkProgramming(): Promise<void> {
     nodeName: 'bench-programming',
     nodeIP: '198.18.201.1',
     clusterIPInterface: 'k8ts-bench-prog',
-    logger: silentLogger(),
+    logger: proxyLogger(),
     kernel: { host, enabled: () => true, clusterCIDR: () => CLUSTER_CIDR },
     mode: 'nftables',
     ip: ipIn(NS.programming),
@@ -927,15 +935,28 @@ async function networkProgramming(): Promise<void> {
     ).length;
   await untilTruthy(`all ${SERVICES} Services in the kernel`, () => live() === SERVICES, 600_000, 20);
   const initialSync = performance.now() - s0;
-  // The proxy's table is the only one in this namespace (its name depends on the node name).
+  // Only the proxy made tables in this namespace; its rules are in the one with the
+  // service-ips map (the names depend on the node name, and there may be others).
   const tables = await must(NS.programming, 'nft', ['list', 'tables', 'ip']);
-  const nftTable = /^table ip (\S+)$/m.exec(tables)?.[1];
-  if (!nftTable) throw new Error(`no nftables table in ${NS.programming}: ${tables}`);
-  const map = await must(NS.programming, 'nft', ['list', 'map', 'ip', nftTable, 'service-ips']);
+  let nftTable: string | undefined;
+  let map = '';
+  for (const [, name] of tables.matchAll(/^table ip (\S+)$/gm)) {
+    const r = await inNamespace(NS.programming)('nft', ['list', 'map', 'ip', name!, 'service-ips']);
+    if (r.code === 0) [nftTable, map] = [name!, r.stdout];
+  }
+  if (!nftTable) throw new Error(`no nftables table with a service-ips map in ${NS.programming}: ${tables}`);
   const inKernel = (map.match(/: goto svc-/g) ?? []).length;
   if (inKernel !== SERVICES) throw new Error(`service-ips holds ${inKernel} Services, not ${SERVICES}`);
   const rules = await must(NS.programming, 'nft', ['list', 'table', 'ip', nftTable]);
   const chains = (rules.match(/^\s*chain /gm) ?? []).length;
+  // nft's fixed cost at this size: a transaction that names no chain or set of the table
+  // (`add table`, a no-op), to compare with the `nft list chain` of one chain below.
+  const noops: number[] = [];
+  for (let k = 0; k < 5; k++) {
+    const q = performance.now();
+    await must(NS.programming, 'nft', ['-f', '-'], `add table ip ${nftTable}\n`);
+    noops.push(performance.now() - q);
+  }
 
   const latencies: number[] = [];
   const confirms: number[] = [];
@@ -988,7 +1009,7 @@ async function networkProgramming(): Promise<void> {
   console.log(
     `## Part 2: network programming latency (nftables mode)\n` +
       `${SERVICES} ClusterIP Services × ${ENDPOINTS} endpoints (one EndpointSlice each) written in ${(written / 1000).toFixed(1)} s; ` +
-      `kernel table then: ${chains} chains\n` +
+      `kernel table then: ${chains} chains; an nft -f naming no chain (add table, a no-op) takes ${percentile(noops, 50).toFixed(0)} ms there (median of 5)\n` +
       `initial sync: Proxy.start() → every Service's rules written ${(initialSync / 1000).toFixed(1)} s ` +
       `(caches synced after ${(cacheSynced / 1000).toFixed(2)} s); nft transactions so far: ${byKind}\n`,
   );
