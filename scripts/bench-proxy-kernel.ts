@@ -3,6 +3,10 @@
  * nftables mode against its userspace mode, HAProxy and no proxy at all, and the network
  * programming latency of the nftables mode, in one run.
  *
+ * Why one file of about 1,000 lines: it is one experiment, its namespaces, backends, four
+ * targets, measurements and cleanup sharing the run's state; the parts others may reuse
+ * (statistics and tables) are already in scripts/lib/.
+ *
  * Part 1, data path. Three network namespaces made for the run (names `k8ts-bench-<run>-…`):
  *
  *   client 198.18.200.2 ──veth── 198.18.200.1 node 10.42.0.1 ──veth── pods 10.42.0.2/.3/.4
