@@ -316,7 +316,12 @@ if command -v ctr >/dev/null 2>&1 && [ -S "$CTR_ADDRESS" ] && ctr -a "$CTR_ADDRE
     IFS='|' read -r ref kind version <<<"$entry"
     wanted "$kind" || continue
     read -r _ _ hash <<<"$(inspect "$ref")" || true
-    name="docker.io/$ref"
+    # containerd names images in full, as Docker's reference grammar normalizes them: a
+    # one-component name is in docker.io/library/ (spring-server:1.0), others in docker.io/.
+    case "$ref" in
+      */*) name="docker.io/$ref" ;;
+      *) name="docker.io/library/$ref" ;;
+    esac
     if [ -n "$hash" ] && ctr -a "$CTR_ADDRESS" -n k8s.io images ls "name==$name" 2>/dev/null |
       grep -q "io.k8ts.source-hash=$hash"; then
       continue
