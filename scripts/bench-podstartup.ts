@@ -4,6 +4,10 @@
  * node agent (startAgent on Docker) in this process, next to a bare `docker run` of the
  * same image on the same engine, in one run.
  *
+ * Why one file of about 700 lines: one experiment whose phases (control process, agent,
+ * the two sandbox networks, the bare docker run, the step timings) share the run's state
+ * and its cleanup; the containerd variant is in scripts/lib/podstartup-containerd.ts.
+ *
  * - Pods: BENCH_PODS (default 30) pods of `spring-server:1.0`, created without a node (the
  *   scheduler places them), once one at a time (each waited for) and once all at once.
  *   Latency is Kubernetes' pod startup SLI: from just before the create request to the
