@@ -17,13 +17,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { CNI_BIN_DIR as CNI_BIN, HostContainerd } from './support/host-containerd.js';
 import { startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
 import { startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { get, podOf, untilEveryPodAnswers } from './support/simulated-cluster.js';
 import { startSimulatedHosts, type SimulatedHost, type SimulatedHosts } from './support/simulated-hosts.js';
 import { until, untilTruthy } from './support/wait.js';
 
@@ -45,27 +45,6 @@ const SKIP =
       : missingCni.length > 0
         ? `needs the CNI plugins ${missingCni.join(', ')} in ${CNI_BIN} (Debian package containernetworking-plugins)`
         : undefined;
-
-/** One HTTP GET on a fresh connection; the body, or rejects on an error, non-200 or timeout. */
-function get(url: string, timeoutMs = 2000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent: false, timeout: timeoutMs, insecureHTTPParser: true }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () =>
-        res.statusCode === 200 ? resolve(body) : reject(new Error(`HTTP ${res.statusCode}`)),
-      );
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** `spring-server 1.0 on <pod>` → `<pod>`. */
-const podOf = (body: string): string => /on (\S+)/.exec(body)?.[1] ?? `?${body}`;
 
 /** True when `ip` is inside the IPv4 `cidr`. */
 function inCidr(ip: string, cidr: string): boolean {
@@ -235,27 +214,7 @@ describe(
       }
       const all = new Set(running.map((p) => p.name));
       for (const h of lan.hosts) {
-        const seen = new Set<string>();
-        const errors: string[] = [];
-        await untilTruthy(
-          `every pod through ${h.name}'s NodePort`,
-          async () => {
-            for (let i = 0; i < 10; i++) {
-              try {
-                seen.add(podOf(await get(`http://${h.ip}:${NODE_PORT}/`)));
-              } catch (err) {
-                errors.push(String(err));
-              }
-            }
-            return [...all].every((p) => seen.has(p));
-          },
-          90_000,
-          200,
-        ).catch((err: Error) => {
-          throw new Error(
-            `${err.message}: saw ${[...seen].join(', ')} of ${[...all].join(', ')}; errors: ${errors.slice(-5).join('; ')}`,
-          );
-        });
+        await untilEveryPodAnswers(h, NODE_PORT, all, 90_000);
       }
     });
 

@@ -17,9 +17,11 @@ import { cliCommand, type K8tsServer } from './support/k8ts-server.js';
 import {
   get,
   normalize,
+  podOf,
   sleeperPod,
   startAgentOnHost,
   startServerOnSegment,
+  untilEveryPodAnswers,
   whoamiPod,
 } from './support/simulated-cluster.js';
 import { startSimulatedHosts, type SimulatedHost, type SimulatedHosts } from './support/simulated-hosts.js';
@@ -27,9 +29,6 @@ import { until, untilTruthy } from './support/wait.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const NODE_PORT = 30080;
-
-/** `spring-server 1.0 on <pod>` → `<pod>`. */
-const podOf = (body: string): string => /on (\S+)/.exec(body)?.[1] ?? `?${body}`;
 
 for (const backend of ['vxlan', 'host-gw'] as const) {
   describe(`several hosts, backend ${backend}`, { timeout: 900_000 }, () => {
@@ -146,27 +145,7 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
       assert.equal(nodes.size, 2, `pods spread over both hosts: ${JSON.stringify(running)}`);
       const all = new Set(running.map((p) => p.name));
       for (const h of lan.hosts) {
-        const seen = new Set<string>();
-        const errors: string[] = [];
-        await untilTruthy(
-          `every pod through ${h.name}'s NodePort`,
-          async () => {
-            for (let i = 0; i < 10; i++) {
-              try {
-                seen.add(podOf(await get(`http://${h.ip}:${NODE_PORT}/`)));
-              } catch (err) {
-                errors.push(String(err));
-              }
-            }
-            return [...all].every((p) => seen.has(p));
-          },
-          60_000,
-          200,
-        ).catch((err: Error) => {
-          throw new Error(
-            `${err.message}: saw ${[...seen].join(', ')} of ${[...all].join(', ')}; errors: ${errors.slice(-5).join('; ')}`,
-          );
-        });
+        await untilEveryPodAnswers(h, NODE_PORT, all, 60_000);
         // Once the routes are in place nothing times out any more.
         for (let i = 0; i < 20; i++) await get(`http://${h.ip}:${NODE_PORT}/`);
       }

@@ -14,6 +14,7 @@ import type { Backend } from '../../api/netconf.js';
 import { startK8tsAgent, type K8tsAgent } from './k8ts-agent.js';
 import { startK8tsServer, type K8tsServer } from './k8ts-server.js';
 import type { SimulatedHost, SimulatedHosts } from './simulated-hosts.js';
+import { untilTruthy } from './wait.js';
 
 /** `k8ts server` with the cross-host `backend`, bound to the segment's gateway address, memory store. */
 export function startServerOnSegment(lan: SimulatedHosts, backend: Backend): Promise<K8tsServer> {
@@ -101,3 +102,40 @@ export const whoamiPod = (name: string, node: string) => ({
     ],
   },
 });
+
+/** `spring-server 1.0 on <pod>` → `<pod>` (the examples' answer names the pod). */
+export const podOf = (body: string): string => /on (\S+)/.exec(body)?.[1] ?? `?${body}`;
+
+/**
+ * Waits until every pod of `pods` (names) has answered a GET of `http://<host.ip>:<port>/`
+ * (podOf() of the body), ten GETs per try, each on a fresh connection.
+ * @throws Error after `timeoutMs`, naming the pods seen and the last errors.
+ */
+export async function untilEveryPodAnswers(
+  host: SimulatedHost,
+  port: number,
+  pods: ReadonlySet<string>,
+  timeoutMs: number,
+): Promise<void> {
+  const seen = new Set<string>();
+  const errors: string[] = [];
+  await untilTruthy(
+    `every pod through ${host.name}'s NodePort`,
+    async () => {
+      for (let i = 0; i < 10; i++) {
+        try {
+          seen.add(podOf(await get(`http://${host.ip}:${port}/`)));
+        } catch (err) {
+          errors.push(String(err));
+        }
+      }
+      return [...pods].every((p) => seen.has(p));
+    },
+    timeoutMs,
+    200,
+  ).catch((err: Error) => {
+    throw new Error(
+      `${err.message}: saw ${[...seen].join(', ')} of ${[...pods].join(', ')}; errors: ${errors.slice(-5).join('; ')}`,
+    );
+  });
+}
