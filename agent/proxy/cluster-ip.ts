@@ -24,6 +24,7 @@
 import { runProgram } from '../network/host-command.js';
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../api/log.js';
+import type { Service } from '../../api/types.js';
 
 /** Runs `ip` with arguments; resolves with its exit code and stderr. */
 export type IpCommand = (
@@ -170,4 +171,10 @@ export class ClusterIPAddresses {
 /** The IPv4 addresses in `ip -o -4 addr show` output. */
 export function parseAddresses(output: string): string[] {
   return [...output.matchAll(/\binet (\d+\.\d+\.\d+\.\d+)\//g)].map((m) => m[1]!);
+}
+
+/** The Service's IPv4 clusterIP, if it has one (not headless, not ExternalName, not IPv6). */
+export function usableClusterIP(svc: Service): string | undefined {
+  const ip = svc.spec.clusterIPs?.[0] ?? svc.spec.clusterIP;
+  return ip && ip !== 'None' && /^\d+\.\d+\.\d+\.\d+$/.test(ip) ? ip : undefined;
 }

@@ -24,6 +24,7 @@ import type { Logger } from '../../api/log.js';
 import type { EndpointSlice, Service, ServicePort } from '../../api/types.js';
 import type { HostCommand } from '../network/host-command.js';
 import { endpointKey } from './balancer.js';
+import { usableClusterIP } from './cluster-ip.js';
 import { DEFAULT_AFFINITY_SECONDS, endpointsForPort } from './endpoints.js';
 import type { ProxyMetrics } from './metrics.js';
 import {
@@ -61,7 +62,7 @@ export function kernelServicePorts(
   slices: readonly EndpointSlice[],
   nodeName: string,
 ): { ports: KernelServicePort[]; endpointCount: number } {
-  const clusterIP = svc.spec.clusterIPs?.[0] ?? svc.spec.clusterIP;
+  const clusterIP = usableClusterIP(svc);
   const type = svc.spec.type ?? 'ClusterIP';
   const out: KernelServicePort[] = [];
   let endpointCount = 0;
@@ -76,7 +77,7 @@ export function kernelServicePorts(
     out.push({
       id: `${key}/${protocol.toLowerCase()}/${portKey}`,
       protocol,
-      ...(clusterIP && clusterIP !== 'None' ? { clusterIP } : {}),
+      ...(clusterIP !== undefined ? { clusterIP } : {}),
       port: sp.port,
       ...((type === 'NodePort' || type === 'LoadBalancer') && sp.nodePort ? { nodePort: sp.nodePort } : {}),
       loadBalancerIPs:

@@ -39,7 +39,7 @@ import type { EndpointSlice, Service, ServicePort } from '../../api/types.js';
 import { RateLimitingQueue } from '../../api/workqueue/rateLimited.js';
 import { runWorkers } from '../../api/workqueue/workers.js';
 import { endpointKey } from './balancer.js';
-import { ClusterIPAddresses, type AddressMode, type IpCommand } from './cluster-ip.js';
+import { ClusterIPAddresses, usableClusterIP, type AddressMode, type IpCommand } from './cluster-ip.js';
 import { LocalNodePortRules, type LocalNodePort } from './local-nodeports.js';
 import { DEFAULT_AFFINITY_SECONDS, endpointsForPort } from './endpoints.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from './forwarder.js';
@@ -344,26 +344,18 @@ export class Proxy {
     const loopback = new Map(
       [...wanted].filter(([, sp]) => sp.nodePort && (type === 'NodePort' || type === 'LoadBalancer')),
     );
-    for (const [portKey, p] of st.ports) {
-      if (
+    await this.retirePorts(
+      key,
+      st,
+      (portKey, p) =>
         loopback.has(portKey) &&
-        p instanceof UdpServicePortProxy === (loopback.get(portKey)!.protocol === 'UDP')
-      )
-        continue;
-      st.ports.delete(portKey);
-      await this.retire(p);
-      this.metricsRegistry.connections.remove({ service: key, port: portKey });
-      this.metricsRegistry.connectionErrors.remove({ service: key, port: portKey });
-    }
+        p instanceof UdpServicePortProxy === (loopback.get(portKey)!.protocol === 'UDP'),
+    );
     // The ClusterIP stays a local address, as kube-proxy's IPVS mode keeps its addresses on
     // kube-ipvs0: the host's own connections are routed (to the address; the DNAT in
     // nat-output then sends them on) even on a host without a default route, and a Service
     // without endpoints is refused by filter-input instead of unreachable.
-    const clusterIP = svc && wanted.size > 0 ? usableClusterIP(svc) : undefined;
-    if (st.clusterIP !== undefined && st.clusterIP !== clusterIP) {
-      await this.addresses.remove(st.clusterIP);
-      st.clusterIP = undefined;
-    }
+    const clusterIP = await this.releaseOldClusterIP(st, svc, wanted);
     if (this.localNodePorts.delete(key)) await this.syncLocalRules();
     if (!svc || wanted.size === 0) {
       this.kernel!.serve(key, undefined);
@@ -417,6 +409,38 @@ export class Proxy {
     return p;
   }
 
+  /** Retires the Service's userspace ports that `keep` refuses, with their connection metrics. */
+  private async retirePorts(
+    key: string,
+    st: ServiceState,
+    keep: (portKey: string, p: ServicePortProxy | UdpServicePortProxy) => boolean,
+  ): Promise<void> {
+    for (const [portKey, p] of st.ports) {
+      if (keep(portKey, p)) continue;
+      st.ports.delete(portKey);
+      await this.retire(p);
+      this.metricsRegistry.connections.remove({ service: key, port: portKey });
+      this.metricsRegistry.connectionErrors.remove({ service: key, port: portKey });
+    }
+  }
+
+  /**
+   * The clusterIP the Service should hold as a local address now (none when it is gone or
+   * serves no port), after removing the address of one it no longer has.
+   */
+  private async releaseOldClusterIP(
+    st: ServiceState,
+    svc: Service | undefined,
+    wanted: Map<string, ServicePort>,
+  ): Promise<string | undefined> {
+    const clusterIP = svc && wanted.size > 0 ? usableClusterIP(svc) : undefined;
+    if (st.clusterIP !== undefined && st.clusterIP !== clusterIP) {
+      await this.addresses.remove(st.clusterIP);
+      st.clusterIP = undefined;
+    }
+    return clusterIP;
+  }
+
   /** Closes a port that went away; its open connections may finish (stop() ends them). */
   private async retire(p: ServicePortProxy | UdpServicePortProxy): Promise<void> {
     await p.close(false);
@@ -441,19 +465,8 @@ export class Proxy {
       // Userspace from here on: no table of ours may be left in the kernel.
       await this.kernel?.servedInUserspace(key);
       // Ports that went away: listeners close, open connections may finish.
-      for (const [portKey, p] of st.ports) {
-        if (!wanted.has(portKey)) {
-          st.ports.delete(portKey);
-          await this.retire(p);
-          this.metricsRegistry.connections.remove({ service: key, port: portKey });
-          this.metricsRegistry.connectionErrors.remove({ service: key, port: portKey });
-        }
-      }
-      const clusterIP = svc && wanted.size > 0 ? usableClusterIP(svc) : undefined;
-      if (st.clusterIP !== undefined && st.clusterIP !== clusterIP) {
-        await this.addresses.remove(st.clusterIP);
-        st.clusterIP = undefined;
-      }
+      await this.retirePorts(key, st, (portKey) => wanted.has(portKey));
+      const clusterIP = await this.releaseOldClusterIP(st, svc, wanted);
       if (!svc || wanted.size === 0) {
         if (this.localNodePorts.delete(key)) await this.syncLocalRules();
         this.state.delete(key);
@@ -576,10 +589,4 @@ export class Proxy {
 function sliceServiceKey(s: EndpointSlice): string[] {
   const name = s.metadata.labels?.[LABEL_SERVICE_NAME];
   return name ? [`${s.metadata.namespace}/${name}`] : [];
-}
-
-/** The Service's IPv4 clusterIP, if it has one (not headless, not ExternalName). */
-function usableClusterIP(svc: Service): string | undefined {
-  const ip = svc.spec.clusterIPs?.[0] ?? svc.spec.clusterIP;
-  return ip && ip !== 'None' && /^\d+\.\d+\.\d+\.\d+$/.test(ip) ? ip : undefined;
 }
