@@ -209,7 +209,8 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
     client,
     controllers: CONTROLLERS,
     logger,
-    ...(cfg.controllers ? { config: cfg.controllers } : {}),
+    // The root CA publisher gives every namespace the CA that signs the serving certificate.
+    config: { ...cfg.controllers, ...(pki ? { rootCACert: pki.ca.cert } : {}) },
   });
   const workers: Promise<void>[] = [];
   if (!cfg.disableControllerManager) {

@@ -39,6 +39,12 @@ export interface ControllersConfig {
   clusterCIDR: string;
   /** --node-cidr-mask-size: prefix length of each node's pod CIDR. Default 24. */
   nodeCIDRMaskSize: number;
+  /**
+   * --root-ca-file's content: the PEM CA bundle the root CA publisher writes as `ca.crt`
+   * of every namespace's `kube-root-ca.crt` (the cluster CA, which signs the API server's
+   * serving certificate). Unset: an empty `ca.crt` (a server on plain HTTP).
+   */
+  rootCACert?: string;
 }
 
 /** kube-controller-manager's defaults. */

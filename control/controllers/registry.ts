@@ -12,6 +12,8 @@ import { nodeIpamController } from './nodeipam/index.js';
 import { nodeLifecycleController } from './nodelifecycle/index.js';
 import { podGCController } from './podgc/index.js';
 import { replicaSetController } from './replicaset/index.js';
+import { rootCACertPublisherController } from './rootcacertpublisher/index.js';
+import { serviceAccountController } from './serviceaccount/index.js';
 import { serviceLBController } from './servicelb/index.js';
 import { taintEvictionController } from './tainteviction/index.js';
 import { tokenCleanerController } from './tokencleaner/index.js';
@@ -27,6 +29,8 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   nodelifecycle: nodeLifecycleController,
   podgc: podGCController,
   replicaset: replicaSetController,
+  'root-ca-cert-publisher': rootCACertPublisherController,
+  serviceaccount: serviceAccountController,
   servicelb: serviceLBController,
   'taint-eviction-controller': taintEvictionController,
   tokencleaner: tokenCleanerController,
