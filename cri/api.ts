@@ -307,13 +307,30 @@ export interface PullProgress {
   total?: number;
 }
 
+/**
+ * CRI's AuthConfig: the credentials of one pull, as the kubelet takes them from a pod's
+ * imagePullSecrets (agent/kubelet/pods/pull-secrets.ts). `auth` is base64 `user:password`
+ * (the docker config's form); `serverAddress`, when set, is the registry they are for.
+ */
+export interface AuthConfig {
+  username?: string;
+  password?: string;
+  auth?: string;
+  serverAddress?: string;
+  identityToken?: string;
+  registryToken?: string;
+}
+
 /** CRI's ImageService. */
 export interface ImageService {
   listImages(): Promise<Image[]>;
   /** The image, or undefined when it is not present. */
   imageStatus(image: string): Promise<Image | undefined>;
-  /** Pulls and resolves with the image's id; rejects with a CriError (ImagePullFailed, ...). */
-  pullImage(image: string, onProgress?: (p: PullProgress) => void): Promise<string>;
+  /**
+   * Pulls, with the registry credentials `auth` when given (CRI's PullImageRequest.auth),
+   * and resolves with the image's id; rejects with a CriError (ImagePullFailed, ...).
+   */
+  pullImage(image: string, onProgress?: (p: PullProgress) => void, auth?: AuthConfig): Promise<string>;
   removeImage(image: string): Promise<void>;
 }
 

@@ -15,10 +15,9 @@
  * the registry's tags; the registry process is stopped by its PID.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -33,9 +32,9 @@ import { openRuntime, type Runtime } from '../cri/index.js';
 import { startTestApi, type TestApi } from './support/api.js';
 import { removeNodeFromDocker } from './support/k8ts-agent.js';
 import { run } from './support/k8ts-server.js';
+import { startRegistry, type TestRegistry } from './support/registry.js';
 import { untilTruthy as until } from './support/wait.js';
 
-const REGISTRY_BIN = '/usr/bin/docker-registry';
 const RUN = randomBytes(3).toString('hex');
 const NODE = `pull-e2e-${RUN}`;
 const NETWORK = `k8ts-${NODE}`;
@@ -45,20 +44,16 @@ let api: TestApi;
 let runtime: Runtime;
 let manager: PodManager;
 let recorder: EventRecorder;
-let registry: ChildProcess | undefined;
-let registryLog = '';
-let registryDir: string;
+let registry: TestRegistry | undefined;
+/** The same storage behind htpasswd auth (user ann), for imagePullSecrets. */
+let authRegistry: TestRegistry | undefined;
 let dataDir: string;
 /** `127.0.0.1:<port>`, the registry's host. */
 let host: string;
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+/** `127.0.0.1:<port>`, the auth registry's host. */
+let authHost: string;
+const USER = 'ann';
+const PASSWORD = `pw-${RUN}`;
 
 async function docker(...args: string[]): Promise<string> {
   const r = await run('docker', args, { timeoutMs: 120_000 });
@@ -66,56 +61,13 @@ async function docker(...args: string[]): Promise<string> {
   return r.stdout;
 }
 
-/** Starts docker-registry on a free port of 127.0.0.1; resolves once `/v2/` answers 200. */
-async function startRegistry(): Promise<void> {
-  assert.ok(
-    existsSync(REGISTRY_BIN),
-    `${REGISTRY_BIN} is missing: apt-get install docker-registry (.ci/run does)`,
-  );
-  registryDir = mkdtempSync(join(tmpdir(), 'k8ts-registry-'));
-  host = `127.0.0.1:${await freePort()}`;
-  const config = join(registryDir, 'config.yml');
-  writeFileSync(
-    config,
-    [
-      'version: 0.1',
-      'log:',
-      '  level: warn',
-      'storage:',
-      '  filesystem:',
-      `    rootdirectory: ${join(registryDir, 'data')}`,
-      'http:',
-      `  addr: ${host}`,
-      '',
-    ].join('\n'),
-  );
-  const child = spawn(REGISTRY_BIN, ['serve', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  registry = child;
-  child.stdout!.on('data', (d: Buffer) => (registryLog += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (registryLog += d.toString()));
-  await until(`the registry on ${host}`, async () => {
-    assert.equal(child.exitCode, null, `docker-registry exited:\n${registryLog}`);
-    const res = await fetch(`http://${host}/v2/`).catch(() => undefined);
-    return res?.status === 200;
-  });
-}
-
-async function stopRegistry(): Promise<void> {
-  const child = registry;
-  if (child && child.exitCode === null && child.signalCode === null) {
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  }
-  if (registryDir) rmSync(registryDir, { recursive: true, force: true });
-}
-
 before(async () => {
   execFileSync('bash', ['scripts/start-dockerd.sh'], { stdio: 'ignore' });
   execFileSync('bash', ['scripts/build-images.sh'], { stdio: 'ignore' });
-  await startRegistry();
+  registry = await startRegistry();
+  host = registry.host;
+  authRegistry = await startRegistry({ users: { [USER]: PASSWORD }, storageDir: registry.storageDir });
+  authHost = authRegistry.host;
   await docker('tag', 'spring-server:1.0', `${host}/spring-server:1.0`);
   await docker('push', `${host}/spring-server:1.0`);
   await docker('rmi', `${host}/spring-server:1.0`);
@@ -151,12 +103,19 @@ after(async () => {
   await runtime?.close();
   await api?.stop();
   if (host) await run('docker', ['rmi', `${host}/spring-server:1.0`]);
-  await stopRegistry();
+  if (authHost) await run('docker', ['rmi', `${authHost}/spring-server:1.0`]);
+  await authRegistry?.stop();
+  await registry?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 let seq = 0;
-async function createPod(prefix: string, image: string, policy: 'Always' | 'IfNotPresent'): Promise<string> {
+async function createPod(
+  prefix: string,
+  image: string,
+  policy: 'Always' | 'IfNotPresent',
+  pullSecrets: string[] = [],
+): Promise<string> {
   const pod = await api.client.create<Pod>(resources.pods, {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -165,8 +124,9 @@ async function createPod(prefix: string, image: string, policy: 'Always' | 'IfNo
       nodeName: NODE,
       terminationGracePeriodSeconds: 2,
       containers: [{ name: 'app', image, imagePullPolicy: policy }],
+      ...(pullSecrets.length > 0 ? { imagePullSecrets: pullSecrets.map((name) => ({ name })) } : {}),
     },
-  });
+  } as Pod);
   return pod.metadata.name!;
 }
 
@@ -233,7 +193,7 @@ describe('image pull policies against a local registry', { timeout: 240_000 }, (
     ]);
     assert.ok(!events.some((e) => e.includes('already present')), events.join('\n'));
     assert.match(
-      registryLog,
+      registry!.log(),
       /\/v2\/spring-server\/manifests\/1\.0 /,
       'the registry was asked for the manifest',
     );
@@ -289,5 +249,31 @@ describe('image pull policies against a local registry', { timeout: 240_000 }, (
       /^Started: /,
     ]);
     assert.ok(!events.some((e) => e.startsWith('Pulling:')), events.join('\n'));
+  });
+});
+
+describe('imagePullSecrets against a registry with basic auth', { timeout: 240_000 }, () => {
+  it('without a secret the pull is refused; with a dockerconfigjson secret for it the pod runs', async () => {
+    const image = `${authHost}/spring-server:1.0`;
+    const denied = await createPod('nosecret', image, 'Always');
+    await eventsMatching(denied, [
+      new RegExp(`^Failed: Failed to pull image "${image}": .*(no basic auth credentials|unauthorized)`),
+    ]);
+    const auth = Buffer.from(`${USER}:${PASSWORD}`).toString('base64');
+    await api.client.create(resources.secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'regcred', namespace: 'default' },
+      type: 'kubernetes.io/dockerconfigjson',
+      data: {
+        '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { [authHost]: { auth } } })).toString(
+          'base64',
+        ),
+      },
+    } as KubeObject);
+    const name = await createPod('secret', image, 'Always', ['regcred']);
+    const pod = await runningPod(name);
+    assert.equal(statusOf(pod)?.image, image);
+    await eventsMatching(name, [new RegExp(`^Pulled: Successfully pulled image "${image}"`)]);
   });
 });

@@ -6,7 +6,7 @@
  * ImagePullFailed unless the runtime is unreachable (Unavailable) or refuses the
  * reference (InvalidArgument); removing an image that is gone succeeds.
  */
-import type { Image, PullProgress } from '../api.js';
+import type { AuthConfig, Image, PullProgress } from '../api.js';
 import { errorMessage } from '../../api/errors.js';
 import { CriError } from '../errors.js';
 import { parseImageReference } from '../reference.js';
@@ -35,16 +35,23 @@ export class ContainerdImages {
   }
 
   /**
-   * PullImage, reporting `Pulling …` and `Pulled …` to `onProgress`; the image's id.
+   * PullImage, reporting `Pulling …` and `Pulled …` to `onProgress`, with `auth` as the
+   * request's AuthConfig (containerd's CRI sends it to the registry the image names); the
+   * image's id.
    * @throws CriError ImagePullFailed (the runtime's words); InvalidArgument; Unavailable.
    */
-  async pull(image: string, onProgress?: (p: PullProgress) => void): Promise<string> {
+  async pull(image: string, onProgress?: (p: PullProgress) => void, auth?: AuthConfig): Promise<string> {
     parseImageReference(image);
     const what = `pull ${image}`;
     onProgress?.({ status: `Pulling ${image}` });
     let r: Message;
     try {
-      r = await this.o.imageCall('PullImage', { image: { image } }, what, PULL_TIMEOUT_MS);
+      r = await this.o.imageCall(
+        'PullImage',
+        { image: { image }, ...(auth ? { auth: { ...auth } } : {}) },
+        what,
+        PULL_TIMEOUT_MS,
+      );
     } catch (err) {
       if (err instanceof CriError && (err.code === 'Unavailable' || err.code === 'InvalidArgument'))
         throw err;

@@ -196,9 +196,16 @@ class FakeEngine implements DockerEngine {
     if (!i) throw httpError(404, `No such image: ${ref}`);
     return i;
   }
-  async pullImage(opts: { fromImage: string; tag: string }): Promise<Readable> {
+  /** The authconfig of each pull, in order (undefined: none). */
+  readonly pullAuths: (Docker.AuthConfigObject | undefined)[] = [];
+  async pullImage(opts: {
+    fromImage: string;
+    tag: string;
+    authconfig?: Docker.AuthConfigObject;
+  }): Promise<Readable> {
     this.fail('pullImage');
     this.calls.push(`pull ${opts.fromImage}:${opts.tag}`);
+    this.pullAuths.push(opts.authconfig);
     const ref = `${opts.fromImage}:${opts.tag}`;
     this.images.set(ref, {
       Id: `sha256:${opts.fromImage}`,
@@ -445,6 +452,19 @@ describe('docker adapter on a fake engine', () => {
     engine.failures.delete('pullImage');
     assert.equal(await rt.pullImage('busybox:1'), 'sha256:busybox');
     assert.ok(engine.calls.includes('pull busybox:1'));
+    assert.equal(engine.pullAuths.at(-1), undefined, 'no credentials, no X-Registry-Auth');
+    await rt.pullImage('busybox:1', undefined, { auth: Buffer.from('ann:s3:cret').toString('base64') });
+    assert.deepEqual(engine.pullAuths.at(-1), { username: 'ann', password: 's3:cret' }, 'auth split');
+    await rt.pullImage('busybox:1', undefined, {
+      username: 'bob',
+      password: 'pw',
+      serverAddress: 'r.example',
+    });
+    assert.deepEqual(engine.pullAuths.at(-1), {
+      username: 'bob',
+      password: 'pw',
+      serveraddress: 'r.example',
+    });
     assert.deepEqual(
       (await rt.listImages()).map((i) => i.repoTags),
       [['k8ts/pause:1.0'], ['busybox:1']],

@@ -78,8 +78,15 @@ export interface DockerEngine {
 
   listImages(): Promise<Docker.ImageInfo[]>;
   inspectImage(ref: string): Promise<Docker.ImageInspectInfo>;
-  /** `POST /images/create?fromImage=&tag=`: the pull's JSON progress stream. */
-  pullImage(opts: { fromImage: string; tag: string }): Promise<Readable>;
+  /**
+   * `POST /images/create?fromImage=&tag=`: the pull's JSON progress stream; `authconfig`
+   * goes as the `X-Registry-Auth` header (Docker's AuthConfig).
+   */
+  pullImage(opts: {
+    fromImage: string;
+    tag: string;
+    authconfig?: Docker.AuthConfigObject;
+  }): Promise<Readable>;
   removeImage(ref: string): Promise<void>;
 
   inspectNetwork(name: string): Promise<Docker.NetworkInspectInfo>;
@@ -149,7 +156,8 @@ export function dockerodeEngine(docker: Docker): DockerEngine {
     demuxStream: (stream, stdout, stderr) => docker.modem.demuxStream(stream, stdout, stderr),
     listImages: () => docker.listImages(),
     inspectImage: (ref) => docker.getImage(ref).inspect(),
-    pullImage: async (opts) => (await docker.createImage(opts)) as Readable,
+    pullImage: async ({ authconfig, ...opts }) =>
+      (await (authconfig ? docker.createImage(authconfig, opts) : docker.createImage(opts))) as Readable,
     removeImage: async (ref) => {
       await docker.getImage(ref).remove();
     },

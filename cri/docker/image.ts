@@ -5,7 +5,7 @@
  * fails ImagePullFailed unless the engine is unreachable (Unavailable).
  */
 import type { Readable } from 'node:stream';
-import type { Image, PullProgress } from '../api.js';
+import type { AuthConfig, Image, PullProgress } from '../api.js';
 import { CriError } from '../errors.js';
 import { familiarRepository, parseImageReference } from '../reference.js';
 import { imageUser } from './convert.js';
@@ -47,12 +47,13 @@ export class DockerImages {
   }
 
   /**
-   * Pulls `image`, reporting progress to `onProgress`.
+   * Pulls `image`, reporting progress to `onProgress`, with `auth` as Docker's AuthConfig
+   * (the `X-Registry-Auth` header, as dockershim and cri-dockerd map CRI's).
    * @returns the pulled image's id.
    * @throws CriError InvalidArgument (malformed reference), Unavailable (no engine),
    *   ImagePullFailed (anything else, with Docker's message).
    */
-  async pull(image: string, onProgress?: (p: PullProgress) => void): Promise<string> {
+  async pull(image: string, onProgress?: (p: PullProgress) => void, auth?: AuthConfig): Promise<string> {
     const ref = parseImageReference(image);
     const what = `pull ${image}`;
     const asPullError = (err: unknown): CriError => {
@@ -65,6 +66,7 @@ export class DockerImages {
       stream = await this.o.engine.pullImage({
         fromImage: familiarRepository(ref),
         tag: ref.digest ?? ref.tag ?? 'latest',
+        ...(auth ? { authconfig: dockerAuth(auth) } : {}),
       });
     } catch (err) {
       throw asPullError(err);
@@ -87,4 +89,30 @@ export class DockerImages {
       throw err;
     }
   }
+}
+
+/**
+ * CRI's AuthConfig as Docker's: `auth` (base64 `user:password`) split into username and
+ * password when those are unset, since the engine reads only the latter.
+ */
+export function dockerAuth(a: AuthConfig): {
+  username?: string;
+  password?: string;
+  serveraddress?: string;
+  identitytoken?: string;
+  registrytoken?: string;
+} {
+  let { username, password } = a;
+  if (!username && !password && a.auth) {
+    const plain = Buffer.from(a.auth, 'base64').toString('utf8');
+    const colon = plain.indexOf(':');
+    if (colon > 0) [username, password] = [plain.slice(0, colon), plain.slice(colon + 1)];
+  }
+  const out: ReturnType<typeof dockerAuth> = {};
+  if (username) out.username = username;
+  if (password) out.password = password;
+  if (a.serverAddress) out.serveraddress = a.serverAddress;
+  if (a.identityToken) out.identitytoken = a.identityToken;
+  if (a.registryToken) out.registrytoken = a.registryToken;
+  return out;
 }

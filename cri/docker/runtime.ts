@@ -34,6 +34,7 @@ import type {
   PodSandboxConfig,
   PodSandboxFilter,
   PodSandboxStatus,
+  AuthConfig,
   PullProgress,
   Runtime,
   RuntimeStatus,
@@ -207,8 +208,8 @@ export class DockerRuntime implements Runtime {
   imageStatus(image: string): Promise<Image | undefined> {
     return this.images.status(image);
   }
-  pullImage(image: string, onProgress?: (p: PullProgress) => void): Promise<string> {
-    return this.images.pull(image, onProgress);
+  pullImage(image: string, onProgress?: (p: PullProgress) => void, auth?: AuthConfig): Promise<string> {
+    return this.images.pull(image, onProgress, auth);
   }
   removeImage(image: string): Promise<void> {
     return this.images.remove(image);

@@ -49,6 +49,7 @@ import type {
   PodSandboxFilter,
   PodNetworkConfig,
   PodSandboxStatus,
+  AuthConfig,
   PullProgress,
   Runtime,
   RuntimeConditionType,
@@ -127,6 +128,22 @@ export class FakeRuntime implements Runtime {
     return this.state.pulls;
   }
 
+  /** The AuthConfig of every pull attempt so far, in order (undefined: none). */
+  get pullAuths(): readonly (AuthConfig | undefined)[] {
+    return this.state.pullAuths;
+  }
+
+  /**
+   * Makes pulls of `ref` need `username`/`password` (as `username`+`password` or docker's
+   * `auth`), else fail ImagePullFailed "unauthorized"; undefined: pulls are open again.
+   */
+  requirePullCredentials(ref: string, username?: string, password?: string): void {
+    const name = familiarName(parseImageReference(ref));
+    if (username === undefined) this.state.pullCredentials.delete(name);
+    else
+      this.state.pullCredentials.set(name, Buffer.from(`${username}:${password ?? ''}`).toString('base64'));
+  }
+
   /**
    * Ends a running container's program now with `exitCode` (as a crash or an OOM kill
    * would). Reason: `opts.reason`, else OOMKilled when `oomKilled`, else Completed for 0 and
@@ -161,6 +178,16 @@ export class FakeRuntime implements Runtime {
   /** What the container's program wrote (stdout and stderr interleaved). */
   containerOutput(id: string): string {
     return this.container(id).output;
+  }
+
+  /**
+   * The config sandbox `id` was run with (a copy: hostname, dnsConfig, ...), as a real
+   * runtime would show it in the sandbox's /etc/hostname and /etc/resolv.conf; undefined
+   * for an unknown id.
+   */
+  sandboxConfig(id: string): PodSandboxConfig | undefined {
+    const s = this.state.sandboxes.get(id);
+    return s ? structuredClone(s.config) : undefined;
   }
 
   /** While true every call rejects Unavailable, as when the daemon is down. */
@@ -479,11 +506,21 @@ export class FakeRuntime implements Runtime {
     return img && this.imageView(img);
   }
 
-  async pullImage(image: string, onProgress?: (p: PullProgress) => void): Promise<string> {
+  async pullImage(image: string, onProgress?: (p: PullProgress) => void, auth?: AuthConfig): Promise<string> {
     this.check();
     const name = familiarName(parseImageReference(image));
+    this.state.pullAuths.push(auth && { ...auth });
     const failure = this.state.pullFailures.get(name);
     if (failure !== undefined) throw new CriError('ImagePullFailed', `pulling ${image}: ${failure}`);
+    const needed = this.state.pullCredentials.get(name);
+    const given =
+      auth?.auth ??
+      (auth?.username !== undefined
+        ? Buffer.from(`${auth.username}:${auth.password ?? ''}`).toString('base64')
+        : undefined);
+    if (needed !== undefined && given !== needed) {
+      throw new CriError('ImagePullFailed', `pulling ${image}: unauthorized: authentication required`);
+    }
     if (!this.state.registry.has(name) && !this.state.findImage(name)) {
       throw new CriError(
         'ImagePullFailed',

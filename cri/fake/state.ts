@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../api/clock.js';
 import type {
+  AuthConfig,
   ContainerConfig,
   ContainerState,
   ExecSyncResponse,
@@ -83,6 +84,10 @@ export class FakeRuntimeState {
   readonly pullFailures = new Map<string, string>();
   /** Every reference pulled successfully, in order (for pull-policy tests). */
   readonly pulls: string[] = [];
+  /** The AuthConfig of every pull attempt, in order (undefined: none). */
+  readonly pullAuths: (AuthConfig | undefined)[] = [];
+  /** Images whose pulls need `user:password` (familiar name → base64 of it, docker's `auth`). */
+  readonly pullCredentials = new Map<string, string>();
   readonly conditions: Record<RuntimeConditionType, { status: boolean; reason: string; message: string }> = {
     RuntimeReady: { status: true, reason: '', message: '' },
     NetworkReady: { status: true, reason: '', message: '' },

@@ -183,3 +183,76 @@ describe('ImageManager.ensureImageExists', () => {
     assert.match(events.at(-1)!.message, /^Successfully pulled image "later:1.0" in \d+\.\d{3}s/);
   });
 });
+
+describe('ImageManager: imagePullSecrets', () => {
+  const REG = '127.0.0.1:5000';
+  const image = `${REG}/team/app:1.0`;
+  const dockerconfigjson = (auths: Record<string, unknown>) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'x', namespace: 'default' },
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths })).toString('base64') },
+  });
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const secrets: Record<string, ReturnType<typeof dockerconfigjson>> = {
+    good: dockerconfigjson({ [REG]: { auth: b64('ann:pw') } }),
+    wrong: dockerconfigjson({ [`http://${REG}/team`]: { username: 'ann', password: 'nope' } }),
+    other: dockerconfigjson({ 'other.example:5000': { username: 'ann', password: 'pw' } }),
+  };
+  function withSecrets() {
+    const clock = new FakeClock();
+    const runtime = new FakeRuntime({ clock, images: [], registry: [image] });
+    runtime.requirePullCredentials(image, 'ann', 'pw');
+    const events: Recorded[] = [];
+    const manager = new ImageManager({
+      images: runtime,
+      clock,
+      logger: silentLogger(),
+      recorder: { event: (_t, type, reason, message) => events.push({ type, reason, message }) },
+      getSecret: async (_ns, name) => secrets[name],
+    });
+    return { runtime, events, manager };
+  }
+  const podWith = (...names: string[]): KubeletPod => ({
+    ...pod,
+    spec: { containers: [], imagePullSecrets: names.map((name) => ({ name })) },
+  });
+  const c: KubeletContainer = { name: 'c', image, imagePullPolicy: 'Always' };
+
+  it('a secret for the registry: the pull goes with its credentials', async () => {
+    const { runtime, manager } = withSecrets();
+    assert.equal(await reasonOf(manager.ensureImageExists(podWith('good'), c, ref)), 'ok');
+    assert.deepEqual(runtime.pullAuths, [{ username: 'ann', password: 'pw', auth: b64('ann:pw') }]);
+  });
+
+  it('no secret, or one for another registry: no credentials, ErrImagePull unauthorized', async () => {
+    for (const p of [pod, podWith('other')]) {
+      const { runtime, events, manager } = withSecrets();
+      assert.equal(await reasonOf(manager.ensureImageExists(p, c, ref)), 'ErrImagePull');
+      assert.deepEqual(runtime.pullAuths, [undefined]);
+      assert.ok(events.some((e) => /unauthorized: authentication required/.test(e.message)));
+    }
+  });
+
+  it('each matching credential in turn, the more specific key first, until one works', async () => {
+    const { runtime, manager } = withSecrets();
+    assert.equal(await reasonOf(manager.ensureImageExists(podWith('good', 'wrong'), c, ref)), 'ok');
+    assert.deepEqual(
+      runtime.pullAuths.map((a) => a?.password),
+      ['nope', 'pw'],
+      `${REG}/team before ${REG}`,
+    );
+  });
+
+  it('a missing secret: Warning FailedToRetrieveImagePullSecret, the others still used', async () => {
+    const { events, manager } = withSecrets();
+    assert.equal(await reasonOf(manager.ensureImageExists(podWith('gone', 'good'), c, ref)), 'ok');
+    const warn = events.find((e) => e.reason === 'FailedToRetrieveImagePullSecret');
+    assert.equal(
+      warn?.message,
+      'Unable to retrieve some image pull secrets (gone); attempting to pull the image may not succeed.',
+    );
+    assert.equal(warn?.type, 'Warning');
+  });
+});

@@ -13,17 +13,25 @@
  *   Pulling, then Pulled "Successfully pulled image ... in Xs" or Failed; a failed pull →
  *   ErrImagePull.
  * Every failure also records a Warning `Failed` event "Error: <reason>", as the kubelet does.
+ *
+ * Credentials (kuberuntime_image.go's PullImage): the pod's imagePullSecrets, read through
+ * `getSecret`, give a keyring (pull-secrets.ts); each credential matching the image is
+ * tried in order until a pull succeeds (the failure names every attempt's error), none
+ * matching pulls without. A secret that cannot be read is skipped, with a Warning
+ * `FailedToRetrieveImagePullSecret` on the pod (kubelet_pods.go's getPullSecretsForPod).
  */
 import type { Logger } from '../../../api/log.js';
 import type { Clock } from '../../../api/clock.js';
 import type { EventRecorder, EventTarget } from '../../../api/client/events.js';
-import type { ImageService } from '../../../cri/index.js';
+import type { AuthConfig, ImageService } from '../../../cri/index.js';
+import type { KubeObject } from '../../../api/object.js';
 import { isCriError } from '../../../cri/index.js';
 import { parseImageReference } from '../../../cri/index.js';
 import { Backoff } from './backoff.js';
 import { ContainerStartError } from './errors.js';
 import type { KubeletContainer, KubeletPod } from './types.js';
 import { errorMessage } from '../../../api/errors.js';
+import { dockerConfigEntries, lookupCredentials, type DockerConfigEntry } from './pull-secrets.js';
 
 /** The effective pull policy of a container (SetDefaults_Container's rule when unset). */
 export function pullPolicyOf(container: KubeletContainer): 'Always' | 'IfNotPresent' | 'Never' {
@@ -56,6 +64,11 @@ export interface ImageManagerConfig {
   backoffInitialMs?: number;
   /** Longest pull backoff, ms (default 300 000). */
   backoffMaxMs?: number;
+  /**
+   * Reads Secret `name` of `namespace` for imagePullSecrets: undefined when it does not
+   * exist; throws for other failures. Unset: pulls go without credentials.
+   */
+  getSecret?: (namespace: string, name: string) => Promise<KubeObject | undefined>;
 }
 
 /** See the file comment. */
@@ -115,7 +128,8 @@ export class ImageManager {
     const started = clock.now();
     let id: string;
     try {
-      id = await images.pullImage(image);
+      const creds = lookupCredentials(await this.pullSecretEntries(pod), image);
+      id = await this.pullWith(image, creds);
     } catch (err) {
       if (isCriError(err, 'Unavailable')) throw err;
       this.backoff.next(key);
@@ -135,5 +149,56 @@ export class ImageManager {
         (size !== undefined ? `. Image size: ${size} bytes.` : ''),
     );
     return id;
+  }
+
+  /** The docker config entries of the pod's imagePullSecrets that could be read. */
+  private async pullSecretEntries(pod: KubeletPod): Promise<DockerConfigEntry[]> {
+    const { getSecret } = this.cfg;
+    const refs = (pod.spec.imagePullSecrets ?? []).map((r) => r.name ?? '').filter((n) => n !== '');
+    if (!getSecret || refs.length === 0) return [];
+    const namespace = pod.metadata.namespace ?? 'default';
+    const entries: DockerConfigEntry[] = [];
+    const failed: string[] = [];
+    for (const name of refs) {
+      try {
+        const secret = await getSecret(namespace, name);
+        if (!secret) throw new Error(`secret "${name}" not found`);
+        entries.push(...dockerConfigEntries(secret));
+      } catch (err) {
+        this.cfg.logger.info('Unable to retrieve pull secret, the image pull may not succeed.', {
+          pod: `${namespace}/${pod.metadata.name}`,
+          secret: `${namespace}/${name}`,
+          err: errorMessage(err),
+        });
+        failed.push(name);
+      }
+    }
+    if (failed.length > 0) {
+      this.cfg.recorder.event(
+        { kind: 'Pod', apiVersion: 'v1', name: pod.metadata.name, namespace, uid: pod.metadata.uid },
+        'Warning',
+        'FailedToRetrieveImagePullSecret',
+        `Unable to retrieve some image pull secrets (${failed.join(', ')}); attempting to pull the image may not succeed.`,
+      );
+    }
+    return entries;
+  }
+
+  /** Pulls without credentials when `creds` is empty, else with each in turn until one works. */
+  private async pullWith(image: string, creds: AuthConfig[]): Promise<string> {
+    const { images } = this.cfg;
+    if (creds.length === 0) return images.pullImage(image);
+    const errs: unknown[] = [];
+    for (const auth of creds) {
+      try {
+        return await images.pullImage(image, undefined, auth);
+      } catch (err) {
+        if (isCriError(err, 'Unavailable') || isCriError(err, 'InvalidArgument')) throw err;
+        errs.push(err);
+      }
+    }
+    if (errs.length === 1) throw errs[0];
+    // utilerrors.NewAggregate's form.
+    throw new Error(`[${errs.map(errorMessage).join(', ')}]`, { cause: errs[0] });
   }
 }

@@ -31,14 +31,18 @@ import type { Logger } from '../../../api/log.js';
 import { realClock, type Clock } from '../../../api/clock.js';
 import type { EventRecorder } from '../../../api/client/events.js';
 import { deletedObject, SharedInformer } from '../../../api/client/informer.js';
+import { isNotFound } from '../../../api/client/errors.js';
 import { resources } from '../../../api/client/resource.js';
 import type { RestClient } from '../../../api/client/rest.js';
-import type { Node, Pod } from '../../../api/types.js';
+import type { Node, Pod, Service } from '../../../api/types.js';
 import type { Runtime } from '../../../cri/index.js';
 import { isCriError } from '../../../cri/index.js';
 import { ProbeManager } from '../prober/manager.js';
 import type { ProbeOutcome, ProbeTarget } from '../prober/probe.js';
 import { Backoff } from './backoff.js';
+import { DnsConfigurer } from './dns.js';
+import { isServiceIPSet, serviceEnvVarMap } from './envvars.js';
+import { ContainerStartError } from './errors.js';
 import { ImageManager } from './images.js';
 import { NODE_LABEL, POD_TERMINATION_GRACE_PERIOD_ANNOTATION, POD_UID_LABEL, podRefOf } from './labels.js';
 import { isAppContainer } from './runtime-status.js';
@@ -133,6 +137,14 @@ export class PodManager {
         recorder: cfg.recorder,
         clock: this.clock,
         logger: cfg.logger,
+        getSecret: async (namespace, name) => {
+          try {
+            return await cfg.client.get(resources.secrets, namespace, name);
+          } catch (err) {
+            if (isNotFound(err)) return undefined;
+            throw err;
+          }
+        },
       }),
       crashBackoff: new Backoff({
         clock: this.clock,

@@ -152,6 +152,8 @@ export interface KubeletContainer extends Container {
 export interface KubeletPodSpec extends PodSpec {
   containers: KubeletContainer[];
   initContainers?: KubeletContainer[];
+  /** Secrets of the pod's namespace with the registry credentials for its images (pull-secrets.ts). */
+  imagePullSecrets?: { name?: string }[];
   volumes?: Volume[];
   securityContext?: { runAsUser?: number; runAsGroup?: number; runAsNonRoot?: boolean };
   /** The host's network namespace: the node's interfaces and ports; the pod IP is the node IP. */
