@@ -37,7 +37,8 @@ Usage:
                    [--cni-conf-dir /etc/cni/net.d] [--cni-bin-dir /usr/lib/cni]   (containerd only)
                    [--proxy-mode nftables|userspace]   (nftables: Service rules in the kernel where
                    the cluster network is not backend none; userspace elsewhere)
-  k8ts agent       --cleanup [--node-name NAME]   (remove the agent's routes, VXLAN device and firewall rules)
+  k8ts agent       --cleanup [--node-name NAME] [--data-dir DIR] [--cni-conf-dir DIR]   (remove the agent's
+                   routes, VXLAN device, firewall rules, and its CNI conflist, bridge and leases)
                    (the token is needed to join once; the node credential is kept in DIR/tls)
   k8ts kubeconfig  [--data-dir DIR] [--user NAME [--group GROUP ...]]
   k8ts token       create [--ttl 24h (0: never)] [--description TEXT] | list | delete ID [--data-dir DIR]
@@ -96,6 +97,13 @@ async function agentCommand(argv: string[]): Promise<number> {
       clusterIPInterfaceFor(options.nodeName),
       nftTableFor(options.nodeName, hostname()),
     ))
+      process.stdout.write(`${line}\n`);
+    const { cleanupCniNetwork } = await import('./agent/network/cleanup.js');
+    for (const line of await cleanupCniNetwork(runHostCommand, {
+      nodeName: options.nodeName,
+      confDir: options.cniConfDir,
+      dataDir: options.dataDir,
+    }))
       process.stdout.write(`${line}\n`);
     return 0;
   }

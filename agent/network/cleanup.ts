@@ -6,10 +6,17 @@
  * K8TS-POSTROUTING with their jumps, the nft tables `ip k8ts` (kube-proxy's nftables mode;
  * `ip k8ts-<node>` for an agent whose node is not named after the host)
  * and `ip k8ts-local-nodeports`, and the
- * node's ClusterIP interface (or its labelled addresses on `lo`). Containers and the
- * runtime's pod network are the runtime's to remove (`install-agent.sh --uninstall`).
+ * node's ClusterIP interface (or its labelled addresses on `lo`); on a CNI runtime
+ * (cleanupCniNetwork) the conflist the agent wrote (cni.ts: `<conf dir>/00-k8ts.conflist`,
+ * only while it names the node's network `k8ts-<node>`), the CNI bridge `k8ts<hash>` and
+ * host-local's leases of that network (`<data dir>/cni/networks/k8ts-<node>`). Containers and
+ * Docker's pod network are the runtime's to remove (`install-agent.sh --uninstall`).
  * Only names that are k8ts's own are touched; what is already gone is skipped.
  */
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CNI_CONFLIST_FILE, cniBridgeName } from './cni.js';
+import { podNetworkName } from './pod-network.js';
 import { LOCAL_NODEPORTS_TABLE } from '../proxy/local-nodeports.js';
 import { canaryTableFor, NFT_TABLE } from '../proxy/nftables-rules.js';
 import { removeFirewall } from './firewall.js';
@@ -65,5 +72,54 @@ export async function cleanupNodeNetwork(
     for (const a of addrs) await host('ip', ['addr', 'del', a, 'dev', 'lo']);
     done.push(`ClusterIP addresses on lo (${label}): ${addrs.length} removed`);
   }
+  return done;
+}
+
+/** Where a CNI node's pod network lives (cni.ts): `--cni-conf-dir` and the agent's data dir. */
+export interface CniCleanupConfig {
+  nodeName: string;
+  confDir: string;
+  /** The agent's `--data-dir` (host-local's leases are under `cni/networks`). */
+  dataDir: string;
+}
+
+/**
+ * Removes the CNI network state of the file comment: the conflist (kept, and said so, when it
+ * names another network), the bridge, the leases dir.
+ * @returns one line per kind of state, saying what was done.
+ * @throws Error when the bridge exists and cannot be removed (e.g. not root), or a file
+ *   cannot be removed for another reason than absence.
+ */
+export async function cleanupCniNetwork(host: HostCommand, cfg: CniCleanupConfig): Promise<string[]> {
+  const name = podNetworkName(cfg.nodeName);
+  const done: string[] = [];
+  const conflist = join(cfg.confDir, CNI_CONFLIST_FILE);
+  const text = await readFile(conflist, 'utf8').catch(() => undefined);
+  let owner: unknown;
+  try {
+    owner = text === undefined ? undefined : (JSON.parse(text) as { name?: unknown }).name;
+  } catch {
+    owner = undefined;
+  }
+  if (text === undefined) {
+    done.push(`CNI conflist ${conflist}: absent`);
+  } else if (owner === name) {
+    await rm(conflist, { force: true });
+    done.push(`CNI conflist ${conflist}: removed`);
+  } else {
+    done.push(`CNI conflist ${conflist}: kept (its network is not ${name})`);
+  }
+  const bridge = cniBridgeName(cfg.nodeName);
+  const shown = await host('ip', ['link', 'show', 'dev', bridge]);
+  if (shown.code === 0) {
+    const del = await host('ip', ['link', 'del', bridge]);
+    if (del.code !== 0) throw new Error(`ip link del ${bridge}: ${del.stderr.trim()}`);
+    done.push(`CNI bridge ${bridge}: removed`);
+  } else {
+    done.push(`CNI bridge ${bridge}: absent`);
+  }
+  const leases = join(cfg.dataDir, 'cni', 'networks', name);
+  await rm(leases, { recursive: true, force: true });
+  done.push(`host-local leases ${leases}: removed (or absent)`);
   return done;
 }

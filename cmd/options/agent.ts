@@ -39,6 +39,10 @@ export const AGENT_FLAGS = {
 export interface AgentCleanupOptions {
   cleanup: true;
   nodeName: string;
+  /** --data-dir (its CNI leases; --cleanup also takes --cni-conf-dir), or defaultAgentDataDir(). */
+  dataDir: string;
+  /** --cni-conf-dir, or DEFAULT_CNI_CONF_DIR. */
+  cniConfDir: string;
 }
 
 /** What `k8ts agent` runs: a node agent joining `server` (agent/main.ts's AgentConfig, less its parts). */
@@ -80,7 +84,12 @@ export async function parseAgentOptions(
   if (values.help) return 'help';
   // Cleaning up needs no server: only the node's name (its ClusterIP interface's).
   if (values.cleanup)
-    return { cleanup: true, nodeName: (await parseNodeFlags({ 'node-name': values['node-name'] })).nodeName };
+    return {
+      cleanup: true,
+      nodeName: (await parseNodeFlags({ 'node-name': values['node-name'] })).nodeName,
+      dataDir: values['data-dir'] ?? defaultAgentDataDir(),
+      cniConfDir: values['cni-conf-dir'] ?? DEFAULT_CNI_CONF_DIR,
+    };
   const server = values.server;
   if (!server)
     throw new UsageError('--server URL is required (the control process, e.g. https://10.0.0.1:6443)');
