@@ -16,7 +16,14 @@
 #   - sandbox_image = k8ts/pause:1.0, the locally built pause image (no registry is
 #     reachable: scripts/build-images.sh imports it into the k8s.io namespace);
 #   - restrict_oom_score_adj where this process may not lower its own oom_score_adj (in
-#     some VMs and containers runc cannot set the sandbox's -998 otherwise).
+#     some VMs and containers runc cannot set the sandbox's -998 otherwise);
+#   - registry hosts from /etc/containerd/certs.d (K8TS_CONTAINERD_CERTS_DIR), CRI's
+#     registry.config_path: a registry the CRI should reach over plain HTTP, or with its own
+#     CA or mirror, gets <host[:port]>/hosts.toml there, e.g. for 10.0.0.5:5000
+#       server = "http://10.0.0.5:5000"
+#       [host."http://10.0.0.5:5000"]
+#         capabilities = ["pull", "resolve"]
+#     (read at each pull, no restart). Credentials come from the pods' imagePullSecrets.
 # An existing config that this script did not write is kept once as config.toml.before-k8ts.
 #
 # Idempotent: with the config unchanged and the CRI answering, it does nothing. A running
@@ -30,6 +37,7 @@ set -euo pipefail
 CONFIG="${K8TS_CONTAINERD_CONFIG:-/etc/containerd/config.toml}"
 CNI_CONF_DIR="${K8TS_CNI_CONF_DIR:-/etc/cni/net.d}"
 CNI_BIN_DIR="${K8TS_CNI_BIN_DIR:-/usr/lib/cni}"
+CERTS_DIR="${K8TS_CONTAINERD_CERTS_DIR:-/etc/containerd/certs.d}"
 SOCKET=/run/containerd/containerd.sock
 LOG=/var/log/k8ts-containerd.log
 MARK='# written by k8ts scripts/start-containerd.sh'
@@ -76,6 +84,8 @@ version = 2
     restrict_oom_score_adj = $restrict_oom
     stream_server_address = \"127.0.0.1\"
     stream_server_port = \"0\"
+    [plugins.\"io.containerd.grpc.v1.cri\".registry]
+      config_path = \"$CERTS_DIR\"
     [plugins.\"io.containerd.grpc.v1.cri\".cni]
       bin_dir = \"$CNI_BIN_DIR\"
       conf_dir = \"$CNI_CONF_DIR\"
@@ -90,7 +100,7 @@ version = 2
 
 changed=false
 if [ ! -f "$CONFIG" ] || [ "$(cat "$CONFIG")" != "${want%$'\n'}" ]; then
-  mkdir -p "$(dirname "$CONFIG")" "$CNI_CONF_DIR"
+  mkdir -p "$(dirname "$CONFIG")" "$CNI_CONF_DIR" "$CERTS_DIR"
   if [ -f "$CONFIG" ] && ! grep -qxF "$MARK" "$CONFIG" && [ ! -e "$CONFIG.before-k8ts" ]; then
     cp -p "$CONFIG" "$CONFIG.before-k8ts"
     echo "start-containerd: kept the previous $CONFIG as $CONFIG.before-k8ts"
@@ -98,7 +108,7 @@ if [ ! -f "$CONFIG" ] || [ "$(cat "$CONFIG")" != "${want%$'\n'}" ]; then
   printf '%s' "$want" >"$CONFIG"
   changed=true
 fi
-mkdir -p "$CNI_CONF_DIR"
+mkdir -p "$CNI_CONF_DIR" "$CERTS_DIR"
 
 # The CRI answers: `ctr` reaches the socket and the CRI plugin is loaded (status ok).
 cri_ready() {

@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { CNI_BIN_DIR as CNI_BIN, HostContainerd } from './support/host-containerd.js';
 import { startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
 import { startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { startRegistry } from './support/registry.js';
 import { get, podOf, untilEveryPodAnswers } from './support/simulated-cluster.js';
 import { startSimulatedHosts, type SimulatedHost, type SimulatedHosts } from './support/simulated-hosts.js';
 import { until, untilTruthy } from './support/wait.js';
@@ -306,6 +307,93 @@ describe(
       );
       assert.match(waiting.message ?? '', /k8ts\/not-here:1\.0/);
       await kubectl('delete', 'pod', 'never-pull', '--wait=false');
+    });
+
+    it('a pull through an imagePullSecret from a registry with basic auth (PullImageRequest.auth)', async () => {
+      // The registry runs in h2's namespace on its 127.0.0.1, where containerd pulls; the image
+      // gets there by ctr's push from k8s.io. containerd reaches it over plain HTTP through
+      // its hosts.toml (registry.config_path).
+      const h2 = lan.hosts[1]!;
+      const password = `pw-${run}`;
+      const reg = await startRegistry({ users: { ann: password }, wrapper: h2.nsenter });
+      try {
+        containerd.plainHttpRegistry(reg.host);
+        const image = `${reg.host}/spring-server:1.0`;
+        const ctr = async (...args: string[]) => {
+          const r = await h2.exec(['ctr', '-a', containerd.sock, '-n', 'k8s.io', ...args], {
+            timeoutMs: 120_000,
+          });
+          assert.equal(r.code, 0, `ctr ${args.join(' ')}: ${r.stderr}`);
+        };
+        await ctr('images', 'tag', '--force', 'docker.io/library/spring-server:1.0', image);
+        await ctr('images', 'push', '--plain-http', '--user', `ann:${password}`, image);
+        await ctr('images', 'rm', image);
+        const podWith = (name: string, secrets: string[]) => ({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name, labels: { app: 'ctd-pull-secret' } },
+          spec: {
+            nodeName: containerdNode,
+            terminationGracePeriodSeconds: 0,
+            imagePullSecrets: secrets.map((n) => ({ name: n })),
+            containers: [{ name: 'c', image, imagePullPolicy: 'Always' }],
+          },
+        });
+        const waitingOf = async (name: string) => {
+          const st = JSON.parse(await kubectl('get', 'pod', name, '-o', 'json')) as {
+            status: {
+              phase?: string;
+              containerStatuses?: { state: { waiting?: { reason: string; message?: string } } }[];
+            };
+          };
+          return { phase: st.status.phase, waiting: st.status.containerStatuses?.[0]?.state.waiting };
+        };
+        let r = await k.kubectlIn(JSON.stringify(podWith('pull-nosecret', [])), 'apply', '-f', '-');
+        assert.equal(r.code, 0, r.stderr);
+        const refused = await until(
+          'the pull without a secret refused',
+          async () => {
+            const w = (await waitingOf('pull-nosecret')).waiting;
+            return w?.reason === 'ErrImagePull' || w?.reason === 'ImagePullBackOff' ? w : undefined;
+          },
+          60_000,
+          500,
+        );
+        if (refused.reason === 'ErrImagePull')
+          assert.match(refused.message ?? '', /401 Unauthorized|unauthorized/i);
+        const auth = Buffer.from(`ann:${password}`).toString('base64');
+        await kubectl(
+          'create',
+          'secret',
+          'docker-registry',
+          'ctd-regcred',
+          `--docker-server=${reg.host}`,
+          '--docker-username=ann',
+          `--docker-password=${password}`,
+        );
+        const cfg = JSON.parse(
+          Buffer.from(
+            await kubectl('get', 'secret', 'ctd-regcred', '-o', 'jsonpath={.data.\\.dockerconfigjson}'),
+            'base64',
+          ).toString(),
+        ) as { auths: Record<string, { auth: string }> };
+        assert.equal(cfg.auths[reg.host]?.auth, auth, 'kubectl wrote the dockerconfigjson');
+        r = await k.kubectlIn(JSON.stringify(podWith('pull-secret', ['ctd-regcred'])), 'apply', '-f', '-');
+        assert.equal(r.code, 0, r.stderr);
+        await until(
+          'the pod with the secret Running',
+          async () => ((await waitingOf('pull-secret')).phase === 'Running' ? true : undefined),
+          90_000,
+          500,
+        ).catch(async (err: unknown) => {
+          throw new Error(`${(err as Error).message}: ${JSON.stringify(await waitingOf('pull-secret'))}`);
+        });
+        assert.match(reg.log(), /\/v2\/spring-server\/manifests\/1\.0/, 'the registry was asked');
+      } finally {
+        await k.kubectl('delete', 'pod', '-l', 'app=ctd-pull-secret', '--wait=false');
+        await k.kubectl('delete', 'secret', 'ctd-regcred');
+        await reg.stop();
+      }
     });
 
     it('a hostPort on the containerd node through the portmap plugin', async () => {

@@ -4,8 +4,9 @@
  * config and CNI conf dir under `<host dir>/cri` (the host's own containerd, which serves its
  * dockerd with the CRI plugin off, is left alone), Debian's CNI plugins from /usr/lib/cni,
  * `sandbox_image` k8ts/pause:1.0 and the streaming server on 127.0.0.1 of the host's
- * namespace (where the agent that proxies it runs), and the images imported from the
- * machine's Docker engine into `k8s.io`.
+ * namespace (where the agent that proxies it runs), the images imported from the
+ * machine's Docker engine into `k8s.io`, and registry hosts from `certsDir` (CRI's
+ * `registry.config_path`: `<host>/hosts.toml`, see plainHttpRegistry()).
  *
  *   const ctd = new HostContainerd(lan.hosts[1]);
  *   await ctd.start();
@@ -31,6 +32,8 @@ export class HostContainerd {
   readonly dir: string;
   readonly sock: string;
   readonly confDir: string;
+  /** The CRI's `registry.config_path`: one `<host[:port]>/hosts.toml` per registry. */
+  readonly certsDir: string;
   private child: ChildProcess | undefined;
 
   /**
@@ -44,6 +47,24 @@ export class HostContainerd {
     this.dir = join(h.dir, 'cri');
     this.sock = join(this.dir, 'c.sock');
     this.confDir = join(this.dir, 'net.d');
+    this.certsDir = join(this.dir, 'certs.d');
+  }
+
+  /**
+   * Lets the CRI pull from `host` (`127.0.0.1:<port>`) over plain HTTP: its hosts.toml under
+   * certsDir (read by containerd at each pull, no restart).
+   */
+  plainHttpRegistry(host: string): void {
+    mkdirSync(join(this.certsDir, host), { recursive: true });
+    writeFileSync(
+      join(this.certsDir, host, 'hosts.toml'),
+      [
+        `server = "http://${host}"`,
+        `[host."http://${host}"]`,
+        '  capabilities = ["pull", "resolve", "push"]',
+        '',
+      ].join('\n'),
+    );
   }
 
   /** `unix://<dir>/c.sock`, for `--container-runtime-endpoint`. */
@@ -58,7 +79,7 @@ export class HostContainerd {
    *   cannot be saved or imported.
    */
   async start(): Promise<void> {
-    for (const d of ['root', 'state', 'net.d']) mkdirSync(join(this.dir, d), { recursive: true });
+    for (const d of ['root', 'state', 'net.d', 'certs.d']) mkdirSync(join(this.dir, d), { recursive: true });
     const config = join(this.dir, 'config.toml');
     writeFileSync(
       config,
@@ -81,6 +102,8 @@ export class HostContainerd {
         '  stream_server_port = "0"',
         '  restrict_oom_score_adj = true',
         '  netns_mounts_under_state_dir = true',
+        '  [plugins."io.containerd.grpc.v1.cri".registry]',
+        `    config_path = "${this.certsDir}"`,
         '  [plugins."io.containerd.grpc.v1.cri".cni]',
         `    bin_dir = "${CNI_BIN_DIR}"`,
         `    conf_dir = "${this.confDir}"`,
