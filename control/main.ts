@@ -131,6 +131,8 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   const api = new ApiServer({
     store,
     ...(pki ? { security: { ca: pki.ca, serving: pki.serving } } : {}),
+    // Service account tokens, signed with DATA_DIR/tls/service-account.key.
+    ...(pki ? { serviceAccountTokens: { key: pki.serviceAccountKey } } : {}),
     strategyFor,
     nameValidatorFor,
     bindAddress: cfg.bindAddress,

@@ -8,7 +8,12 @@
  *                           127.0.0.1, localhost, each --tls-san; re-signed (same CA) when
  *                           a SAN is missing or it expires within 30 days
  *   client-admin.crt / .key CN=system:admin, O=system:masters (the admin kubeconfig's user)
+ *   service-account.key     RSA 2048 private key (PKCS#8 PEM) signing service account
+ *                           tokens (k3s's service.key, kube-apiserver's
+ *                           --service-account-signing-key-file); never rotated, since
+ *                           rotating it would invalidate every issued token
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
@@ -30,6 +35,8 @@ export interface ControlPKI {
   ca: KeyPair;
   serving: KeyPair;
   admin: KeyPair;
+  /** PEM of the key that signs service account tokens. */
+  serviceAccountKey: string;
   /** The directory they are in. */
   dir: string;
 }
@@ -110,7 +117,21 @@ export async function ensureControlPKI(
     admin = { cert: signed.cert, key: signed.key! };
     writePair(dir, 'client-admin', admin);
   }
-  return { ca, serving, admin, dir };
+  return { ca, serving, admin, serviceAccountKey: ensureServiceAccountKey(dir), dir };
+}
+
+/** The service account signing key of `dir`, created (RSA 2048, file 0600) when missing. */
+function ensureServiceAccountKey(dir: string): string {
+  const path = join(dir, 'service-account.key');
+  if (existsSync(path)) return readFileSync(path, 'utf8');
+  const { privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+  writeFileSync(path, privateKey, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return privateKey;
 }
 
 /** A client certificate for an in-process component (kept in memory only). */

@@ -187,7 +187,8 @@ interface SubresourceShape {
  * status and scale are get/update/patch (scale answers autoscaling/v1 Scale); binding and
  * eviction are create-only (policy/v1 Eviction); log is a get returning the Pod's log;
  * exec/attach/portforward are "connect" endpoints, which discovery lists as get and create
- * (GET and POST) with the options kind as their kind; a Namespace's finalize is update-only.
+ * (GET and POST) with the options kind as their kind; a Namespace's finalize is update-only;
+ * a ServiceAccount's token is create-only, answering authentication.k8s.io/v1 TokenRequest.
  */
 export const SUBRESOURCE_SHAPES: Readonly<Record<Subresource, SubresourceShape>> = {
   status: { verbs: ['get', 'patch', 'update'] },
@@ -199,6 +200,7 @@ export const SUBRESOURCE_SHAPES: Readonly<Record<Subresource, SubresourceShape>>
   attach: { verbs: ['create', 'get'], kind: { group: '', version: '', kind: 'PodAttachOptions' } },
   portforward: { verbs: ['create', 'get'], kind: { group: '', version: '', kind: 'PodPortForwardOptions' } },
   finalize: { verbs: ['update'] },
+  token: { verbs: ['create'], kind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } },
 };
 
 /**

@@ -10,7 +10,16 @@ export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | '
 
 /** Subresources served under `<resource>/<name>/<subresource>`. */
 export type Subresource =
-  'status' | 'scale' | 'binding' | 'eviction' | 'log' | 'exec' | 'attach' | 'portforward' | 'finalize';
+  | 'status'
+  | 'scale'
+  | 'binding'
+  | 'eviction'
+  | 'log'
+  | 'exec'
+  | 'attach'
+  | 'portforward'
+  | 'finalize'
+  | 'token';
 
 export interface ResourceInfo {
   /** API group, '' for the core group. */
@@ -90,7 +99,8 @@ export const RESOURCES: readonly ResourceInfo[] = [
   res('', 'v1', 'ConfigMap', 'configmaps', true, { shortNames: ['cm'] }),
   res('', 'v1', 'Secret', 'secrets', true),
   res('', 'v1', 'Event', 'events', true, { shortNames: ['ev'], model: 'CoreV1Event' }),
-  res('', 'v1', 'ServiceAccount', 'serviceaccounts', true, { shortNames: ['sa'] }),
+  // serviceaccounts/token: the TokenRequest API (token-request.ts).
+  res('', 'v1', 'ServiceAccount', 'serviceaccounts', true, { shortNames: ['sa'], subresources: ['token'] }),
   // apps/v1
   res('apps', 'v1', 'Deployment', 'deployments', true, {
     shortNames: ['deploy'],
@@ -125,6 +135,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
     verbs: ['create'],
   }),
   res('authentication.k8s.io', 'v1', 'SelfSubjectReview', 'selfsubjectreviews', false, { verbs: ['create'] }),
+  res('authentication.k8s.io', 'v1', 'TokenReview', 'tokenreviews', false, { verbs: ['create'] }),
 ];
 
 /** Resources answered by computing a review from the request's user, never stored. */
@@ -134,7 +145,8 @@ export function isReview(r: Pick<ResourceInfo, 'group' | 'resource'>): boolean {
       (r.resource === 'selfsubjectaccessreviews' ||
         r.resource === 'subjectaccessreviews' ||
         r.resource === 'selfsubjectrulesreviews')) ||
-    (r.group === 'authentication.k8s.io' && r.resource === 'selfsubjectreviews')
+    (r.group === 'authentication.k8s.io' &&
+      (r.resource === 'selfsubjectreviews' || r.resource === 'tokenreviews'))
   );
 }
 

@@ -36,7 +36,15 @@ import { TunnelServer } from './tunnel.js';
 import { warmOpenAPI } from './openapi/index.js';
 import { loadFieldSchemas, warningHeaders } from './fieldvalidation/index.js';
 import type { KeyPair } from '../../api/tls/certs.js';
-import { createAuthenticator, type Authenticator } from './auth/authn.js';
+import {
+  authenticateToken,
+  createAuthenticator,
+  type Authenticator,
+  type AuthenticatorOptions,
+} from './auth/authn.js';
+import { defaultIssuer, ServiceAccountTokens } from './auth/serviceaccount-token.js';
+import { tokenReview } from './auth/token-review.js';
+import { createToken } from './token-request.js';
 import { privilegedGroupAuthorizer, unionAuthorizer, type Authorizer } from './auth/authz.js';
 import { nodeAuthorizer } from './auth/node.js';
 import { AdmissionChain, admissionPlugins, RequestAdmissionRecorder } from './admission/index.js';
@@ -119,6 +127,15 @@ export interface ApiServerConfig {
    */
   security?: { ca: KeyPair; serving: KeyPair };
   /**
+   * Service account tokens (the TokenRequest API, their authentication, TokenReview, the
+   * OIDC discovery documents): `key` the RSA private key (PEM) that signs them, `issuer`
+   * (--service-account-issuer; default `https://kubernetes.default.svc.cluster.local`),
+   * `audiences` (--api-audiences; default [issuer]), `jwksURI` (--service-account-jwks-uri;
+   * default `https://<bound address>/openid/v1/jwks`). Without it, `serviceaccounts/token`
+   * answers 404 and no such token authenticates.
+   */
+  serviceAccountTokens?: { key: string; issuer?: string; audiences?: string[]; jwksURI?: string };
+  /**
    * PodSecurity admission's defaults (the level of namespaces without
    * pod-security.kubernetes.io labels) and exemptions (admission/podsecurity/config.ts);
    * default: everything privileged, nothing exempt, as upstream.
@@ -143,6 +160,12 @@ export class ApiServer {
    * admin. Usable by any handler of this server's requests (a websocket upgrade too).
    */
   readonly authenticate: Authenticator;
+  /** Service account tokens, when configured (ApiServerConfig.serviceAccountTokens). */
+  readonly serviceAccountTokens: ServiceAccountTokens | undefined;
+  /** What bearer tokens are checked with (the request authenticator and TokenReview). */
+  private readonly tokenAuthOptions: AuthenticatorOptions;
+  /** The JWKS URI the OIDC discovery document names (set at start unless configured). */
+  private jwksURI: string | undefined;
   /** The authorizer chain: system:masters, Node, RBAC. */
   readonly authorizer: Authorizer;
   /** The RBAC objects, as the RBAC authorizer and SelfSubjectRulesReview read them. */
@@ -210,11 +233,30 @@ export class ApiServer {
       clusterRole: (name) => getOrUndefined(rbac('clusterroles'), undefined, name),
       role: (ns, name) => getOrUndefined(rbac('roles'), ns, name),
     };
-    this.authenticate = cfg.security
-      ? createAuthenticator({
-          getSecret: (name) => getOrUndefined(secrets, 'kube-system', name),
+    const sat = cfg.serviceAccountTokens;
+    // A service account token is checked against the current objects it is bound to,
+    // read from the watch caches as upstream reads its informers.
+    this.serviceAccountTokens = sat
+      ? new ServiceAccountTokens({
+          key: sat.key,
+          issuer: sat.issuer ?? defaultIssuer(),
+          ...(sat.audiences ? { audiences: sat.audiences } : {}),
+          getter: {
+            serviceAccount: (ns, name) => this.objectFromCache('serviceaccounts', ns, name),
+            pod: (ns, name) => this.objectFromCache('pods', ns, name),
+            secret: (ns, name) => this.objectFromCache('secrets', ns, name),
+          },
           ...(cfg.now ? { now: cfg.now } : {}),
         })
+      : undefined;
+    this.jwksURI = sat?.jwksURI;
+    this.tokenAuthOptions = {
+      getSecret: (name) => getOrUndefined(secrets, 'kube-system', name),
+      ...(this.serviceAccountTokens ? { serviceAccountTokens: this.serviceAccountTokens } : {}),
+      ...(cfg.now ? { now: cfg.now } : {}),
+    };
+    this.authenticate = cfg.security
+      ? createAuthenticator(this.tokenAuthOptions)
       : () => Promise.resolve(INSECURE_USER);
     this.authorizer = unionAuthorizer(
       privilegedGroupAuthorizer,
@@ -234,6 +276,8 @@ export class ApiServer {
       admissionPlugins({
         getNamespace: (name) => this.namespaceFromCache(name),
         listPods: async (namespace) => (await pods.list(namespace, {})).items,
+        // NodeRestriction's check of a node's TokenRequest.
+        getPod: (namespace, name) => getOrUndefined(pods, namespace, name),
         ...(cfg.podSecurity ? { podSecurity: cfg.podSecurity } : {}),
       }),
     );
@@ -256,6 +300,7 @@ export class ApiServer {
       watchCache: (r) => this.watchCache(r),
       escalationCheck: (rr, user, source) => this.escalationCheck(rr, user, source),
       review: (r, body, user) => this.review(r, body, user),
+      tokenRequest: (ns, name, body) => this.tokenRequest(ns, name, body),
     };
   }
 
@@ -346,6 +391,10 @@ export class ApiServer {
     });
     this.serviceAllocator.startRepair(this.cfg.serviceAllocationRepairIntervalMs ?? 180_000);
     const addr = server.address() as AddressInfo;
+    if (this.serviceAccountTokens && this.jwksURI === undefined) {
+      const host = addr.address === '0.0.0.0' || addr.address === '::' ? '127.0.0.1' : addr.address;
+      this.jwksURI = `https://${host.includes(':') ? `[${host}]` : host}:${addr.port}/openid/v1/jwks`;
+    }
     return { address: addr.address, port: addr.port };
   }
 
@@ -491,7 +540,14 @@ export class ApiServer {
       } else {
         await authorizeRequest(this.filters, req, url, undefined, user);
         await serveNonResource(
-          { security: this.cfg.security, nodes: this.registry('', 'v1', 'nodes'), metrics: this.metrics },
+          {
+            security: this.cfg.security,
+            nodes: this.registry('', 'v1', 'nodes'),
+            metrics: this.metrics,
+            ...(this.serviceAccountTokens
+              ? { serviceAccountIssuer: { tokens: this.serviceAccountTokens, jwksURI: this.jwksURI ?? '' } }
+              : {}),
+          },
           req,
           res,
           url,
@@ -533,10 +589,59 @@ export class ApiServer {
   private async review(r: ResourceInfo, body: KubeObject, user: UserInfo): Promise<KubeObject> {
     const typed = { ...body, apiVersion: groupVersion(r), kind: r.kind };
     if (r.resource === 'selfsubjectreviews') return selfSubjectReview(typed, user);
+    if (r.resource === 'tokenreviews')
+      return tokenReview(typed, (token, audiences) =>
+        authenticateToken(this.tokenAuthOptions, token, audiences),
+      );
     if (r.resource === 'subjectaccessreviews') return subjectAccessReview(typed, this.authorizer);
     if (r.resource === 'selfsubjectrulesreviews')
       return selfSubjectRulesReview(typed, user, (u, ns) => rulesFor(this.rbacSource, u, ns));
     return selfSubjectAccessReview(typed, user, this.authorizer);
+  }
+
+  /**
+   * Answers a TokenRequest (token-request.ts) for ServiceAccount `namespace`/`name`.
+   * @throws ApiError 404 when the server issues no service account tokens; as createToken.
+   */
+  private async tokenRequest(namespace: string, name: string, body: KubeObject): Promise<KubeObject> {
+    const tokens = this.serviceAccountTokens;
+    if (!tokens) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    const core = (resource: string) => this.registry('', 'v1', resource);
+    return createToken(
+      {
+        tokens,
+        getServiceAccount: (ns, n) => core('serviceaccounts').get(ns, n),
+        getPod: (ns, n) => core('pods').get(ns, n),
+        getSecret: (ns, n) => core('secrets').get(ns, n),
+        getNode: (n) => this.objectFromCache('nodes', undefined, n),
+        now: () => this.cfg.now?.() ?? new Date(),
+      },
+      namespace,
+      name,
+      body,
+    );
+  }
+
+  /**
+   * A core/v1 object from its watch cache (shared: do not mutate), else from the store
+   * (a cache not ready yet, an object it has not seen yet); undefined when there is none.
+   * What service account tokens are checked against, on every request that carries one.
+   */
+  private async objectFromCache(
+    resource: string,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<KubeObject | undefined> {
+    const info = findResource('', 'v1', resource)!;
+    const cache = await this.watchCache(info);
+    const cached = cache.ready ? cache.get({ ...(namespace ? { namespace } : {}), name }) : undefined;
+    if (cached) return cached;
+    try {
+      return await this.registries.get(info)!.get(namespace, name);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return undefined;
+      throw err;
+    }
   }
 
   private async watchCache(r: ResourceInfo): Promise<WatchCache> {

@@ -5,7 +5,8 @@
  * phase before the registry, the validate phase just before the store write).
  *
  *   NamespaceLifecycle  admit     objects only in existing, non-terminating namespaces
- *   NodeRestriction     validate  what a node may write into its Node, Lease and pods
+ *   NodeRestriction     admit     a node's TokenRequests bound to its own pods
+ *                       validate  what a node may write into its Node, Lease and pods
  *   PodSecurity         validate  the Pod Security Standards of the namespace's labels
  *
  * Admission that only fills defaults lives in the strategies, where k8ts has always kept
@@ -37,6 +38,8 @@ export interface AdmissionConfig {
   getNamespace(name: string): Promise<KubeObject | undefined>;
   /** The pods of `namespace` (PodSecurity checks them when a namespace's enforce level tightens). */
   listPods(namespace: string): Promise<KubeObject[]>;
+  /** A pod, or undefined when it does not exist (NodeRestriction's check of a node's TokenRequest). */
+  getPod?(namespace: string, name: string): Promise<KubeObject | undefined>;
   /** PodSecurity's defaults and exemptions; default: everything privileged, nothing exempt. */
   podSecurity?: PodSecuritySettings;
 }
@@ -45,7 +48,7 @@ export interface AdmissionConfig {
 export function admissionPlugins(cfg: AdmissionConfig): readonly AdmissionPlugin[] {
   return [
     namespaceLifecycle({ getNamespace: cfg.getNamespace }),
-    nodeRestriction(),
+    nodeRestriction(cfg.getPod ? { getPod: cfg.getPod } : {}),
     podSecurity({
       getNamespace: cfg.getNamespace,
       listPods: cfg.listPods,

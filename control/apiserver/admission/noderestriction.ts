@@ -16,6 +16,9 @@
  *   pods/status UPDATE    only of a pod bound to <node>, and its labels unchanged (a node
  *                         relabelling its pods could pull another Service's traffic)
  *   leases CREATE         in kube-node-lease, named <node>
+ *   serviceaccounts/token CREATE (admit phase, on the TokenRequest)   bound to a pod
+ *                         (boundObjectRef v1 Pod with name and uid) that exists with that
+ *                         uid and runs on <node>: a node gets tokens only for its own pods
  *
  * Messages are upstream's, except "node %q is not allowed to modify labels" (upstream
  * words it "is not allowed to modify labels" without the node), kept as k8ts has said it.
@@ -23,22 +26,51 @@
  * nothing, so running on the object about to be stored only sees what really changes.
  */
 import type { KubeObject } from '../../../api/object.js';
+import { newForbidden as forbiddenOf, notFound } from '../status.js';
 import { ownValue } from '../../../api/meta/maps.js';
 import { nodeNameOf } from '../../../api/auth/user.js';
-import { newForbidden } from '../status.js';
 import { semanticEqual } from '../strategies/meta.js';
-import type { AdmissionAttributes, AdmissionPlugin } from './interfaces.js';
+import type { AdmissionAttributes, AdmissionPlugin, AdmissionRequest } from './interfaces.js';
 
 const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 
+/** What NodeRestriction reads: a pod by name (undefined when missing). */
+export interface NodeRestrictionConfig {
+  getPod?(namespace: string, name: string): Promise<KubeObject | undefined>;
+}
+
 /** The NodeRestriction plugin. */
-export function nodeRestriction(): AdmissionPlugin {
+export function nodeRestriction(cfg: NodeRestrictionConfig = {}): AdmissionPlugin {
   return {
     name: 'NodeRestriction',
+    async admit(r: AdmissionRequest): Promise<void> {
+      const node = nodeNameOf(r.user);
+      if (node === undefined || r.operation !== 'CREATE') return;
+      if (r.resource.group !== '' || r.resource.resource !== 'serviceaccounts' || r.subresource !== 'token')
+        return;
+      const refuse = (why: string) =>
+        forbiddenOf({ group: '', resource: 'serviceaccounts', name: r.name }, why);
+      // Upstream's admitServiceAccount: a node's TokenRequest must be bound to a pod on it.
+      const spec = (r.body?.spec ?? {}) as { boundObjectRef?: Record<string, unknown> | null };
+      const ref = spec.boundObjectRef ?? undefined;
+      const refName = typeof ref?.name === 'string' ? ref.name : '';
+      if (!ref || (ref.apiVersion ?? 'v1') !== 'v1' || ref.kind !== 'Pod' || refName === '')
+        throw refuse('node requested token not bound to a pod');
+      const uid = typeof ref.uid === 'string' ? ref.uid : '';
+      if (uid === '') throw refuse('node requested token with a pod binding without a uid');
+      const pod = await cfg.getPod?.(r.namespace ?? '', refName);
+      if (!pod) throw notFound({ group: '', resource: 'pods', name: refName });
+      if (pod.metadata?.uid !== uid)
+        throw refuse(
+          `the UID in the bound object reference (${uid}) does not match the UID in record. The object might have been deleted and then recreated`,
+        );
+      if (specOf(pod).nodeName !== node)
+        throw refuse('node requested token bound to a pod scheduled on a different node');
+    },
     validate(a: AdmissionAttributes): void {
       const why = nodeRestrictionViolation(a);
       if (why === undefined) return;
-      throw newForbidden({ group: a.resource.group, resource: a.resource.resource, name: a.name }, why);
+      throw forbiddenOf({ group: a.resource.group, resource: a.resource.resource, name: a.name }, why);
     },
   };
 }

@@ -10,8 +10,11 @@
  * - x509 client certificates verified against the client CA by the TLS handshake
  *   (CN = user name, each O = a group);
  * - bearer tokens: bootstrap tokens `<id>.<secret>` (or a whole join token
- *   `K10<hash>::<id>.<secret>`) looked up in their kube-system Secret.
- * Every authenticated user gets the group `system:authenticated`.
+ *   `K10<hash>::<id>.<secret>`) looked up in their kube-system Secret; service account
+ *   tokens, JWTs of this server's issuer (serviceaccount-token.ts).
+ * Every authenticated user gets the group `system:authenticated`. A bearer token that
+ * none of them accepts makes the request anonymous; the filter then answers a bare 401
+ * Unauthorized, never saying why (handlers/filters.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import { TLSSocket } from 'node:tls';
@@ -19,6 +22,7 @@ import type { KubeObject } from '../../../api/object.js';
 import { BOOTSTRAP_TOKEN_PATTERN, BOOTSTRAP_TOKEN_SECRET_PREFIX } from '../../../api/auth/bootstrap-token.js';
 import { authenticateBootstrapToken } from './bootstrap-token.js';
 import { SYSTEM_AUTHENTICATED, type UserInfo } from '../../../api/auth/user.js';
+import type { ServiceAccountTokens, TokenAuthResult } from './serviceaccount-token.js';
 
 /** Resolves with the request's user, or undefined when it carries no valid credential. */
 export type Authenticator = (req: IncomingMessage) => Promise<UserInfo | undefined>;
@@ -51,21 +55,47 @@ export function bearerToken(req: IncomingMessage): string | undefined {
 export interface AuthenticatorOptions {
   /** Reads a kube-system Secret by name (undefined when missing). */
   getSecret: (name: string) => Promise<KubeObject | undefined>;
+  /** Service account tokens (undefined: none are accepted). */
+  serviceAccountTokens?: ServiceAccountTokens;
   now?: () => Date;
 }
 
-/** The union authenticator: x509 client certificate, then bootstrap token. */
+/** The union authenticator: x509 client certificate, then bearer tokens (authenticateToken). */
 export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
   return async (req) => {
     const certUser = x509User(req);
     if (certUser) return certUser;
     const raw = bearerToken(req);
     if (raw === undefined) return undefined;
-    // A whole join token works too (what `k8ts agent --token` is given).
-    const token = raw.includes('::') ? raw.slice(raw.lastIndexOf('::') + 2) : raw;
-    const m = BOOTSTRAP_TOKEN_PATTERN.exec(token);
-    if (!m) return undefined;
-    const secret = await opts.getSecret(`${BOOTSTRAP_TOKEN_SECRET_PREFIX}${m[1]!}`);
-    return authenticateBootstrapToken(secret, m[1]!, m[2]!, opts.now?.() ?? new Date());
+    const result = await authenticateToken(opts, raw, undefined);
+    return result && 'user' in result ? result.user : undefined;
   };
+}
+
+/**
+ * Who a bearer token is, for `audiences` (undefined: the API audiences): a bootstrap token
+ * or a service account token (TokenReview asks this too). Bootstrap tokens are not bound
+ * to audiences; as upstream's WrapAudienceAgnosticToken, they answer for the API audiences
+ * only.
+ */
+export async function authenticateToken(
+  opts: AuthenticatorOptions,
+  raw: string,
+  audiences: string[] | undefined,
+): Promise<TokenAuthResult> {
+  const sa = opts.serviceAccountTokens;
+  const apiAudiences = sa?.audiences ?? [];
+  // A whole join token works too (what `k8ts agent --token` is given).
+  const token = raw.includes('::') ? raw.slice(raw.lastIndexOf('::') + 2) : raw;
+  const m = BOOTSTRAP_TOKEN_PATTERN.exec(token);
+  if (m) {
+    const common =
+      audiences === undefined ? [...apiAudiences] : audiences.filter((a) => apiAudiences.includes(a));
+    if (audiences !== undefined && common.length === 0) return { error: 'token audiences are invalid' };
+    const secret = await opts.getSecret(`${BOOTSTRAP_TOKEN_SECRET_PREFIX}${m[1]!}`);
+    const user = authenticateBootstrapToken(secret, m[1]!, m[2]!, opts.now?.() ?? new Date());
+    return user ? { user, audiences: common } : { error: 'invalid bearer token' };
+  }
+  const result = await sa?.authenticate(raw, audiences);
+  return result ?? { error: 'invalid bearer token' };
 }

@@ -10,7 +10,10 @@
  * lists the node's pods in the namespace on each such read.
  * Write: create, update and patch of its own Node and nodes/status (not delete, not a get
  * of nodes/status: system:node has neither); its own Lease in kube-node-lease; update and
- * patch of the status of pods bound to it, their deletion and eviction; events.
+ * patch of the status of pods bound to it, their deletion and eviction; events; a token
+ * (`create serviceaccounts/<name>/token`) for a ServiceAccount a pod bound to it runs as
+ * (the projected token volume; NodeRestriction then requires the token to be bound to
+ * such a pod).
  * Everything else that concerns these kinds is denied outright (RBAC cannot widen it, as
  * NodeRestriction runs after authorization in Kubernetes); other requests get no
  * opinion, so RBAC decides (and grants nodes nothing beyond discovery).
@@ -143,9 +146,19 @@ export function nodeAuthorizer(src: NodeGraphSource): Authorizer {
           }
           return deny(NO_RELATIONSHIP(node));
         }
+        case '/serviceaccounts': {
+          // Upstream's authorizeCreateToken, over the pod → service account edges of its graph.
+          if (a.verb !== 'create' || !a.name || !a.namespace)
+            return deny('can only create tokens for individual service accounts');
+          if (sub !== 'token') return deny('can only create token subresource of serviceaccount');
+          for (const pod of await src.podsOnNode(node, a.namespace)) {
+            if ((pod.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName === a.name)
+              return ALLOW;
+          }
+          return deny(NO_RELATIONSHIP(node));
+        }
         case '/persistentvolumeclaims':
         case '/persistentvolumes':
-        case '/serviceaccounts':
           return deny(NO_RELATIONSHIP(node));
         default:
           return NO_OPINION;

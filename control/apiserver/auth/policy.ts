@@ -9,6 +9,8 @@
  *   health and version, and the self reviews behind `kubectl auth can-i`/`whoami`) bound to
  *   every authenticated user;
  * - system:node-bootstrapper: the node credential endpoint, bound to system:bootstrappers;
+ * - system:service-account-issuer-discovery: the OIDC discovery documents, bound to the
+ *   group system:serviceaccounts;
  * - the in-process controller manager and scheduler (users system:kube-controller-manager,
  *   system:kube-scheduler) bound to cluster-admin: they are trusted parts of the control
  *   process, and k8ts does not carry upstream's fine-grained controller roles.
@@ -22,6 +24,7 @@ import {
   SYSTEM_MASTERS,
   SYSTEM_UNAUTHENTICATED,
 } from '../../../api/auth/user.js';
+import { SERVICE_ACCOUNTS_GROUP } from '../../../api/auth/serviceaccount.js';
 import type { KubeObject } from '../../../api/object.js';
 
 /** Paths anonymous requests may read (kube-apiserver's system:public-info-viewer). */
@@ -91,6 +94,17 @@ export const BOOTSTRAP_CLUSTER_ROLES: readonly KubeObject[] = [
     { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
   ]),
   clusterRole('system:node-bootstrapper', [{ nonResourceURLs: [NODE_CREDENTIAL_PATH], verbs: ['post'] }]),
+  clusterRole('system:service-account-issuer-discovery', [
+    {
+      nonResourceURLs: [
+        '/.well-known/openid-configuration',
+        '/.well-known/openid-configuration/',
+        '/openid/v1/jwks',
+        '/openid/v1/jwks/',
+      ],
+      verbs: ['get'],
+    },
+  ]),
 ];
 
 /** The bootstrap ClusterRoleBindings. */
@@ -106,6 +120,9 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: readonly KubeObject[] = [
   ]),
   clusterRoleBinding('system:node-bootstrapper', 'system:node-bootstrapper', [
     { kind: 'Group', name: SYSTEM_BOOTSTRAPPERS },
+  ]),
+  clusterRoleBinding('system:service-account-issuer-discovery', 'system:service-account-issuer-discovery', [
+    { kind: 'Group', name: SERVICE_ACCOUNTS_GROUP },
   ]),
   clusterRoleBinding('k8ts:kube-controller-manager', 'cluster-admin', [
     { kind: 'User', name: KUBE_CONTROLLER_MANAGER },

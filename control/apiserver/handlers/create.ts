@@ -3,7 +3,8 @@
  * validation, admission's admit phase on it, then the registry. The POST subresources
  * that are not stored objects answer here too: a Pod's `binding` (the scheduler's) and
  * `eviction` (the Eviction API), and the access reviews, which are computed, never
- * stored. A Namespace's create also makes its `default` ServiceAccount.
+ * stored, and a ServiceAccount's `token` (the TokenRequest API: a JWT, nothing stored). A
+ * Namespace's create also makes its `default` ServiceAccount.
  */
 import { isReview } from '../resources.js';
 import { methodNotAllowed } from '../status.js';
@@ -14,8 +15,8 @@ import type { RequestScope } from './scope.js';
 
 /**
  * POST to a collection: 201 with the created object. `.../binding`: 201 with a Success
- * Status; `.../eviction`: 201 with the Status evictPod answers; a review: 201 with it
- * answered.
+ * Status; `.../eviction`: 201 with the Status evictPod answers; `.../token`: 201 with the
+ * TokenRequest and its token; a review: 201 with it answered.
  * @throws ApiError 405 for a POST to a name or another subresource; 400, 409
  *   AlreadyExists, 422 Invalid from decoding and the registry; 403 from admission or RBAC
  *   escalation prevention.
@@ -38,6 +39,10 @@ export async function createResource(scope: RequestScope): Promise<void> {
   }
   if (sub === 'eviction') {
     writeJson(res, 201, await evictPod(registry, rr.namespace!, rr.name!, body));
+    return;
+  }
+  if (sub === 'token') {
+    writeJson(res, 201, await server.tokenRequest(rr.namespace!, rr.name!, body));
     return;
   }
   if (isReview(rr.resource)) {

@@ -2,13 +2,17 @@
  * The paths that are not resources: the node credential exchange and `/cacerts` (secure
  * serving only), discovery and OpenAPI documents, `/healthz`, `/livez`, `/readyz` and
  * `/metrics` (kube-apiserver's non-resource handlers: the discovery and OpenAPI handlers,
- * healthz, the metrics endpoint). Authorization has already run (handlers/filters.ts).
+ * healthz, the metrics endpoint), and the service account issuer's OIDC discovery documents
+ * `/.well-known/openid-configuration` and `/openid/v1/jwks` (served when the server issues
+ * service account tokens; RBAC's system:service-account-issuer-discovery lets service
+ * accounts read them). Authorization has already run (handlers/filters.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type client from 'prom-client';
 import { CA_CERTS_PATH, NODE_CREDENTIAL_PATH } from '../../../api/auth/node-credential.js';
 import type { KeyPair } from '../../../api/tls/certs.js';
 import { signNodeCredential } from '../auth/node-credential.js';
+import { JWKS_PATH, OPENID_CONFIG_PATH, type ServiceAccountTokens } from '../auth/serviceaccount-token.js';
 import { discoveryResponse } from '../discovery.js';
 import type { DocumentResponse } from '../document-response.js';
 import { openAPIResponse } from '../openapi/index.js';
@@ -25,6 +29,8 @@ export interface NonResourceDeps {
   nodes: Registry;
   /** The registry `/metrics` exposes. */
   metrics: client.Registry;
+  /** The service account token issuer and where its JWKS is served; undefined: no OIDC documents. */
+  serviceAccountIssuer?: { tokens: ServiceAccountTokens; jwksURI: string };
 }
 
 /**
@@ -75,6 +81,22 @@ export async function serveNonResource(
   const doc = discoveryResponse(docReq) ?? (await openAPIResponse(docReq));
   if (doc) {
     writeDocument(res, doc);
+    return;
+  }
+  const issuer = deps.serviceAccountIssuer;
+  if (issuer && (url.pathname === OPENID_CONFIG_PATH || url.pathname === JWKS_PATH)) {
+    // As kube-apiserver's openidmetadata handlers: public caching for an hour.
+    const json = url.pathname === JWKS_PATH;
+    const body = JSON.stringify(
+      json ? await issuer.tokens.jwks() : issuer.tokens.openIDConfiguration(issuer.jwksURI),
+    );
+    res
+      .writeHead(200, {
+        'Content-Type': json ? 'application/jwk-set+json' : 'application/json',
+        'Cache-Control': 'public, max-age=3600',
+        'Content-Length': Buffer.byteLength(body),
+      })
+      .end(req.method === 'HEAD' ? undefined : body);
     return;
   }
   switch (url.pathname) {

@@ -49,6 +49,11 @@ export interface ServerServices {
   ): Promise<EscalationCheck | undefined>;
   /** Answers a SelfSubjectAccessReview, SubjectAccessReview, SelfSubjectRulesReview or SelfSubjectReview. */
   review(r: ResourceInfo, body: KubeObject, user: UserInfo): Promise<KubeObject>;
+  /**
+   * Answers a TokenRequest for ServiceAccount `namespace`/`name` (token-request.ts).
+   * @throws ApiError as createToken; 404 when the server issues no tokens.
+   */
+  tokenRequest(namespace: string, name: string, body: KubeObject): Promise<KubeObject>;
 }
 
 /** One resource request, as the verb handlers see it. */

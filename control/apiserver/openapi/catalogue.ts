@@ -301,6 +301,11 @@ function catalogRoots(): Root[] {
   roots.push({ model: 'V1Scale', pkg: 'autoscaling', gvks: [gvk('autoscaling', 'v1', 'Scale')] });
   roots.push({ model: 'V1Eviction', pkg: 'policy', gvks: [gvk('policy', 'v1', 'Eviction')] });
   roots.push({ model: 'V1Binding', pkg: 'core', gvks: [gvk('', 'v1', 'Binding')] });
+  roots.push({
+    model: 'AuthenticationV1TokenRequest',
+    pkg: 'authentication',
+    gvks: [gvk('authentication.k8s.io', 'v1', 'TokenRequest')],
+  });
   roots.push({ model: 'V1Status', pkg: 'meta', gvks: [gvk('', 'v1', 'Status')] });
   roots.push({ model: 'V1DeleteOptions', pkg: 'meta', gvks: deleteOptionsGVKs() });
   return roots;

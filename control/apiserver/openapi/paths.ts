@@ -198,6 +198,7 @@ function subresourceModel(r: ResourceInfo, sub: Subresource): { ref: Ref; gvk: G
     Scale: 'V1Scale',
     Binding: 'V1Binding',
     Eviction: 'V1Eviction',
+    TokenRequest: 'AuthenticationV1TokenRequest',
   };
   const group = kind.group || r.group;
   const version = kind.version || r.version;
@@ -355,6 +356,7 @@ export function resourcePaths(r: ResourceInfo): PathSpec[] {
         break;
       case 'binding':
       case 'eviction':
+      case 'token':
         ops.push(
           subOp({
             method: 'post',

@@ -59,6 +59,7 @@ const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'authorization.k8s.io/v1/subjectaccessreviews': reviewStrategy,
   'authorization.k8s.io/v1/selfsubjectrulesreviews': reviewStrategy,
   'authentication.k8s.io/v1/selfsubjectreviews': reviewStrategy,
+  'authentication.k8s.io/v1/tokenreviews': reviewStrategy,
 };
 
 function lookup(resource: Pick<ResourceInfo, 'group' | 'version' | 'resource'>): KindStrategy {
