@@ -9,8 +9,11 @@
 #
 # The URL and token are printed by scripts/install.sh on the control host (the token is in
 # its /var/lib/k8ts/node-token). Other flags go to `k8ts agent` (--node-name, --node-ip).
-# With --runtime containerd, containerd is started with a CRI config
-# (scripts/start-containerd.sh) and the images are imported into its k8s.io namespace.
+# With --runtime containerd (passed on to `k8ts agent`): Debian's containerd, runc and
+# containernetworking-plugins are installed, containerd is started with a CRI config
+# (scripts/start-containerd.sh: CNI dirs, cgroup driver, sandbox_image, certs.d) and the
+# images are imported into its k8s.io namespace (scripts/build-images.sh).
+# K8TS_DRY_RUN=1 prints the steps and the agent's command line instead of running them.
 # Data: /var/lib/k8ts-agent. Log: journalctl -u k8ts-agent, or /var/log/k8ts-agent.log.
 set -euo pipefail
 source "$(dirname "$0")/lib/install-common.sh"
@@ -29,7 +32,7 @@ while [ $# -gt 0 ]; do
     --data-dir) DATA_DIR="$2"; shift ;;
     --node-name) K8TS_NODE_NAME="$2"; agent_args+=("$1" "$2"); shift ;;
     --runtime) runtime="$2"; agent_args+=("$1" "$2"); shift ;;
-    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
     *) agent_args+=("$1") ;;
   esac
   shift
@@ -41,10 +44,16 @@ require_root_debian
 if $uninstall; then
   stop_service k8ts-agent
   remove_node_containers "$NODE_NAME"
-  # The conflist a containerd agent wrote (agent/network/cni.ts); its pods stay in containerd.
-  rm -f /etc/cni/net.d/00-k8ts.conflist
+  remove_node_pods_containerd "$NODE_NAME"
+  # The agent's kernel state, and on containerd its CNI conflist, bridge and leases
+  # (agent/network/cleanup.ts); the conflist also when dist/ is gone.
+  if [ -n "$K8TS_NODE" ] && [ -f "$K8TS_REPO/dist/cli.js" ]; then
+    "$K8TS_NODE" "$K8TS_REPO/dist/cli.js" agent --cleanup --node-name "$NODE_NAME" --data-dir "$DATA_DIR" ||
+      say "k8ts agent --cleanup failed; see above"
+  fi
+  grep -qs "\"name\": \"k8ts-$NODE_NAME\"" /etc/cni/net.d/00-k8ts.conflist && rm -f /etc/cni/net.d/00-k8ts.conflist
   rm -rf "$DATA_DIR"
-  say "uninstalled: unit, containers and networks of node $NODE_NAME, and $DATA_DIR removed"
+  say "uninstalled: unit, containers, pods and networks of node $NODE_NAME, and $DATA_DIR removed"
   exit 0
 fi
 
@@ -56,15 +65,29 @@ case "$runtime" in
   *) die "--runtime must be docker or containerd, got $runtime" ;;
 esac
 
-install_packages
-require_node
-start_docker
-[ "$runtime" = containerd ] && start_containerd
-build_k8ts
-build_images
+# K8TS_DRY_RUN=1: print each step with its arguments instead (scripts/install-agent.test.ts).
+step() {
+  if [ -n "${K8TS_DRY_RUN:-}" ]; then
+    printf 'dry-run:'
+    printf ' %q' "$@"
+    printf '\n'
+  else
+    "$@"
+  fi
+}
+write_token() {
+  mkdir -p "$DATA_DIR"
+  umask 077
+  printf '%s\n' "$token" >"$DATA_DIR/token"
+}
 
-mkdir -p "$DATA_DIR"
-umask 077
-printf '%s\n' "$token" >"$DATA_DIR/token"
-run_service k8ts-agent "k8ts agent" agent --server "$url" --token-file "$DATA_DIR/token" --data-dir "$DATA_DIR" "${agent_args[@]}"
+step install_packages
+step require_node
+step start_docker
+if [ "$runtime" = containerd ]; then step start_containerd; fi
+step build_k8ts
+step build_images
+step write_token
+step run_service k8ts-agent "k8ts agent" agent --server "$url" --token-file "$DATA_DIR/token" --data-dir "$DATA_DIR" "${agent_args[@]}"
+if [ -n "${K8TS_DRY_RUN:-}" ]; then exit 0; fi
 say "agent $NODE_NAME started; on the control host: kubectl get nodes"

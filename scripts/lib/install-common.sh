@@ -78,7 +78,7 @@ run_service() {
 [Unit]
 Description=$description
 After=network-online.target docker.service containerd.service
-Wants=network-online.target docker.service
+Wants=network-online.target docker.service containerd.service
 
 [Service]
 ExecStart=${cmd[*]}
@@ -130,4 +130,19 @@ remove_node_containers() {
   [ -z "$ids" ] || docker rm -f $ids >/dev/null
   ids="$(docker network ls -q --filter "label=io.k8ts.node=$node")"
   [ -z "$ids" ] || docker network rm $ids >/dev/null
+}
+
+# Removes the pod sandboxes (and so containers) an agent made for NODE in containerd's CRI
+# (labelled io.k8ts.node=NODE), through the CRI as the agent does (dist/cri/containerd).
+remove_node_pods_containerd() {
+  local node="$1" sock=/run/containerd/containerd.sock
+  [ -S "$sock" ] && [ -f "$K8TS_REPO/dist/cri/containerd/runtime.js" ] && [ -n "$K8TS_NODE" ] || return 0
+  "$K8TS_NODE" --input-type=module -e "
+    const { ContainerdRuntime } = await import('$K8TS_REPO/dist/cri/containerd/runtime.js');
+    const rt = await ContainerdRuntime.connect({ endpoint: 'unix://$sock', nodeName: process.argv[1] });
+    const sandboxes = await rt.listPodSandbox();
+    for (const s of sandboxes) { await rt.stopPodSandbox(s.id); await rt.removePodSandbox(s.id); }
+    console.log('removed ' + sandboxes.length + ' pod sandboxes of ' + process.argv[1] + ' from containerd');
+    await rt.close();
+  " "$node" || say "could not remove the pods of $node from containerd (is it running?)"
 }
