@@ -136,6 +136,41 @@ export const MESSAGES: Readonly<Record<string, readonly FieldSpec[]>> = {
     [2, 'status', 'authentication.v1.SelfSubjectReviewStatus'],
   ],
   'authentication.v1.SelfSubjectReviewStatus': [[1, 'userInfo', 'authentication.v1.UserInfo']],
+  'authentication.v1.BoundObjectReference': [
+    [1, 'kind', 'string'],
+    [2, 'apiVersion', 'string'],
+    [3, 'name', 'string'],
+    [4, 'uid', 'string'],
+  ],
+  'authentication.v1.TokenRequest': [
+    [1, 'metadata', 'meta.v1.ObjectMeta'],
+    [2, 'spec', 'authentication.v1.TokenRequestSpec'],
+    [3, 'status', 'authentication.v1.TokenRequestStatus'],
+  ],
+  'authentication.v1.TokenRequestSpec': [
+    [1, 'audiences', 'string', 'repeated'],
+    [4, 'expirationSeconds', 'int64', 'keepZero'],
+    [3, 'boundObjectRef', 'authentication.v1.BoundObjectReference'],
+  ],
+  'authentication.v1.TokenRequestStatus': [
+    [1, 'token', 'string', 'keepZero'],
+    [2, 'expirationTimestamp', 'meta.v1.Time'],
+  ],
+  'authentication.v1.TokenReview': [
+    [1, 'metadata', 'meta.v1.ObjectMeta'],
+    [2, 'spec', 'authentication.v1.TokenReviewSpec'],
+    [3, 'status', 'authentication.v1.TokenReviewStatus'],
+  ],
+  'authentication.v1.TokenReviewSpec': [
+    [1, 'token', 'string'],
+    [2, 'audiences', 'string', 'repeated'],
+  ],
+  'authentication.v1.TokenReviewStatus': [
+    [1, 'authenticated', 'bool'],
+    [2, 'user', 'authentication.v1.UserInfo'],
+    [4, 'audiences', 'string', 'repeated'],
+    [3, 'error', 'string'],
+  ],
   'authentication.v1.UserInfo': [
     [1, 'username', 'string'],
     [2, 'uid', 'string'],

@@ -67,6 +67,8 @@ export const PROTOBUF_KINDS: Readonly<Record<string, string>> = {
   'authorization.k8s.io/v1 SubjectAccessReview': 'authorization.v1.SubjectAccessReview',
   'authorization.k8s.io/v1 SelfSubjectRulesReview': 'authorization.v1.SelfSubjectRulesReview',
   'authentication.k8s.io/v1 SelfSubjectReview': 'authentication.v1.SelfSubjectReview',
+  'authentication.k8s.io/v1 TokenRequest': 'authentication.v1.TokenRequest',
+  'authentication.k8s.io/v1 TokenReview': 'authentication.v1.TokenReview',
   'policy/v1 Eviction': 'policy.v1.Eviction',
   'autoscaling/v1 Scale': 'autoscaling.v1.Scale',
   'meta.k8s.io/v1 DeleteOptions': 'meta.v1.DeleteOptions',
