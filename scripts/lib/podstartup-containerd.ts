@@ -16,12 +16,17 @@
  * - `ctr run`: a bare containerd task of the image (host network: ctr 1.6 reads CNI
  *   configuration only from /etc/cni/net.d and /opt/cni/bin, which a benchmark may not
  *   write);
+ * - `ctr run` with a CNI network, what `ctr run --cni` does, by hand: a network namespace
+ *   (`ip netns add`, its `lo` up), the bridge plugin's ADD with the first plugin of the
+ *   agent's own conflist (same bridge, subnet and host-local leases; portmap has no
+ *   mappings to add), then `ctr run --with-ns network:<netns>`; DEL and the namespace's
+ *   removal between runs;
  * - CRI by hand: RunPodSandbox on the agent's CNI network, CreateContainer, StartContainer
  *   through cri/containerd — a pod's runtime work with the network, without the kubelet;
  * - `docker run` on a user-defined bridge network of the host's engine.
  * And each agent's resident memory (VmRSS) after the runs.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +36,7 @@ import { resources } from '../../api/client/resource.js';
 import { RestClient } from '../../api/client/rest.js';
 import type { Node, Pod } from '../../api/types.js';
 import { startControl, type ControlProcess } from '../../control/main.js';
+import { CNI_CONFLIST_FILE } from '../../agent/network/cni.js';
 import { ContainerdRuntime } from '../../cri/containerd/runtime.js';
 import { CNI_BIN_DIR, HostContainerd } from '../../test/support/host-containerd.js';
 import { startK8tsAgent, type K8tsAgent } from '../../test/support/k8ts-agent.js';
@@ -47,6 +53,7 @@ export interface ContainerdBenchResult {
   containerdPods: { sequential: number[]; parallel: number[] };
   dockerPods: { sequential: number[]; parallel: number[] };
   ctrRun: { sequential: number[]; parallel: number[] };
+  ctrRunCni: { sequential: number[]; parallel: number[] };
   criByHand: { sequential: number[]; parallel: number[] };
   dockerRun: { sequential: number[]; parallel: number[] };
   /** VmRSS of each agent process after its pods ran, bytes. */
@@ -61,6 +68,22 @@ function rssOf(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** Runs `argv` with `stdin` and `env`; resolves with its stdout, rejects with its stderr on a non-zero exit. */
+function runWithStdin(argv: string[], stdin: string, env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${argv.join(' ')}: exit ${code}: ${err}${out}`)),
+    );
+    child.stdin.end(stdin);
+  });
 }
 
 /** Runs `n` of `once` one after the other, then `n` at once; `reset` between and after. */
@@ -267,6 +290,69 @@ export async function benchContainerd(
     log(`${n} ctr run, one at a time, then at once`);
     const ctrRun = await both(n, ctrOnce, ctrReset);
 
+    // ctr run with a CNI network by hand (see the file comment), on the agent's conflist.
+    const conflist = JSON.parse(readFileSync(join(containerd.confDir, CNI_CONFLIST_FILE), 'utf8')) as {
+      cniVersion: string;
+      name: string;
+      plugins: Record<string, unknown>[];
+    };
+    const bridgeConf = JSON.stringify({
+      cniVersion: conflist.cniVersion,
+      name: conflist.name,
+      ...conflist.plugins[0],
+    });
+    const inHost = (argv: string[]) => exec(h.nsenter[0]!, [...h.nsenter.slice(1), ...argv]);
+    const cni = (command: 'ADD' | 'DEL', id: string) =>
+      runWithStdin([...h.nsenter, join(CNI_BIN_DIR, String(conflist.plugins[0]!.type))], bridgeConf, {
+        PATH: process.env.PATH,
+        CNI_COMMAND: command,
+        CNI_CONTAINERID: id,
+        CNI_NETNS: `/var/run/netns/${id}`,
+        CNI_IFNAME: 'eth0',
+        CNI_PATH: CNI_BIN_DIR,
+      });
+    const cniIds: string[] = [];
+    const ctrCniOnce = async (i: number): Promise<number> => {
+      const id = `bctr-${run}-${i}`;
+      cniIds.push(id);
+      const t0 = now();
+      await inHost(['ip', 'netns', 'add', id]);
+      await inHost(['ip', '-n', id, 'link', 'set', 'lo', 'up']);
+      await cni('ADD', id);
+      await inHost([
+        'ctr',
+        '-a',
+        containerd!.sock,
+        '-n',
+        'k8s.io',
+        'run',
+        '-d',
+        '--with-ns',
+        `network:/var/run/netns/${id}`,
+        '--label',
+        LABEL,
+        `docker.io/library/${IMAGE}`,
+        id,
+      ]);
+      return now() - t0;
+    };
+    const ctrCniReset = async () => {
+      const ids = cniIds.splice(0);
+      ctrIds.push(...ids);
+      await ctrReset();
+      for (const id of ids) {
+        await cni('DEL', id).catch(() => undefined);
+        await inHost(['ip', 'netns', 'del', id]).catch(() => undefined);
+      }
+    };
+    log(`${n} ctr run with a CNI network, one at a time, then at once`);
+    let ctrRunCni: { sequential: number[]; parallel: number[] };
+    try {
+      ctrRunCni = await both(n, ctrCniOnce, ctrCniReset);
+    } finally {
+      await ctrCniReset();
+    }
+
     // CRI by hand, on the agent's CNI network (the runtime's only one).
     const cri = await ContainerdRuntime.connect({
       endpoint: containerd.endpoint,
@@ -328,7 +414,7 @@ export async function benchContainerd(
       log(`${n} docker run, one at a time, then at once`);
       const dockerRun = await both(n, dockerOnce, dockerReset);
       await docker(['network', 'rm', net]);
-      return { containerdPods, dockerPods, ctrRun, criByHand, dockerRun, agentRss };
+      return { containerdPods, dockerPods, ctrRun, ctrRunCni, criByHand, dockerRun, agentRss };
     } finally {
       await cri.close();
     }
