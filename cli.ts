@@ -28,6 +28,7 @@ Usage:
                    [--default-not-ready-toleration-seconds 300]
                    [--default-unreachable-toleration-seconds 300] [--cluster-cidr 10.42.0.0/16]
                    [--service-cluster-ip-range 10.43.0.0/16] [--service-node-port-range 30000-32767]
+                   [--advertise-address IP] [--cluster-dns 10.43.0.10] [--cluster-domain cluster.local]
                    [--tls-san NAME|IP ...] [--insecure-http] [--flannel-backend vxlan|host-gw|none]
                    [--pod-security-default-level privileged|baseline|restricted]
                    [--pod-security-admission-config-file FILE]

@@ -43,6 +43,17 @@ import { Scheduler } from './scheduler/scheduler.js';
 import { DEFAULT_LEADER_ELECTION, runWhileLeading, type LeaderElectionTimings } from './leader.js';
 import { nameValidatorFor, strategyFor } from './apiserver/strategies/index.js';
 import type { PodSecuritySettings } from './apiserver/admission/podsecurity/config.js';
+import { DEFAULT_SERVICE_CLUSTER_IP_RANGE } from './apiserver/service-allocator/index.js';
+import {
+  DEFAULT_CLUSTER_DOMAIN,
+  KUBE_DNS_SERVICE,
+  KUBERNETES_SERVICE,
+  KubernetesServiceController,
+  defaultAdvertiseAddress,
+  defaultClusterDNS,
+  kubernetesServiceIP,
+  kubernetesServiceSANs,
+} from './kubernetesservice/index.js';
 import { Compactor } from './storage/compactor.js';
 import { openStore, type StoreConfig } from './storage/index.js';
 import type { Store } from './storage/store.js';
@@ -76,6 +87,18 @@ export interface ControlConfig {
   /** See ApiServerConfig.serviceClusterIPRange / serviceNodePortRange. */
   serviceClusterIPRange?: string;
   serviceNodePortRange?: string;
+  /**
+   * The address other hosts and pods reach this API server at (`--advertise-address`): the
+   * `kubernetes` Service's endpoint and a name of the serving certificate. Default
+   * kubernetesservice/services.ts defaultAdvertiseAddress.
+   */
+  advertiseAddress?: string;
+  /** The `kube-dns` Service's clusterIP (`--cluster-dns`); default the tenth address of the service range. */
+  clusterDNS?: string;
+  /** The cluster's DNS domain (`--cluster-domain`); default cluster.local. */
+  clusterDomain?: string;
+  /** Seconds between reconciles of the `kubernetes` Service's endpoints, and their lease (default 10 / 15, upstream's). */
+  endpointReconciler?: { intervalSeconds: number; leaseDurationSeconds: number };
   /** Extra names and addresses of the serving certificate (`--tls-san`). */
   tlsSANs?: string[];
   /**
@@ -125,9 +148,20 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
     ...(cfg.compactionIntervalSeconds ? { intervalMs: cfg.compactionIntervalSeconds * 1000 } : {}),
     onError: (err) => logger.warn('compaction failed', { error: String(err) }),
   });
+  const serviceRange = cfg.serviceClusterIPRange ?? DEFAULT_SERVICE_CLUSTER_IP_RANGE;
+  const kubernetesIP = kubernetesServiceIP(serviceRange);
+  const clusterDNS = cfg.clusterDNS ?? defaultClusterDNS(serviceRange);
+  const advertiseAddress = cfg.advertiseAddress ?? (await defaultAdvertiseAddress(cfg.bindAddress));
+  // In-cluster clients dial https://<kubernetes clusterIP> or kubernetes.default.svc and
+  // verify the certificate against those names.
+  const sans = [
+    ...(cfg.tlsSANs ?? []),
+    advertiseAddress,
+    ...kubernetesServiceSANs(kubernetesIP, cfg.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
+  ];
   const pki = cfg.insecureHTTP
     ? undefined
-    : await ensureControlPKI(cfg.dataDir, servingSANs(cfg.bindAddress, cfg.tlsSANs ?? []));
+    : await ensureControlPKI(cfg.dataDir, servingSANs(cfg.bindAddress, sans));
   const api = new ApiServer({
     store,
     ...(pki ? { security: { ca: pki.ca, serving: pki.serving } } : {}),
@@ -148,6 +182,10 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
       : {}),
     ...(cfg.serviceClusterIPRange ? { serviceClusterIPRange: cfg.serviceClusterIPRange } : {}),
     ...(cfg.serviceNodePortRange ? { serviceNodePortRange: cfg.serviceNodePortRange } : {}),
+    reservedClusterIPs: {
+      [kubernetesIP]: `${KUBERNETES_SERVICE.namespace}/${KUBERNETES_SERVICE.name}`,
+      [clusterDNS]: `${KUBE_DNS_SERVICE.namespace}/${KUBE_DNS_SERVICE.name}`,
+    },
     ...(cfg.podSecurity ? { podSecurity: cfg.podSecurity } : {}),
   });
   let address: { address: string; port: number };
@@ -206,6 +244,18 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   const schedulerClient = new RestClient({ ...schedulerConnection, userAgent: 'k8ts-scheduler' });
   const leading = new AbortController();
   const identity = `${hostname()}_${randomUUID()}`;
+  // Every control process (not only the leader) keeps the kubernetes Service and its own
+  // endpoint in it; the first reconcile is done before the process says it is up.
+  const kubernetesService = new KubernetesServiceController({
+    registry: (group, version, resource) => api.registry(group, version, resource),
+    endpoint: { ip: advertiseAddress, port: address.port },
+    kubernetesClusterIP: kubernetesIP,
+    clusterDNS,
+    identity,
+    logger,
+    ...(cfg.endpointReconciler ?? {}),
+  });
+  await kubernetesService.start();
   const timings = cfg.leaderElection ?? DEFAULT_LEADER_ELECTION;
   const manager = new ControllerManager({
     client,
@@ -250,6 +300,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
     stop: async () => {
       leading.abort();
       await Promise.all(workers);
+      await kubernetesService.stop();
       client.close();
       schedulerClient.close();
       await api.stop();

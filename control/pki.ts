@@ -59,7 +59,11 @@ function writePair(dir: string, name: string, pair: KeyPair): void {
   }
 }
 
-/** The SANs of the serving certificate for a bind address and extra names/addresses. */
+/**
+ * The SANs of the serving certificate for a bind address and extra names/addresses
+ * (main.ts passes --tls-san, the advertise address, and the `kubernetes` Service's
+ * clusterIP and names from kubernetesservice/services.ts kubernetesServiceSANs).
+ */
 export function servingSANs(bindAddress: string, extra: readonly string[]): SubjectAltName[] {
   const out: SubjectAltName[] = [];
   const add = (v: string) => {

@@ -3,6 +3,7 @@
 // built CLI), driven by the real kubectl binary, raw HTTP, and @kubernetes/client-node.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { checkServerIdentity, connect as tlsConnect, type PeerCertificate } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 
@@ -58,6 +59,51 @@ describe('k8ts server with real kubectl', () => {
       await ok('get', 'serviceaccount', 'default', '-n', 'kube-system', '-o', 'name'),
       /^serviceaccount\/default$/m,
     );
+  });
+
+  it('serves default/kubernetes at the first service address, with this API server as its endpoint', async () => {
+    // `kubectl get svc` as users see it: 443/TCP on 10.43.0.1, and kube-dns on 10.43.0.10.
+    assert.match(
+      await ok('get', 'service', 'kubernetes', '--no-headers'),
+      /^kubernetes\s+ClusterIP\s+10\.43\.0\.1\s+<none>\s+443\/TCP\s/,
+    );
+    assert.match(
+      await ok('get', 'service', 'kube-dns', '-n', 'kube-system', '--no-headers'),
+      /^kube-dns\s+ClusterIP\s+10\.43\.0\.10\s+<none>\s+53\/UDP,53\/TCP\s/,
+    );
+    const port = Number(new URL(k.url).port);
+    const slice = JSON.parse(await ok('get', 'endpointslices', 'kubernetes', '-o', 'json')) as {
+      addressType: string;
+      endpoints: { addresses: string[]; conditions: { ready: boolean } }[];
+      ports: { name: string; port: number; protocol: string }[];
+    };
+    assert.equal(slice.addressType, 'IPv4');
+    assert.equal(slice.endpoints.length, 1);
+    assert.equal(slice.endpoints[0]!.conditions.ready, true);
+    assert.deepEqual(slice.ports, [{ name: 'https', port, protocol: 'TCP' }]);
+    const advertised = slice.endpoints[0]!.addresses[0]!;
+    assert.match(
+      await ok('get', 'endpoints', 'kubernetes', '--no-headers'),
+      new RegExp(`${advertised}:${port}`),
+    );
+    // In-cluster clients verify the serving certificate against the clusterIP and the
+    // Service's names: they are all in it, and so is the advertised address.
+    const cert = await new Promise<PeerCertificate>((resolve, reject) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+        resolve(socket.getPeerCertificate());
+        socket.end();
+      });
+      socket.on('error', reject);
+    });
+    for (const name of [
+      '10.43.0.1',
+      advertised,
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      'kubernetes.default.svc.cluster.local',
+    ])
+      assert.equal(checkServerIdentity(name, cert), undefined, `the serving certificate names ${name}`);
   });
 
   it('applies the user manifest unchanged, and a second apply is unchanged', async () => {

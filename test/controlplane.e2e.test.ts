@@ -11,7 +11,7 @@ import { InformerFactory } from '../api/client/factory.js';
 import { resources } from '../api/client/resource.js';
 import { RestClient } from '../api/client/rest.js';
 import { isPodReady } from '../api/podutil.js';
-import type { CoreEvent, Lease, Node, Pod, ReplicaSet } from '../api/types.js';
+import type { CoreEvent, Endpoints, Lease, Node, Pod, ReplicaSet } from '../api/types.js';
 import { startEtcd, type EtcdMember } from './support/etcd.js';
 import { FakeKubelet, makeNode } from './support/fake-nodes.js';
 import { startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
@@ -301,6 +301,18 @@ describe('two control processes against one etcd', () => {
     assert.ok(ids.has(managerId), `the controller manager leader ${managerId} is one of the two processes`);
     const leader = ids.get(leaderId)!;
     const survivor = leader === a ? b : a;
+    // Each live API server is an endpoint of the kubernetes Service (both on one address
+    // here, so one Endpoints subset per port).
+    const portOf = (s: K8tsServer) => Number(new URL(s.url).port);
+    const endpointPorts = async (through: RestClient) =>
+      (await through.get<Endpoints>(resources.endpoints, 'default', 'kubernetes')).subsets
+        ?.flatMap((sub) => (sub.ports ?? []).map((p) => p.port))
+        .sort((x, y) => x - y)
+        .join(',');
+    const both = [portOf(a), portOf(b)].sort((x, y) => x - y).join(',');
+    await until('both API servers in the kubernetes endpoints', async () =>
+      (await endpointPorts(c)) === both ? true : undefined,
+    );
 
     // Watch every binding through the survivor (it outlives the leader).
     const sc = RestClient.fromKubeconfig(survivor.kubeconfig);
@@ -330,6 +342,14 @@ describe('two control processes against one etcd', () => {
 
       const killedAt = Date.now();
       process.kill(leader.pid, 'SIGKILL');
+      // Its endpoint leaves once its lease (15 s) has expired as the survivor sees it.
+      const endpointGone = until(
+        'the killed API server out of the kubernetes endpoints',
+        async () =>
+          (await endpointPorts(sc)) === String(portOf(survivor)) ? Date.now() - killedAt : undefined,
+        45_000,
+      );
+      endpointGone.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
       const next = await until('a new scheduler leader', async () => {
         const h = await holder(sc, 'kube-scheduler');
         return h !== undefined && h !== leaderId ? h : undefined;
@@ -354,6 +374,9 @@ describe('two control processes against one etcd', () => {
         return [...Array(10).keys()].every((i) => m.has(`after-${i}`)) ? m : undefined;
       });
       for (const [name, count] of perPod) assert.equal(count, 1, `${name} has ${count} Scheduled events`);
+      process.stdout.write(
+        `# the killed API server left the kubernetes endpoints after ${await endpointGone} ms\n`,
+      );
     } finally {
       await factory.shutdown();
       await kubelet.stop();

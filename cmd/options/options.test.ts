@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { primaryIPv4 } from '../../agent/kubelet/machine.js';
 import { parseAgentOptions } from './agent.js';
 import { UsageError, defaultDataDir, parseDuration } from './common.js';
 import { parseKubeconfigOptions } from './kubeconfig.js';
@@ -37,6 +38,10 @@ describe('k8ts server options', () => {
         disableScheduler: false,
         serviceClusterIPRange: '10.43.0.0/16',
         serviceNodePortRange: '30000-32767',
+        // The bind address is loopback: the host's primary address is advertised.
+        advertiseAddress: await primaryIPv4(),
+        clusterDNS: '10.43.0.10',
+        clusterDomain: 'cluster.local',
         tlsSANs: [],
         flannelBackend: 'vxlan',
         insecureHTTP: false,
@@ -52,6 +57,30 @@ describe('k8ts server options', () => {
       nodeIP: '10.0.0.5',
       nodePortAddress: '10.0.0.5',
     });
+  });
+
+  it('advertises --advertise-address, else a usable bind address, else --node-ip; --cluster-dns follows the range', async () => {
+    const control = async (...args: string[]) => {
+      const o = await parseServerOptions(['--disable-agent', ...args]);
+      assert.notEqual(o, 'help');
+      return o !== 'help' ? o.control : undefined;
+    };
+    assert.equal((await control('--advertise-address', '192.0.2.7'))?.advertiseAddress, '192.0.2.7');
+    assert.equal((await control('--bind-address', '192.0.2.8'))?.advertiseAddress, '192.0.2.8');
+    assert.equal((await control('--node-ip', '192.0.2.9'))?.advertiseAddress, '192.0.2.9');
+    assert.equal(
+      (await control('--bind-address', '0.0.0.0', '--node-ip', '192.0.2.9'))?.advertiseAddress,
+      '192.0.2.9',
+    );
+    const custom = await control(
+      '--service-cluster-ip-range',
+      '10.96.0.0/12',
+      '--cluster-domain',
+      'Example.ORG.',
+    );
+    assert.equal(custom?.clusterDNS, '10.96.0.10');
+    assert.equal(custom?.clusterDomain, 'example.org');
+    assert.equal((await control('--cluster-dns', '10.43.53.53'))?.clusterDNS, '10.43.53.53');
   });
 
   it('answers help for -h', async () => {
@@ -80,6 +109,21 @@ describe('k8ts server options', () => {
     [
       ['--disable-agent', '--node-monitor-period', '0s'],
       /^--node-monitor-period must be a positive duration/,
+    ],
+    [
+      ['--disable-agent', '--service-cluster-ip-range', '10.43.0.0'],
+      /^--service-cluster-ip-range 10.43.0.0: /,
+    ],
+    [['--disable-agent', '--cluster-dns', '10.44.0.10'], /^--cluster-dns must be an IPv4 address inside/],
+    [
+      ['--disable-agent', '--cluster-dns', '10.43.0.1'],
+      /^--cluster-dns 10.43.0.1 is the kubernetes Service's address/,
+    ],
+    [['--disable-agent', '--cluster-domain', 'a..b'], /^--cluster-domain must be a DNS domain/],
+    [['--disable-agent', '--advertise-address', '127.0.0.1'], /^--advertise-address 127.0.0.1: .*loopback/],
+    [
+      ['--disable-agent', '--advertise-address', 'fd00::1'],
+      /^--advertise-address fd00::1: it must be an IPv4/,
     ],
   ];
   for (const [args, message] of refused) {

@@ -45,6 +45,9 @@ export const SERVER_FLAGS = {
   'flannel-backend': { type: 'string', default: 'vxlan' },
   'service-cluster-ip-range': { type: 'string', default: '10.43.0.0/16' },
   'service-node-port-range': { type: 'string', default: '30000-32767' },
+  'advertise-address': { type: 'string' },
+  'cluster-dns': { type: 'string' },
+  'cluster-domain': { type: 'string', default: 'cluster.local' },
   'default-not-ready-toleration-seconds': { type: 'string', default: '300' },
   'default-unreachable-toleration-seconds': { type: 'string', default: '300' },
   'tls-san': { type: 'string', multiple: true },
@@ -123,6 +126,7 @@ export async function parseServerOptions(argv: string[]): Promise<ServerOptions 
   const { BACKENDS } = await import('../../api/netconf.js');
   if (!(BACKENDS as readonly string[]).includes(flannelBackend))
     throw new UsageError(`--flannel-backend must be one of ${BACKENDS.join(', ')}, got ${flannelBackend}`);
+  const serviceAddresses = await parseServiceAddressFlags(values);
   const podSecurity = await parsePodSecurityFlags(
     values['pod-security-admission-config-file'],
     values['pod-security-default-level'],
@@ -161,12 +165,73 @@ export async function parseServerOptions(argv: string[]): Promise<ServerOptions 
     disableScheduler: values['disable-scheduler'],
     serviceClusterIPRange: values['service-cluster-ip-range'],
     serviceNodePortRange: values['service-node-port-range'],
+    ...serviceAddresses,
     tlsSANs: values['tls-san'] ?? [],
     flannelBackend: flannelBackend as (typeof BACKENDS)[number],
     insecureHTTP: values['insecure-http'],
     ...(podSecurity ? { podSecurity } : {}),
   };
   return localNode ? { control, localNode } : { control };
+}
+
+/**
+ * `--advertise-address` (the `kubernetes` Service's endpoint), `--cluster-dns` (the
+ * `kube-dns` Service's clusterIP) and `--cluster-domain`, checked against
+ * `--service-cluster-ip-range`. Without --advertise-address: defaultAdvertiseAddress (the
+ * bind address unless unspecified or loopback, else --node-ip, else the host's primary
+ * IPv4 address).
+ * Without --cluster-dns: the tenth address of the service range (k3s's default).
+ * @throws UsageError naming the flag and what is wrong.
+ */
+async function parseServiceAddressFlags(values: {
+  'bind-address': string;
+  'node-ip'?: string;
+  'service-cluster-ip-range': string;
+  'advertise-address'?: string;
+  'cluster-dns'?: string;
+  'cluster-domain': string;
+}): Promise<Required<Pick<ControlConfig, 'advertiseAddress' | 'clusterDNS' | 'clusterDomain'>>> {
+  const { ipv4ToNumber, parseIPv4CIDR } = await import('../../control/apiserver/service-allocator/index.js');
+  const { advertiseAddressProblem, defaultAdvertiseAddress, defaultClusterDNS, kubernetesServiceIP } =
+    await import('../../control/kubernetesservice/index.js');
+  const range = values['service-cluster-ip-range'];
+  let cidr: ReturnType<typeof parseIPv4CIDR>;
+  let clusterDNS: string;
+  try {
+    cidr = parseIPv4CIDR(range);
+    clusterDNS = values['cluster-dns'] ?? defaultClusterDNS(range);
+  } catch (err) {
+    throw new UsageError(`--service-cluster-ip-range ${range}: ${(err as Error).message}`);
+  }
+  const dns = ipv4ToNumber(clusterDNS);
+  const size = 2 ** (32 - cidr.prefixLength);
+  if (dns === undefined || dns <= cidr.base || dns >= cidr.base + size - 1) {
+    throw new UsageError(
+      `--cluster-dns must be an IPv4 address inside --service-cluster-ip-range ${range}, got ${clusterDNS}`,
+    );
+  }
+  if (clusterDNS === kubernetesServiceIP(range)) {
+    throw new UsageError(
+      `--cluster-dns ${clusterDNS} is the kubernetes Service's address (the first of ${range})`,
+    );
+  }
+  const domain = values['cluster-domain'].toLowerCase().replace(/\.$/, '');
+  if (
+    domain.length > 253 ||
+    !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(domain)
+  ) {
+    throw new UsageError(
+      `--cluster-domain must be a DNS domain such as cluster.local, got ${values['cluster-domain']}`,
+    );
+  }
+  let advertise = values['advertise-address'];
+  if (advertise !== undefined) {
+    const problem = advertiseAddressProblem(advertise);
+    if (problem) throw new UsageError(`--advertise-address ${advertise}: ${problem}`);
+  } else {
+    advertise = await defaultAdvertiseAddress(values['bind-address'], values['node-ip']);
+  }
+  return { advertiseAddress: advertise, clusterDNS, clusterDomain: domain };
 }
 
 /**

@@ -111,6 +111,8 @@ export interface ApiServerConfig {
   serviceClusterIPRange?: string;
   /** --service-node-port-range: `<first>-<last>`; default 30000-32767. */
   serviceNodePortRange?: string;
+  /** See ServiceAllocatorConfig.reservedClusterIPs (ip → `<namespace>/<name>`). */
+  reservedClusterIPs?: Readonly<Record<string, string>>;
   /**
    * Milliseconds between runs of the ClusterIP / NodePort repair loop
    * (ServiceAllocator.repair; kube-apiserver runs it every 3 minutes); default 180 000, 0 = off.
@@ -186,6 +188,7 @@ export class ApiServer {
       logger: cfg.logger,
       ...(cfg.serviceClusterIPRange ? { serviceClusterIPRange: cfg.serviceClusterIPRange } : {}),
       ...(cfg.serviceNodePortRange ? { serviceNodePortRange: cfg.serviceNodePortRange } : {}),
+      ...(cfg.reservedClusterIPs ? { reservedClusterIPs: cfg.reservedClusterIPs } : {}),
     }));
     // What a strategy's afterCreate writes (a Namespace's default ServiceAccount), through
     // the registries, as the API server's own writes.

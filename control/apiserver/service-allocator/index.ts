@@ -93,6 +93,12 @@ export interface ServiceAllocatorConfig {
   };
   /** In [0, 1); default Math.random. */
   random?: () => number;
+  /**
+   * ClusterIPs kept for one Service each, ip → `<namespace>/<name>` (the first address for
+   * `default/kubernetes`, `--cluster-dns` for `kube-system/kube-dns`): never allocated
+   * dynamically, and refused (422) to any other Service that asks for them.
+   */
+  reservedClusterIPs?: Readonly<Record<string, string>>;
 }
 
 /** Reservations made by one request: undone if the write fails, kept if it succeeds. */
@@ -164,6 +170,7 @@ export class ServiceAllocator implements RegistryHooks {
       (ip) => `the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${cidr.text}`,
       'provided IP is already allocated',
       random,
+      new Map(Object.entries(cfg.reservedClusterIPs ?? {})),
     );
     const { first, last } = parsePortRange(cfg.serviceNodePortRange ?? DEFAULT_SERVICE_NODE_PORT_RANGE);
     this.serviceNodePortRange = `${first}-${last}`;

@@ -49,6 +49,12 @@ export class KeyRange {
     private readonly notInRange: (item: string) => string,
     private readonly allocatedMessage: string,
     private readonly random: () => number,
+    /**
+     * Items kept for one Service each (`<namespace>/<name>`): never handed out dynamically,
+     * and refused to any other Service that asks for them (the `kubernetes` Service's and
+     * the cluster DNS's addresses).
+     */
+    private readonly reserved: ReadonlyMap<string, string> = new Map(),
   ) {}
 
   /** Whether `item` (an address or port as text) lies in this range. */
@@ -63,10 +69,13 @@ export class KeyRange {
 
   /**
    * Reserves `item` for `owner` (a dry run only checks it is free).
-   * @throws AllocationError NotInRange, Allocated.
+   * @throws AllocationError NotInRange, Allocated (also for an item reserved for another Service).
    */
   async allocate(item: string, owner: Owner, dryRun: boolean): Promise<void> {
     if (this.offsetOf(item) === undefined) throw new AllocationError('NotInRange', this.notInRange(item));
+    const holder = this.reserved.get(item);
+    if (holder !== undefined && holder !== `${owner.namespace}/${owner.name}`)
+      throw new AllocationError('Allocated', `provided IP is reserved for the Service ${holder}`);
     if (dryRun) {
       if (await this.store.get(this.prefix + item))
         throw new AllocationError('Allocated', this.allocatedMessage);
@@ -90,6 +99,10 @@ export class KeyRange {
     const used = new Set<number>();
     for (const kv of page.items) {
       const offset = this.offsetOf(kv.key.slice(this.prefix.length));
+      if (offset !== undefined) used.add(offset);
+    }
+    for (const item of this.reserved.keys()) {
+      const offset = this.offsetOf(item);
       if (offset !== undefined) used.add(offset);
     }
     for (let attempt = 0; attempt < RACE_ATTEMPTS; attempt++) {

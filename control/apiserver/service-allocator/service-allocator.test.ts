@@ -472,3 +472,56 @@ describe('service allocation: two API servers on one store', () => {
     }
   });
 });
+
+describe('service allocation: reserved clusterIPs (the kubernetes and kube-dns Services)', () => {
+  it('never hands a reserved address to another Service, dynamically or on request', async () => {
+    const store = new MemoryStore();
+    // 10.96.0.0/28: 14 usable addresses, two of them reserved.
+    const server = new ApiServer({
+      store,
+      strategyFor,
+      nameValidatorFor,
+      port: 0,
+      logger: silentLogger(),
+      serviceClusterIPRange: '10.96.0.0/28',
+      serviceAllocationRepairIntervalMs: 0,
+      reservedClusterIPs: { '10.96.0.1': 'default/kubernetes', '10.96.0.10': 'kube-system/kube-dns' },
+    });
+    const client = new RestClient({ server: `http://127.0.0.1:${(await server.start()).port}` });
+    try {
+      const asked = await failure(client.create(resources.services, svc({ clusterIP: '10.96.0.1' }, 'mine')));
+      assert.equal(asked.code, 422);
+      assert.match(asked.message, /reserved for the Service default\/kubernetes/);
+      const dry = await failure(
+        client.create(resources.services, svc({ clusterIP: '10.96.0.10' }, 'dry'), { dryRun: true }),
+      );
+      assert.equal(dry.code, 422);
+      const got: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        const s = await client.create(resources.services, svc({}, `dyn-${i}`));
+        got.push(s.spec.clusterIP!);
+      }
+      assert.ok(!got.includes('10.96.0.1') && !got.includes('10.96.0.10'), got.join(' '));
+      assert.equal(new Set(got).size, 12);
+      const full = await failure(client.create(resources.services, svc({}, 'one-too-many')));
+      assert.equal(full.code, 500);
+      assert.match(full.message, /range is full/);
+      // The holders themselves get their addresses.
+      const k = await client.create(resources.services, {
+        ...svc({ clusterIP: '10.96.0.1' }, 'kubernetes'),
+        spec: { clusterIP: '10.96.0.1', ports: [{ port: 443 }] },
+      });
+      assert.equal(k.spec.clusterIP, '10.96.0.1');
+      const dns = await client.create(resources.services, {
+        ...svc({}, 'kube-dns'),
+        metadata: { name: 'kube-dns', namespace: 'kube-system' },
+        spec: { clusterIP: '10.96.0.10', ports: [{ port: 53, protocol: 'UDP' }] },
+      });
+      assert.equal(dns.spec.clusterIP, '10.96.0.10');
+    } finally {
+      client.close();
+      await server.stop();
+      await store.close();
+    }
+  });
+});
