@@ -49,11 +49,9 @@ describe('DnsServer', () => {
     );
     records.setService('default/ext', svc('ext', { type: 'ExternalName', externalName: 'example.test' }), []);
     const upstreams = [{ host: HOST, port: resolver.port }];
-    const forwarder = new Forwarder({
-      upstreams: () => upstreams,
-      clock: { now: () => now.t, setTimeout, clearTimeout, sleep: async () => {} },
-    });
-    server = new DnsServer({ records, forwarder, logger: silentLogger() });
+    const clock = { now: () => now.t, setTimeout, clearTimeout, sleep: async () => {} };
+    const forwarder = new Forwarder({ upstreams: () => upstreams, clock });
+    server = new DnsServer({ records, forwarder, logger: silentLogger(), clock });
     port = (await server.listen({ host: HOST, port: 0 })).port;
     assert.ok(port > 0);
   });

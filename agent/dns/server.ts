@@ -4,7 +4,7 @@
  * forwarder (forwarder.ts).
  *
  *   query ─ shorter than a header, or a response ─▶ dropped
- *         ─ same bytes (but the ID) answered from the index in this generation ─▶ that answer, ID set
+ *         ─ same bytes (but the ID) answered before and still valid (memo below) ─▶ that answer, ID set
  *         ─ unparseable (dns-packet throws) ─▶ FORMERR with the query's ID, the server carries on
  *         ─ opcode other than QUERY ─▶ NOTIMP; not exactly one question ─▶ FORMERR; class not IN ─▶ REFUSED
  *         ─ the cluster's name ─▶ authoritative answer (AA), CNAMEs out of the zone chased upstream
@@ -19,16 +19,19 @@
  * The answer memo (the first arrow above) is what makes the cluster's names cheap: a
  * client repeats the same question, and the memo hands back the encoded answer from the
  * last time after one Map lookup. It is keyed by the query's bytes after the ID (flags,
- * question, EDNS) and the transport, and holds only the index's answers, tagged with the
- * index's generation, so that any Service or EndpointSlice change retires it.
+ * question, EDNS) and the transport. An answer from the index is tagged with the index's
+ * generation, so that any Service or EndpointSlice change retires it; a forwarded answer
+ * (one the forwarder caches) is reused for one second, so its TTLs are at most a second
+ * too high, as CoreDNS's cache serves TTLs rounded to the second.
  */
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, isIPv6, type Server, type Socket } from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import type { Answer, Question } from 'dns-packet';
+import { realClock, type Clock } from '../../api/clock.js';
 import type { Logger } from '../../api/log.js';
 import { answerFromIndex, DEFAULT_TTL_SECONDS } from './answer.js';
-import type { Forwarder } from './forwarder.js';
+import { cacheTTL, type Forwarder } from './forwarder.js';
 import type { DnsMetrics } from './metrics.js';
 import type { ClusterRecords } from './records.js';
 
@@ -40,6 +43,8 @@ export interface DnsServerConfig {
   /** TTL of the cluster's records, seconds; default 5 (the kubernetes plugin's). */
   ttlSeconds?: number;
   metrics?: DnsMetrics;
+  /** The forwarded answers' memo expires by it; default the real clock. */
+  clock?: Clock;
   /** Memoized answers kept before the memo starts over; default 20 000. */
   memoEntries?: number;
 }
@@ -68,14 +73,20 @@ const TCP_IDLE_MS = 10_000;
 type Transport = 'udp' | 'tcp';
 
 interface Memo {
-  generation: number;
+  /** The index generation an answer from the index is valid for; undefined for a forwarded answer. */
+  generation: number | undefined;
+  /** clock.now() after which a forwarded answer is asked of the forwarder again. */
+  expiresAt: number;
   bytes: Buffer;
   rcode: string;
 }
 
+/** How long a forwarded answer's bytes are reused, ms: its TTLs are off by at most this. */
+const FORWARDED_MEMO_MS = 1000;
+
 /** A DNS server on UDP and TCP (see the file comment). */
 export class DnsServer {
-  private readonly cfg: DnsServerConfig & { ttlSeconds: number; memoEntries: number };
+  private readonly cfg: DnsServerConfig & { ttlSeconds: number; memoEntries: number; clock: Clock };
   private udp: UdpSocket | undefined;
   private tcp: Server | undefined;
   private readonly connections = new Set<Socket>();
@@ -85,7 +96,7 @@ export class DnsServer {
   constructor(cfg: DnsServerConfig) {
     if (!cfg.records || !cfg.forwarder || !cfg.logger)
       throw new Error('DnsServer: records, forwarder and logger are required');
-    this.cfg = { ttlSeconds: DEFAULT_TTL_SECONDS, memoEntries: 20_000, ...cfg };
+    this.cfg = { ttlSeconds: DEFAULT_TTL_SECONDS, memoEntries: 20_000, clock: realClock, ...cfg };
   }
 
   /** The address being served (the real port when 0 was asked for); undefined while closed. */
@@ -211,7 +222,11 @@ export class DnsServer {
       const asked = q.name.replace(/\.$/, '');
       const lower = asked.toLowerCase();
       const answers = up.answers.map((r) => (r.name.toLowerCase() === lower ? { ...r, name: asked } : r));
-      return reply(up.rcode, false, answers, up.authorities, up.additionals);
+      const out = reply(up.rcode, false, answers, up.authorities, up.additionals);
+      // Only what the forwarder would cache: not SERVFAIL, not an answer that expires at once.
+      if (up.rcode === 'NOERROR' || up.rcode === 'NXDOMAIN')
+        if ((cacheTTL(up) ?? 0) >= 1) this.remember(msg, transport, undefined, out, up.rcode);
+      return out;
     } catch (err) {
       this.cfg.logger.warn('dns: cannot answer', {
         name: q.name,
@@ -226,7 +241,13 @@ export class DnsServer {
   private fromMemo(msg: Buffer, transport: Transport): Buffer | undefined {
     if (msg.length < 12) return undefined;
     const m = this.memo.get(memoKey(msg, transport));
-    if (!m || m.generation !== this.cfg.records.generation) return undefined;
+    if (!m) return undefined;
+    if (
+      m.generation === undefined
+        ? this.cfg.clock.now() >= m.expiresAt
+        : m.generation !== this.cfg.records.generation
+    )
+      return undefined;
     const out = Buffer.from(m.bytes);
     out[0] = msg[0]!;
     out[1] = msg[1]!;
@@ -234,10 +255,21 @@ export class DnsServer {
     return out;
   }
 
-  private remember(msg: Buffer, transport: Transport, generation: number, out: Buffer, rcode: string): void {
-    if (generation !== this.cfg.records.generation) return;
+  private remember(
+    msg: Buffer,
+    transport: Transport,
+    generation: number | undefined,
+    out: Buffer,
+    rcode: string,
+  ): void {
+    if (generation !== undefined && generation !== this.cfg.records.generation) return;
     if (this.memo.size >= this.cfg.memoEntries) this.memo.clear();
-    this.memo.set(memoKey(msg, transport), { generation, bytes: out, rcode });
+    this.memo.set(memoKey(msg, transport), {
+      generation,
+      expiresAt: this.cfg.clock.now() + FORWARDED_MEMO_MS,
+      bytes: out,
+      rcode,
+    });
   }
 
   /** A response of the header alone: the query's ID, opcode and RD, with `rcode`. */
