@@ -238,6 +238,24 @@ describe('kubernetes Service controller', () => {
     ]);
   });
 
+  it('a restarted control process keeps both Services as they are, whatever its flags now say', async () => {
+    await controller({ ip: '192.0.2.10', port: 6443 }).reconcile();
+    const k = (await get<Service>('', 'services', 'default', 'kubernetes'))!;
+    const dns = (await get<Service>('', 'services', 'kube-system', 'kube-dns'))!;
+    // The restart: a new process, another port and another --cluster-dns.
+    await controller({ ip: '192.0.2.10', port: 7443 }, { clusterDNS: '10.43.0.53' }).reconcile();
+    const k2 = (await get<Service>('', 'services', 'default', 'kubernetes'))!;
+    const dns2 = (await get<Service>('', 'services', 'kube-system', 'kube-dns'))!;
+    assert.deepEqual(
+      [k2.metadata.uid, k2.metadata.resourceVersion, k2.spec.clusterIP],
+      [k.metadata.uid, k.metadata.resourceVersion, '10.43.0.1'],
+    );
+    assert.deepEqual(
+      [dns2.metadata.uid, dns2.metadata.resourceVersion, dns2.spec.clusterIP],
+      [dns.metadata.uid, dns.metadata.resourceVersion, '10.43.0.10'],
+    );
+  });
+
   it('a deleted kubernetes Service comes back with the same clusterIP; the loop runs on the clock', async () => {
     const c = controller({ ip: '192.0.2.10', port: 6443 });
     await c.start();
