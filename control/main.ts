@@ -24,6 +24,7 @@ import {
 import { ApiError } from './apiserver/status.js';
 import { KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER } from '../api/auth/user.js';
 import { componentCredential, ensureControlPKI, servingSANs, type ControlPKI } from './pki.js';
+import { defaultIssuer } from './apiserver/auth/serviceaccount-token.js';
 import { createLogger, type LogLevel } from '../api/log.js';
 import { ApiServer } from './apiserver/server.js';
 import type { Registry } from './apiserver/registry.js';
@@ -165,8 +166,18 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   const api = new ApiServer({
     store,
     ...(pki ? { security: { ca: pki.ca, serving: pki.serving } } : {}),
-    // Service account tokens, signed with DATA_DIR/tls/service-account.key.
-    ...(pki ? { serviceAccountTokens: { key: pki.serviceAccountKey } } : {}),
+    // Service account tokens, signed with DATA_DIR/tls/service-account.key; the issuer is
+    // k3s's, https://kubernetes.default.svc.<cluster domain>, and the JWKS is served at the
+    // advertise address.
+    ...(pki
+      ? {
+          serviceAccountTokens: {
+            key: pki.serviceAccountKey,
+            issuer: defaultIssuer(cfg.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
+            externalAddress: advertiseAddress,
+          },
+        }
+      : {}),
     strategyFor,
     nameValidatorFor,
     bindAddress: cfg.bindAddress,

@@ -7,11 +7,13 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { decodeJwt } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { run, startK8tsServer, type CommandResult, type K8tsServer } from './support/k8ts-server.js';
 import { untilTruthy } from './support/wait.js';
 
+const DOMAIN = 'k8ts.test';
+const ISSUER = `https://kubernetes.default.svc.${DOMAIN}`;
 const ns = `sat-${process.pid}-${Date.now().toString(36)}`;
 
 describe('ServiceAccount tokens with kubectl', { timeout: 300_000 }, () => {
@@ -27,7 +29,7 @@ describe('ServiceAccount tokens with kubectl', { timeout: 300_000 }, () => {
   };
 
   before(async () => {
-    k = await startK8tsServer();
+    k = await startK8tsServer({ args: ['--cluster-domain', DOMAIN] });
     // The admin kubeconfig's cluster (server and CA) with a user that has no credential of its own.
     const admin = parseYaml(readFileSync(k.kubeconfig, 'utf8')) as {
       clusters: unknown[];
@@ -82,7 +84,17 @@ describe('ServiceAccount tokens with kubectl', { timeout: 300_000 }, () => {
   it('kubectl create token issues a token that kubectl --token authenticates with', async () => {
     const token = await createToken('default');
     const claims = decodeJwt(token);
-    assert.equal(claims.iss, 'https://kubernetes.default.svc.cluster.local');
+    assert.equal(claims.iss, ISSUER, 'the issuer follows --cluster-domain');
+    const doc = JSON.parse((await k.kubectl('get', '--raw', '/.well-known/openid-configuration')).stdout) as {
+      issuer: string;
+      jwks_uri: string;
+    };
+    assert.equal(doc.issuer, ISSUER);
+    assert.match(doc.jwks_uri, /^https:\/\/[^/]+:\d+\/openid\/v1\/jwks$/);
+    const jwks = JSON.parse((await k.kubectl('get', '--raw', '/openid/v1/jwks')).stdout) as {
+      keys: { kid: string }[];
+    };
+    assert.equal(jwks.keys[0]!.kid, decodeProtectedHeader(token).kid);
     assert.equal(claims.sub, `system:serviceaccount:${ns}:default`);
     assert.equal(claims.exp! - claims.iat!, 3600);
     const who = await withToken(token, 'auth', 'whoami', '-o', 'json');

@@ -133,10 +133,17 @@ export interface ApiServerConfig {
    * OIDC discovery documents): `key` the RSA private key (PEM) that signs them, `issuer`
    * (--service-account-issuer; default `https://kubernetes.default.svc.cluster.local`),
    * `audiences` (--api-audiences; default [issuer]), `jwksURI` (--service-account-jwks-uri;
-   * default `https://<bound address>/openid/v1/jwks`). Without it, `serviceaccounts/token`
-   * answers 404 and no such token authenticates.
+   * default `https://<externalAddress, else the bound address>:<port>/openid/v1/jwks`, as
+   * kube-apiserver's external host). Without it, `serviceaccounts/token` answers 404 and no
+   * such token authenticates.
    */
-  serviceAccountTokens?: { key: string; issuer?: string; audiences?: string[]; jwksURI?: string };
+  serviceAccountTokens?: {
+    key: string;
+    issuer?: string;
+    audiences?: string[];
+    jwksURI?: string;
+    externalAddress?: string;
+  };
   /**
    * PodSecurity admission's defaults (the level of namespaces without
    * pod-security.kubernetes.io labels) and exemptions (admission/podsecurity/config.ts);
@@ -395,7 +402,8 @@ export class ApiServer {
     this.serviceAllocator.startRepair(this.cfg.serviceAllocationRepairIntervalMs ?? 180_000);
     const addr = server.address() as AddressInfo;
     if (this.serviceAccountTokens && this.jwksURI === undefined) {
-      const host = addr.address === '0.0.0.0' || addr.address === '::' ? '127.0.0.1' : addr.address;
+      const bound = addr.address === '0.0.0.0' || addr.address === '::' ? '127.0.0.1' : addr.address;
+      const host = this.cfg.serviceAccountTokens?.externalAddress ?? bound;
       this.jwksURI = `https://${host.includes(':') ? `[${host}]` : host}:${addr.port}/openid/v1/jwks`;
     }
     return { address: addr.address, port: addr.port };
