@@ -25,6 +25,7 @@ import { ApiError } from './apiserver/status.js';
 import { KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER } from '../api/auth/user.js';
 import { componentCredential, ensureControlPKI, servingSANs, type ControlPKI } from './pki.js';
 import { defaultIssuer } from './apiserver/auth/serviceaccount-token.js';
+import { clusterServiceAccountKey } from './service-account-key.js';
 import { createLogger, type LogLevel } from '../api/log.js';
 import { ApiServer } from './apiserver/server.js';
 import type { Registry } from './apiserver/registry.js';
@@ -172,7 +173,8 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
     ...(pki
       ? {
           serviceAccountTokens: {
-            key: pki.serviceAccountKey,
+            // One key for all control processes of the cluster (service-account-key.ts).
+            key: await clusterServiceAccountKey(store, pki.serviceAccountKey, pki.dir),
             issuer: defaultIssuer(cfg.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
             externalAddress: advertiseAddress,
           },

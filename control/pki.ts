@@ -11,7 +11,8 @@
  *   service-account.key     RSA 2048 private key (PKCS#8 PEM) signing service account
  *                           tokens (k3s's service.key, kube-apiserver's
  *                           --service-account-signing-key-file); never rotated, since
- *                           rotating it would invalidate every issued token
+ *                           rotating it would invalidate every issued token; the
+ *                           cluster's one replaces it (service-account-key.ts)
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
