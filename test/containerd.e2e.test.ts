@@ -260,6 +260,54 @@ describe(
       }
     });
 
+    it('kubectl logs --previous on containerd: the exited instance’s CRI log file', async () => {
+      // Each instance counts itself in an emptyDir; the first exits 1, the second stays.
+      const script =
+        'n=$(cat /d/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /d/n; echo "instance $n"; ' +
+        '[ $n -ge 2 ] && exec sleep 3600; exit 1';
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'ctd-previous', labels: { app: 'ctd-previous' } },
+        spec: {
+          nodeName: containerdNode,
+          terminationGracePeriodSeconds: 0,
+          volumes: [{ name: 'd', emptyDir: {} }],
+          containers: [
+            {
+              name: 'c',
+              image: 'k8ts/busybox:1.0',
+              imagePullPolicy: 'Never',
+              command: ['sh', '-c', script],
+              volumeMounts: [{ name: 'd', mountPath: '/d' }],
+            },
+          ],
+        },
+      };
+      const r = await k.kubectlIn(JSON.stringify(pod), 'apply', '-f', '-');
+      assert.equal(r.code, 0, r.stderr);
+      try {
+        await until(
+          'the second instance running after one restart',
+          async () => {
+            const st = JSON.parse(await kubectl('get', 'pod', 'ctd-previous', '-o', 'json')) as {
+              status: { containerStatuses?: { restartCount: number; state: { running?: unknown } }[] };
+            };
+            const c = st.status.containerStatuses?.[0];
+            return c?.restartCount === 1 && c.state.running ? true : undefined;
+          },
+          90_000,
+          500,
+        );
+        assert.equal(await kubectl('logs', 'ctd-previous'), 'instance 2\n');
+        assert.equal(await kubectl('logs', 'ctd-previous', '--previous'), 'instance 1\n');
+        const stamped = await kubectl('logs', 'ctd-previous', '--previous', '--timestamps');
+        assert.match(stamped, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z instance 1\n$/);
+      } finally {
+        await k.kubectl('delete', 'pod', 'ctd-previous', '--wait=false');
+      }
+    });
+
     it('kubectl top pods: the containerd pods’ CPU and memory (the CRI ContainerStats)', async () => {
       const names = (await pods('app=backend-app'))
         .filter((p) => p.node === containerdNode)
