@@ -313,6 +313,46 @@ const BAD: [string, (p: Json) => void, [string, string][]][] = [
   ],
   ['dnsPolicy None without dnsConfig', (p) => (p.spec.dnsPolicy = 'None'), [['spec.dnsConfig', 'Required']]],
   [
+    'dnsPolicy None without a nameserver',
+    (p) => {
+      p.spec.dnsPolicy = 'None';
+      p.spec.dnsConfig = { searches: ['a.example'] };
+    },
+    [['spec.dnsConfig.nameservers', 'Required']],
+  ],
+  [
+    'dnsConfig: four nameservers, one not an IP',
+    (p) => (p.spec.dnsConfig = { nameservers: ['1.1.1.1', '1.1.1.2', '1.1.1.3', 'dns.example'] }),
+    [
+      ['spec.dnsConfig.nameservers', 'Invalid'],
+      ['spec.dnsConfig.nameservers[3]', 'Invalid'],
+    ],
+  ],
+  [
+    'dnsConfig: 33 searches, one not a DNS name, an option without a name',
+    (p) =>
+      (p.spec.dnsConfig = {
+        searches: [...Array.from({ length: 32 }, (_, i) => `d${i}.example.`), 'Bad_Name'],
+        options: [{ name: 'ndots', value: '2' }, { value: '1' }],
+      }),
+    [
+      ['spec.dnsConfig.searches', 'Invalid'],
+      ['spec.dnsConfig.searches[32]', 'Invalid'],
+      ['spec.dnsConfig.options[1]', 'Required'],
+    ],
+  ],
+  [
+    'dnsConfig: a search list over 2048 characters',
+    (p) =>
+      (p.spec.dnsConfig = {
+        searches: Array.from(
+          { length: 9 },
+          (_, i) => `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(50)}${i}`,
+        ),
+      }),
+    [['spec.dnsConfig.searches', 'Invalid']],
+  ],
+  [
     'activeDeadlineSeconds 0',
     (p) => (p.spec.activeDeadlineSeconds = 0),
     [['spec.activeDeadlineSeconds', 'Invalid']],

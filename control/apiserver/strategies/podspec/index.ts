@@ -25,8 +25,9 @@ import {
   validateLabels,
 } from '../../../../api/meta/validation.js';
 import type { Obj } from '../meta.js';
-import { asObj, eachObj, isObj, list, num, problems, qualifiedName, str, strMap } from '../meta.js';
+import { asObj, eachObj, list, num, problems, qualifiedName, str, strMap } from '../meta.js';
 import { enumField, dnsLabel, dnsSubdomain } from './fields.js';
+import { validatePodDNSConfig } from './dns.js';
 import { validateVolumes } from './volumes.js';
 import { validateContainer } from './containers.js';
 import { validateTolerations } from './tolerations.js';
@@ -40,7 +41,7 @@ export { taintEffect, validateTolerations } from './tolerations.js';
 /**
  * ValidatePodSpec (`path` is `spec` for Pods, `spec.template.spec` for templates):
  * volumes, containers (at least one) and init containers, unique hostPorts, restartPolicy,
- * dnsPolicy (+ dnsConfig for None), nodeSelector labels, serviceAccountName, nodeName,
+ * dnsPolicy and dnsConfig (dns.ts), nodeSelector labels, serviceAccountName, nodeName,
  * priorityClassName and schedulerName (DNS subdomains), hostname/subdomain (DNS labels),
  * activeDeadlineSeconds (1..2^31-1), tolerations, hostNetwork ports. `pod` is given for
  * Pods (not templates); on create, ephemeral containers are forbidden and so is a
@@ -98,9 +99,7 @@ export function validatePodSpec(spec: Obj, path: string, pod?: { create: boolean
       'None',
     ]),
   );
-  if (spec.dnsPolicy === 'None' && !isObj(spec.dnsConfig)) {
-    errs.push(required(childPath(path, 'dnsConfig'), 'must provide `dnsConfig` when `dnsPolicy` is None'));
-  }
+  errs.push(...validatePodDNSConfig(spec.dnsConfig, spec.dnsPolicy, childPath(path, 'dnsConfig')));
   errs.push(...validateLabels(strMap(spec.nodeSelector), childPath(path, 'nodeSelector')));
   for (const key of ['serviceAccountName', 'nodeName', 'priorityClassName', 'schedulerName']) {
     const v = str(spec[key]);
