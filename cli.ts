@@ -119,6 +119,7 @@ async function agentCommand(argv: string[]): Promise<number> {
     runtimeEndpoint,
     cni,
     proxyMode,
+    dns,
     logLevel,
   } = options;
   const { startAgent } = await import('./agent/main.js');
@@ -137,6 +138,7 @@ async function agentCommand(argv: string[]): Promise<number> {
       ...(runtimeEndpoint !== undefined ? { runtimeEndpoint } : {}),
       ...(cni !== undefined ? { cni } : {}),
       proxyMode,
+      dns,
       logger: createLogger(logLevel),
       signal: interrupted.signal,
     });

@@ -30,7 +30,7 @@ import { SharedInformer } from '../api/client/informer.js';
 import { resources } from '../api/client/resource.js';
 import { RestClient } from '../api/client/rest.js';
 import { createLogger } from '../api/log.js';
-import type { Node } from '../api/types.js';
+import type { Node, Service } from '../api/types.js';
 import type { Runtime, RuntimeKind } from '../cri/index.js';
 import { bootstrapNodeCredential, checkPlainHTTP } from './kubelet/bootstrap.js';
 import { hostMachine, type MachineProbe } from './kubelet/machine.js';
@@ -126,6 +126,12 @@ export interface AgentConfig {
   signal?: AbortSignal;
   /** First and longest reconnect delays of the tunnel, ms; default 1000 and 30 000. */
   tunnelBackoffMs?: { min: number; max: number };
+  /**
+   * The pods' DNS (kubelet/pods/dns.ts): `--cluster-dns` (default: the clusterIP of the
+   * Service kube-system/kube-dns), `--cluster-domain` (default cluster.local),
+   * `--resolv-conf` (default /etc/resolv.conf; '' for none).
+   */
+  dns?: { clusterDNS?: string[]; clusterDomain?: string; resolvConf?: string };
 }
 
 /** A running agent. */
@@ -322,6 +328,11 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
       ),
   });
 
+  // The kubelet's serviceLister: Service variables of containers, and the kube-dns address.
+  const services = SharedInformer.fromClient<Service>(client, resources.services, {
+    onError: (err, during) =>
+      logger.warn('service informer error', { node: nodeName, during, error: String(err) }),
+  });
   const pods = new PodManager({
     client,
     runtime,
@@ -332,6 +343,8 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     clock,
     logger,
     dataDir: cfg.dataDir,
+    services,
+    dns: cfg.dns ?? {},
   });
 
   let node: Node;
@@ -391,6 +404,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     crossHost.run(running.signal),
     tunnel.run(running.signal),
   ];
+  services.start();
   await pods.start();
   await proxy.start();
   logger.info('agent started', {
@@ -413,6 +427,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
         kubeletServer.close();
         await proxy.stop();
         await pods.stop();
+        await services.stop();
         await Promise.all(loops);
         await nodes.stop();
         await Promise.all([recorder.flush(SHUTDOWN_FLUSH_MS), proxyRecorder.flush(SHUTDOWN_FLUSH_MS)]);

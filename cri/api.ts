@@ -63,6 +63,12 @@ export interface PodSandboxConfig {
    * `bridge`; the fake adapter's `podCIDR`). An unknown name rejects NotFound.
    */
   network?: string;
+  /**
+   * The sandbox's resolv.conf (CRI's DNSConfig, dns_config), as the kubelet forms it from
+   * the pod's dnsPolicy and dnsConfig (agent/kubelet/pods/dns.ts); the pod's containers
+   * share it. Unset: the runtime's default (Docker's, containerd's copy of the host's).
+   */
+  dnsConfig?: DNSConfig;
   /** Linux settings: cgroup parent, sysctls, namespaces (CRI's LinuxPodSandboxConfig). */
   linux?: {
     cgroupParent?: string;
@@ -70,6 +76,16 @@ export interface PodSandboxConfig {
     /** CRI's LinuxSandboxSecurityContext (the part k8ts uses). */
     securityContext?: { namespaceOptions?: NamespaceOption };
   };
+}
+
+/**
+ * CRI's DNSConfig: the lines of a sandbox's /etc/resolv.conf — `nameserver` per server
+ * (IP addresses), one `search` line, one `options` line (`ndots:5`, `edns0`, ...).
+ */
+export interface DNSConfig {
+  servers: string[];
+  searches: string[];
+  options: string[];
 }
 
 /**

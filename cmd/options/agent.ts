@@ -5,6 +5,7 @@
  * this order is the one reported.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { LogLevel } from '../../api/log.js';
@@ -29,6 +30,9 @@ export const AGENT_FLAGS = {
   'container-runtime-endpoint': { type: 'string' },
   'cni-conf-dir': { type: 'string' },
   'cni-bin-dir': { type: 'string' },
+  'cluster-dns': { type: 'string' },
+  'cluster-domain': { type: 'string', default: 'cluster.local' },
+  'resolv-conf': { type: 'string' },
   'proxy-mode': { type: 'string', default: 'nftables' },
   'log-level': { type: 'string', default: 'info' },
   cleanup: { type: 'boolean', default: false },
@@ -61,6 +65,11 @@ export interface AgentOptions extends NodeOptions {
   cni?: { confDir: string; binDir: string };
   /** kube-proxy's `--proxy-mode` (agent/proxy/proxy.ts's ProxyMode). */
   proxyMode: ProxyMode;
+  /**
+   * The pods' DNS (agent/kubelet/pods/dns.ts): `--cluster-dns` (comma-separated IPs; empty:
+   * the kube-dns Service's clusterIP), `--cluster-domain`, `--resolv-conf` (see defaultResolvConf).
+   */
+  dns: { clusterDNS: string[]; clusterDomain: string; resolvConf: string };
   logLevel: LogLevel;
 }
 
@@ -123,6 +132,7 @@ export async function parseAgentOptions(
         );
     }
   }
+  const dns = dnsFlags(values);
   const proxyMode = values['proxy-mode'];
   if (!(PROXY_MODES as readonly string[]).includes(proxyMode))
     throw new UsageError(
@@ -138,8 +148,56 @@ export async function parseAgentOptions(
     runtime,
     ...containerd,
     proxyMode: proxyMode as ProxyMode,
+    dns,
     logLevel,
   };
+}
+
+/** systemd-resolved's list of the real upstream servers (its stub file lists 127.0.0.53). */
+const RESOLVED_RESOLV_CONF = '/run/systemd/resolve/resolv.conf';
+
+/**
+ * The host resolv.conf pods with dnsPolicy Default get (and whose search list ClusterFirst
+ * pods append): /etc/resolv.conf, or systemd-resolved's upstream file when /etc/resolv.conf
+ * names only its stub 127.0.0.53, which a pod cannot reach — as kubeadm sets the kubelet's
+ * --resolv-conf.
+ */
+export function defaultResolvConf(etc = '/etc/resolv.conf', resolved = RESOLVED_RESOLV_CONF): string {
+  let text: string;
+  try {
+    text = readFileSync(etc, 'utf8');
+  } catch {
+    return etc;
+  }
+  const servers = [...text.matchAll(/^\s*nameserver\s+(\S+)/gm)].map((m) => m[1]);
+  if (servers.length > 0 && servers.every((s) => s === '127.0.0.53') && existsSync(resolved)) return resolved;
+  return etc;
+}
+
+const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** --cluster-dns, --cluster-domain and --resolv-conf, checked, defaults filled in. */
+function dnsFlags(values: {
+  'cluster-dns'?: string | undefined;
+  'cluster-domain': string;
+  'resolv-conf'?: string | undefined;
+}): AgentOptions['dns'] {
+  const clusterDNS = (values['cluster-dns'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const ip of clusterDNS)
+    if (isIP(ip) === 0)
+      throw new UsageError(`--cluster-dns must be a comma-separated list of IP addresses, got ${ip}`);
+  const clusterDomain = values['cluster-domain'].replace(/\.$/, '');
+  if (clusterDomain !== '' && !DNS_SUBDOMAIN.test(clusterDomain))
+    throw new UsageError(
+      `--cluster-domain must be a DNS domain (cluster.local), got ${values['cluster-domain']}`,
+    );
+  const resolvConf = values['resolv-conf'] ?? defaultResolvConf();
+  if (resolvConf !== '' && !existsSync(resolvConf))
+    throw new UsageError(`--resolv-conf ${resolvConf}: no such file ('' for none)`);
+  return { clusterDNS, clusterDomain, resolvConf };
 }
 
 /** The endpoint and CNI dirs of `--runtime containerd`, defaults filled in and checked. */

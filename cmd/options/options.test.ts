@@ -1,12 +1,12 @@
 // The commands' options as parsed, without running anything: every default of `k8ts server`
 // and `k8ts agent` lands in the config the process starts from, and the checks run in order.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { primaryIPv4 } from '../../agent/kubelet/machine.js';
-import { parseAgentOptions } from './agent.js';
+import { defaultResolvConf, parseAgentOptions } from './agent.js';
 import { UsageError, defaultDataDir, parseDuration } from './common.js';
 import { parseKubeconfigOptions } from './kubeconfig.js';
 import { parseServerOptions } from './server.js';
@@ -136,6 +136,59 @@ describe('k8ts server options', () => {
   }
 });
 
+describe('k8ts agent DNS flags', () => {
+  it('--cluster-dns is a list of IPs, --cluster-domain a domain, --resolv-conf a file or empty', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'k8ts-options-'));
+    try {
+      const base = ['--server', 'https://s:6443', '--token', 't', '--node-name', 'n', '--data-dir', dir];
+      const o = await parseAgentOptions([
+        ...base,
+        '--cluster-dns',
+        '10.43.0.10,fd00::10',
+        '--cluster-domain',
+        'k8s.test.',
+        '--resolv-conf',
+        '',
+      ]);
+      assert.ok(o !== 'help' && !('cleanup' in o));
+      assert.deepEqual(o.dns, {
+        clusterDNS: ['10.43.0.10', 'fd00::10'],
+        clusterDomain: 'k8s.test',
+        resolvConf: '',
+      });
+      await assert.rejects(
+        parseAgentOptions([...base, '--cluster-dns', '10.43.0.x']),
+        /--cluster-dns must be/,
+      );
+      await assert.rejects(
+        parseAgentOptions([...base, '--cluster-domain', 'Bad_Domain']),
+        /--cluster-domain must be/,
+      );
+      await assert.rejects(
+        parseAgentOptions([...base, '--resolv-conf', join(dir, 'none')]),
+        /--resolv-conf .*no such file/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it("defaults --resolv-conf to systemd-resolved's upstream file when /etc/resolv.conf is its stub (kubeadm)", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'k8ts-options-'));
+    try {
+      const etc = join(dir, 'etc-resolv.conf');
+      const resolved = join(dir, 'resolved.conf');
+      writeFileSync(etc, 'nameserver 127.0.0.53\noptions edns0 trust-ad\n');
+      assert.equal(defaultResolvConf(etc, resolved), etc);
+      writeFileSync(resolved, 'nameserver 192.0.2.53\n');
+      assert.equal(defaultResolvConf(etc, resolved), resolved);
+      writeFileSync(etc, 'nameserver 192.0.2.1\n');
+      assert.equal(defaultResolvConf(etc, resolved), etc);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('k8ts agent options', () => {
   it('fills the defaults and drops an empty token when the node credential is absent', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'k8ts-options-'));
@@ -162,6 +215,7 @@ describe('k8ts agent options', () => {
           dataDir: dir,
           runtime: 'docker',
           proxyMode: 'nftables',
+          dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: defaultResolvConf() },
           logLevel: 'info',
         },
       );

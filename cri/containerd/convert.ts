@@ -113,6 +113,8 @@ export function sandboxMessage(
       securityContext: { namespaceOptions: ns },
     },
   };
+  // The CRI plugin writes the sandbox's resolv.conf from dns_config (unset: the host's).
+  if (config.dnsConfig) msg.dnsConfig = { ...config.dnsConfig };
   return msg;
 }
 

@@ -8,6 +8,7 @@ import type {
   ContainerConfig,
   ContainerState,
   ContainerStats,
+  DNSConfig,
   LinuxContainerResources,
   PodSandboxConfig,
   PortMapping,
@@ -187,6 +188,18 @@ export function sandboxCreateOptions(
   };
   if (!hostNetwork) body.Hostname = config.hostname;
   return body;
+}
+
+/**
+ * The text of a sandbox's resolv.conf from CRI's DNSConfig (dockershim's rewriteResolvFile):
+ * a `nameserver` line per server, one `search` line, one `options` line, each only when
+ * there is something to list; '' for an empty config (Docker's file is then kept).
+ */
+export function resolvConfText(dns: DNSConfig): string {
+  const lines = dns.servers.map((s) => `nameserver ${s}`);
+  if (dns.searches.length > 0) lines.push(`search ${dns.searches.join(' ')}`);
+  if (dns.options.length > 0) lines.push(`options ${dns.options.join(' ')}`);
+  return lines.length > 0 ? `${lines.join('\n')}\n` : '';
 }
 
 /**

@@ -10,15 +10,17 @@
  * network leaves the upper half of its subnet to the agent, the sandbox is created with
  * NetworkMode `none` and a pod IP reserved beforehand (label `io.k8ts.pod-ip`); once it
  * runs, the plugin gives it eth0 in the node's bridge, and `<ip>\t<hostname>` is added to
- * its /etc/hosts, as Docker writes it for a container on a network. Anything failing on
+ * its /etc/hosts, as Docker writes it for a container on a network. A config with a
+ * dnsConfig has the sandbox's resolv.conf rewritten with it, on every path (Docker's
+ * network, none, host), as dockershim does. Anything failing on
  * the way removes the container and frees the address; stopping or removing the sandbox
  * frees it too (the veth pair goes with the sandbox's network namespace).
  */
-import { appendFile } from 'node:fs/promises';
+import { appendFile, writeFile } from 'node:fs/promises';
 import type Docker from 'dockerode';
-import type { PodSandbox, PodSandboxConfig, PodSandboxFilter, PodSandboxStatus } from '../api.js';
+import type { DNSConfig, PodSandbox, PodSandboxConfig, PodSandboxFilter, PodSandboxStatus } from '../api.js';
 import { CriError } from '../errors.js';
-import { sandboxCreateOptions } from './convert.js';
+import { resolvConfText, sandboxCreateOptions } from './convert.js';
 import type { DockerImages } from './image.js';
 import {
   LABEL_POD_IP,
@@ -72,6 +74,7 @@ export class DockerSandboxes {
       const created = id;
       await this.o.call(what, (e) => e.startContainer(created));
       if (net && ip) await this.attach(what, created, ip, net, config.hostname);
+      if (config.dnsConfig) await this.rewriteResolvConf(what, created, config.dnsConfig);
     } catch (err) {
       if (id) await this.o.engine.removeContainer(id, { force: true }).catch(() => undefined);
       if (net && ip) {
@@ -141,6 +144,21 @@ export class DockerSandboxes {
     if (hostname && info.HostsPath) {
       await this.plugin(what, () => appendFile(info.HostsPath, `${ip}\t${hostname}\n`));
     }
+  }
+
+  /**
+   * Replaces the resolv.conf Docker wrote for the started sandbox `id` with the pod's
+   * (dockershim's rewriteResolvFile): the kubelet's nameservers, not Docker's embedded
+   * 127.0.0.11 or the host's. App containers joining the sandbox's network (NetworkMode
+   * container:<id>) are given this same file by Docker.
+   */
+  private async rewriteResolvConf(what: string, id: string, dns: DNSConfig): Promise<void> {
+    const text = resolvConfText(dns);
+    if (text === '') return;
+    const info = await this.o.call(what, (e) => e.inspectContainer(id));
+    if (!info.ResolvConfPath)
+      throw new CriError('Internal', `${what}: docker gave the sandbox no resolv.conf`);
+    await this.plugin(what, () => writeFile(info.ResolvConfPath, text, { mode: 0o644 }));
   }
 
   /** Frees the pod IP a sandbox of the fast path holds (label `io.k8ts.pod-ip`). */

@@ -15,6 +15,7 @@ import type {
   PortMapping,
 } from '../../../cri/index.js';
 import { containerAnnotations, containerLabels, sandboxLabels } from './labels.js';
+import { kernelHostname, podHostnameAndDomain } from './dns.js';
 import { expandVars } from './env.js';
 import { podDesc, type KubeletContainer, type KubeletPod } from './types.js';
 
@@ -33,6 +34,8 @@ export interface NodeContext {
   nodeIP: string;
   /** The node's pod network the sandbox joins. */
   network: string;
+  /** `--cluster-domain`, of the FQDN of a pod with setHostnameAsFQDN; default cluster.local. */
+  clusterDomain?: string;
 }
 
 /** The pod's hostPort mappings (containerPort with a hostPort), published on the node IP. */
@@ -65,11 +68,18 @@ export function namespacesForPod(pod: KubeletPod): Required<NamespaceOption> {
   };
 }
 
+function sandboxHostname(pod: KubeletPod, clusterDomain: string): string {
+  const { hostname, domain } = podHostnameAndDomain(pod, clusterDomain);
+  return kernelHostname(hostname, domain, pod.spec.setHostnameAsFQDN);
+}
+
 /**
- * The pod's sandbox configuration (attempt `attempt`): metadata, hostname (spec.hostname
- * or the pod name, at most 63 characters), hostPort mappings, the kubelet's labels over
+ * The pod's sandbox configuration (attempt `attempt`): metadata, hostname (dns.ts:
+ * spec.hostname or the pod name, at most 63 characters; with setHostnameAsFQDN and a
+ * subdomain `<hostname>.<subdomain>.<ns>.svc.<zone>`), hostPort mappings, the kubelet's labels over
  * the pod's, the pod's annotations, its namespaces (namespacesForPod), and the node's pod
  * network — none for a hostNetwork pod, which has the node's.
+ * @throws Error when setHostnameAsFQDN makes a hostname over 64 characters (kernelHostname).
  */
 export function podSandboxConfig(pod: KubeletPod, attempt: number, node: NodeContext): PodSandboxConfig {
   const cfg: PodSandboxConfig = {
@@ -79,7 +89,7 @@ export function podSandboxConfig(pod: KubeletPod, attempt: number, node: NodeCon
       uid: pod.metadata.uid ?? '',
       attempt,
     },
-    hostname: (pod.spec.hostname ?? pod.metadata.name ?? '').slice(0, 63),
+    hostname: sandboxHostname(pod, node.clusterDomain ?? 'cluster.local'),
     portMappings: portMappings(pod, node.nodeIP),
     labels: sandboxLabels(pod, node.nodeName),
     annotations: { ...pod.metadata.annotations },

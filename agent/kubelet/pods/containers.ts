@@ -22,7 +22,9 @@ import type { ObjectReference, Pod } from '../../../api/types.js';
 import type { PodSandboxConfig, Runtime } from '../../../cri/index.js';
 import { isCriError } from '../../../cri/index.js';
 import { containerConfig, verifyRunAsNonRoot } from './config.js';
+import { podHostnameAndDomain, type DnsConfigurer } from './dns.js';
 import { makeEnvironmentVariables } from './env.js';
+import { ensureHostsFile } from './etc-hosts.js';
 import { ContainerStartError, isContainerStartError } from './errors.js';
 import type { ImageManager } from './images.js';
 import { runLifecycleHandler } from './lifecycle.js';
@@ -70,6 +72,18 @@ export interface ContainerDeps {
   images: ImageManager;
   mounter: Mounter;
   nodeAllocatable?: () => Promise<Record<string, string>>;
+  /** The node's DNS settings (dns.ts): the cluster domain of the pod's FQDN in /etc/hosts. */
+  dns?: DnsConfigurer;
+  /**
+   * The Service variables of a pod in `namespace` (envvars.ts), once the Services are
+   * synced; unset: none (a kubelet that reads no Services).
+   * @throws ContainerStartError CreateContainerConfigError when the Services cannot be read.
+   */
+  serviceEnv?: (
+    namespace: string,
+    enableServiceLinks: boolean,
+    signal: AbortSignal,
+  ) => Promise<Map<string, string>>;
 }
 
 /** The per-pod part of a container action. */
@@ -113,21 +127,37 @@ export async function startContainer(ctx: ContainerContext, req: StartContainerR
     const image = (await runtime.imageStatus(container.image ?? '')) ?? {};
     const refusal = verifyRunAsNonRoot(pod, container, image);
     if (refusal) throw new ContainerStartError('CreateContainerConfigError', refusal);
+    const serviceEnv = await ctx.deps.serviceEnv?.(
+      pod.metadata.namespace ?? 'default',
+      pod.spec.enableServiceLinks ?? true,
+      ctx.signal,
+    );
     const envs = await makeEnvironmentVariables(pod, container, {
       client: ctx.deps.client,
       nodeName: ctx.deps.nodeName,
       hostIP: ctx.deps.nodeIP,
       podIP,
       ...(ctx.deps.nodeAllocatable ? { nodeAllocatable: ctx.deps.nodeAllocatable } : {}),
+      ...(serviceEnv ? { serviceEnv } : {}),
     });
+    const mounts = await containerMounts(container, volumes, {
+      podDir: podDir(ctx.deps.dataDir, ctx.uid),
+      envs,
+      mounter: ctx.deps.mounter,
+    });
+    const names = podHostnameAndDomain(pod, ctx.deps.dns?.clusterDomain ?? 'cluster.local');
+    const hosts = await ensureHostsFile(container, {
+      podDir: podDir(ctx.deps.dataDir, ctx.uid),
+      podIPs: [podIP],
+      ...names,
+      hostAliases: pod.spec.hostAliases ?? [],
+      hostNetwork: pod.spec.hostNetwork ?? false,
+    });
+    if (hosts) mounts.push(hosts);
     cfg = containerConfig(pod, container, {
       restartCount,
       envs,
-      mounts: await containerMounts(container, volumes, {
-        podDir: podDir(ctx.deps.dataDir, ctx.uid),
-        envs,
-        mounter: ctx.deps.mounter,
-      }),
+      mounts,
       nodeName: ctx.deps.nodeName,
     });
   } catch (err) {

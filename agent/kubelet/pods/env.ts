@@ -4,7 +4,8 @@
  * Secrets read through the API, with their prefix; keys that are not valid variable names
  * are skipped), then `env` in order, later names replacing earlier ones. An env value may
  * refer to variables defined before it with `$(NAME)` (`$$(NAME)` is a literal); command
- * and args are expanded the same way with the finished environment.
+ * and args are expanded the same way with the finished environment. The pod's Service
+ * variables (envvars.ts) come last, under the container's own, and `$(NAME)` sees them.
  *
  * `valueFrom`: configMapKeyRef and secretKeyRef (`optional` ones may be missing), fieldRef
  * (metadata.name/namespace/uid, metadata.labels['k'], metadata.annotations['k'],
@@ -31,6 +32,11 @@ export interface EnvContext {
   podIP: string;
   /** The node's allocatable resources, for resourceFieldRef of unset limits. */
   nodeAllocatable?: () => Promise<Record<string, string>>;
+  /**
+   * The pod's Service variables (envvars.ts serviceEnvVarMap): `$(VAR)` sees them, and
+   * those the container does not define itself come after its own.
+   */
+  serviceEnv?: ReadonlyMap<string, string>;
 }
 
 /** ConfigMap or Secret data as strings (Secret values base64-decoded). */
@@ -206,7 +212,8 @@ export async function makeEnvironmentVariables(
       if (ENV_NAME.test(key)) env.set(key, v.toString('utf8'));
     }
   }
-  const lookup = (name: string) => env.get(name);
+  const serviceEnv = ctx.serviceEnv ?? new Map<string, string>();
+  const lookup = (name: string) => env.get(name) ?? serviceEnv.get(name);
   for (const e of container.env ?? []) {
     const from = e.valueFrom;
     if (!from) {
@@ -235,5 +242,7 @@ export async function makeEnvironmentVariables(
       env.set(e.name, v.toString('utf8'));
     }
   }
+  // The kubelet appends the Service variables the container did not set itself.
+  for (const [k, v] of serviceEnv) if (!env.has(k)) env.set(k, v);
   return [...env].map(([key, value]) => ({ key, value }));
 }

@@ -34,12 +34,15 @@ import { deletedObject, SharedInformer } from '../../../api/client/informer.js';
 import { isNotFound } from '../../../api/client/errors.js';
 import { resources } from '../../../api/client/resource.js';
 import type { RestClient } from '../../../api/client/rest.js';
-import type { Node, Pod } from '../../../api/types.js';
+import type { Node, Pod, Service } from '../../../api/types.js';
 import type { Runtime } from '../../../cri/index.js';
 import { isCriError } from '../../../cri/index.js';
 import { ProbeManager } from '../prober/manager.js';
 import type { ProbeOutcome, ProbeTarget } from '../prober/probe.js';
 import { Backoff } from './backoff.js';
+import { DnsConfigurer } from './dns.js';
+import { isServiceIPSet, serviceEnvVarMap } from './envvars.js';
+import { ContainerStartError } from './errors.js';
 import { ImageManager } from './images.js';
 import { NODE_LABEL, POD_TERMINATION_GRACE_PERIOD_ANNOTATION, POD_UID_LABEL, podRefOf } from './labels.js';
 import { isAppContainer } from './runtime-status.js';
@@ -77,7 +80,23 @@ export interface PodManagerConfig {
   mounter?: Mounter;
   /** Replaces the real probers (tests of probe-driven behaviour). */
   runProbe?: (probe: Probe, target: ProbeTarget) => Promise<ProbeOutcome>;
+  /**
+   * The cluster's Services (the kubelet's serviceLister; started and stopped by the
+   * caller): each container's Service variables (envvars.ts), and the cluster DNS when
+   * `clusterDNS` is empty (the clusterIP of `kube-system/kube-dns`). Unset: neither, as a
+   * kubelet without an API server.
+   */
+  services?: SharedInformer<Service>;
+  /**
+   * The pods' resolv.conf (dns.ts): `--cluster-dns` (empty: the kube-dns Service's clusterIP),
+   * `--cluster-domain` (default cluster.local), `--resolv-conf` (default /etc/resolv.conf;
+   * '' for none). Unset: sandboxes get the runtime's default resolv.conf.
+   */
+  dns?: { clusterDNS?: string[]; clusterDomain?: string; resolvConf?: string };
 }
+
+/** The Service of the cluster DNS, whose clusterIP pods use when no --cluster-dns is given. */
+export const KUBE_DNS_SERVICE = { namespace: 'kube-system', name: 'kube-dns' } as const;
 
 /** Longest delay between relists while the runtime is down, ms. */
 const RELIST_BACKOFF_MAX_MS = 30_000;
@@ -155,6 +174,7 @@ export class PodManager {
         const node = await cfg.client.get<Node>(resources.nodes, undefined, cfg.nodeName);
         return (node.status?.allocatable ?? {}) as Record<string, string>;
       },
+      ...this.serviceDeps(cfg),
     };
     this.resyncIntervalMs = cfg.resyncIntervalMs ?? 60_000;
     this.informer = SharedInformer.fromClient<Pod>(cfg.client, resources.pods, {
@@ -179,6 +199,41 @@ export class PodManager {
    * synced (the workers of the pods already bound here are running by then).
    * @throws Error when called twice or after stop().
    */
+  /** The DNS configurer and the Service variables of the syncer's deps (see PodManagerConfig). */
+  private serviceDeps(cfg: PodManagerConfig): Pick<PodSyncerDeps, 'dns' | 'serviceEnv'> {
+    const services = cfg.services;
+    // getServiceEnvVarMap refuses until the Services were read once; waiting for that is
+    // the same without a failed start in between.
+    const synced = async (signal: AbortSignal): Promise<boolean> =>
+      services !== undefined && (await services.waitForSync(undefined, signal));
+    const out: Pick<PodSyncerDeps, 'dns' | 'serviceEnv'> = {};
+    if (services) {
+      out.serviceEnv = async (namespace, enableServiceLinks, signal) => {
+        if (!(await synced(signal)))
+          throw new ContainerStartError(
+            'CreateContainerConfigError',
+            'services have not yet been read at least once, cannot construct envvars',
+          );
+        return serviceEnvVarMap(services.lister().list(), namespace, enableServiceLinks);
+      };
+    }
+    if (cfg.dns) {
+      const flag = cfg.dns.clusterDNS ?? [];
+      out.dns = new DnsConfigurer({
+        clusterDNS: async () => {
+          if (flag.length > 0) return flag;
+          if (!(await synced(this.abort.signal))) return [];
+          const svc = services!.lister().get(KUBE_DNS_SERVICE.namespace, KUBE_DNS_SERVICE.name);
+          return svc && isServiceIPSet(svc) ? [svc.spec.clusterIP as string] : [];
+        },
+        ...(cfg.dns.clusterDomain !== undefined ? { clusterDomain: cfg.dns.clusterDomain } : {}),
+        ...(cfg.dns.resolvConf !== undefined ? { resolvConf: cfg.dns.resolvConf } : {}),
+        nodeIPs: [cfg.nodeIP],
+      });
+    }
+    return out;
+  }
+
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error('PodManager: start() may be called once');
     this.state = 'running';

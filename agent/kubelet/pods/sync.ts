@@ -40,12 +40,14 @@ import type { ContainerView } from '../prober/worker.js';
 import { computePodActions, type PodActions } from './actions.js';
 import type { Backoff } from './backoff.js';
 import { podSandboxConfig } from './config.js';
+import type { DnsConfigurer } from './dns.js';
 import {
   containerRef,
   gracePeriodOf,
   killContainer,
   startContainer,
   type ContainerContext,
+  type ContainerDeps,
 } from './containers.js';
 import { isContainerStartError } from './errors.js';
 import type { ImageManager } from './images.js';
@@ -87,6 +89,10 @@ export interface PodSyncerDeps {
   runtimeName(): Promise<string>;
   /** Node allocatable, for resourceFieldRef of unset limits. */
   nodeAllocatable?: () => Promise<Record<string, string>>;
+  /** The node's DNS settings: each new sandbox's resolv.conf (dns.ts); unset: the runtime's default. */
+  dns?: DnsConfigurer;
+  /** See ContainerDeps.serviceEnv. */
+  serviceEnv?: ContainerDeps['serviceEnv'];
 }
 
 /** Longest retry delay of failed steps, ms (a failed container start is retried in a third of it). */
@@ -197,8 +203,22 @@ export class RuntimePodSyncer implements PodSyncer {
 
       let sandboxId = actions.sandboxId;
       let podIP = status.sandboxes[0]?.ip ?? '';
-      const node = { nodeName: this.deps.nodeName, nodeIP: this.deps.nodeIP, network: podNetwork.name };
+      const node = {
+        nodeName: this.deps.nodeName,
+        nodeIP: this.deps.nodeIP,
+        network: podNetwork.name,
+        ...(this.deps.dns ? { clusterDomain: this.deps.dns.clusterDomain } : {}),
+      };
       const sandboxConfig: PodSandboxConfig = podSandboxConfig(pod, actions.attempt, node);
+      if (actions.createSandbox && this.deps.dns) {
+        // GetPodDNS: formed for each new sandbox; its warnings go to the pod (or the node).
+        const { config, events } = await this.deps.dns.podDNS(pod);
+        for (const e of events) {
+          const nodeRef = { kind: 'Node', name: this.deps.nodeName, uid: this.deps.nodeName };
+          recorder.event(e.on === 'node' ? nodeRef : pod, 'Warning', e.reason, e.message);
+        }
+        sandboxConfig.dnsConfig = config;
+      }
       if (actions.createSandbox) {
         if (podNetwork.ready === false && !pod.spec.hostNetwork) {
           const why = `network is not ready: ${podNetwork.error ?? 'the pod network does not exist yet'}`;

@@ -6,6 +6,8 @@
  * reads them (a pod written by an older server, a test fixture).
  */
 import type { Container, Pod, PodSpec } from '../../../api/types.js';
+import type { PodDNSConfig } from './dns.js';
+import type { HostAlias } from './etc-hosts.js';
 
 export interface ObjectFieldSelector {
   apiVersion?: string;
@@ -166,6 +168,16 @@ export interface KubeletPodSpec extends PodSpec {
   shareProcessNamespace?: boolean;
   serviceAccountName?: string;
   activeDeadlineSeconds?: number;
+  /** How the pod's resolv.conf is formed (dns.ts); default ClusterFirst. */
+  dnsPolicy?: 'ClusterFirst' | 'ClusterFirstWithHostNet' | 'Default' | 'None';
+  /** Nameservers, searches and options over those of dnsPolicy (dns.ts). */
+  dnsConfig?: PodDNSConfig;
+  /** Extra /etc/hosts lines (etc-hosts.ts). */
+  hostAliases?: HostAlias[];
+  /** The kernel hostname is the FQDN `<hostname>.<subdomain>.<ns>.svc.<zone>`. */
+  setHostnameAsFQDN?: boolean;
+  /** false: only the `kubernetes` Service's variables, not the namespace's (envvars.ts); default true. */
+  enableServiceLinks?: boolean;
 }
 
 /** A pod as the kubelet reads it. */
