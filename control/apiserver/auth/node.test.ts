@@ -11,6 +11,7 @@ const pod = (name: string, nodeName: string, spec: object = {}): KubeObject => (
 });
 const PODS: KubeObject[] = [
   pod('mine', 'n1', {
+    serviceAccountName: 'app',
     volumes: [
       { name: 'v', secret: { secretName: 'vol-secret' } },
       { name: 'w', configMap: { name: 'vol-cm' } },
@@ -24,7 +25,10 @@ const PODS: KubeObject[] = [
       },
     ],
   }),
-  pod('theirs', 'n2', { volumes: [{ name: 'v', secret: { secretName: 'their-secret' } }] }),
+  pod('theirs', 'n2', {
+    serviceAccountName: 'other',
+    volumes: [{ name: 'v', secret: { secretName: 'their-secret' } }],
+  }),
 ];
 const z = nodeAuthorizer({
   getPod: (ns, name) =>
@@ -91,6 +95,24 @@ describe('nodeAuthorizer (Node authorizer)', () => {
       'deny',
     ],
     ['create events', a('create', '', 'events', { namespace: 'default' }), 'allow'],
+    // Tokens for the ServiceAccounts of its pods only (the kubelet's projected tokens).
+    [
+      "a token for its pod's ServiceAccount",
+      a('create', '', 'serviceaccounts', { namespace: 'default', name: 'app', subresource: 'token' }),
+      'allow',
+    ],
+    [
+      "a token for another node's pod's ServiceAccount",
+      a('create', '', 'serviceaccounts', { namespace: 'default', name: 'other', subresource: 'token' }),
+      'deny',
+    ],
+    [
+      'a token in another namespace',
+      a('create', '', 'serviceaccounts', { namespace: 'kube-system', name: 'app', subresource: 'token' }),
+      'deny',
+    ],
+    ['get a ServiceAccount', a('get', '', 'serviceaccounts', { namespace: 'default', name: 'app' }), 'deny'],
+    ['create a ServiceAccount', a('create', '', 'serviceaccounts', { namespace: 'default' }), 'deny'],
     [
       'create events.k8s.io events',
       a('create', 'events.k8s.io', 'events', { namespace: 'default' }),
