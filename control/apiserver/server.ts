@@ -255,6 +255,7 @@ export class ApiServer {
             serviceAccount: (ns, name) => this.objectFromCache('serviceaccounts', ns, name),
             pod: (ns, name) => this.objectFromCache('pods', ns, name),
             secret: (ns, name) => this.objectFromCache('secrets', ns, name),
+            node: (name) => this.objectFromCache('nodes', undefined, name),
           },
           ...(cfg.now ? { now: cfg.now } : {}),
         })

@@ -358,6 +358,37 @@ describe('service account tokens', () => {
     await untilStatus(() => whoami(saToken), 401);
   });
 
+  it('binds a token to a Node, good while that Node exists', async () => {
+    const node = await create('/api/v1/nodes', { metadata: { name: 'n9' } });
+    const tr = await create(
+      tokenPath('default', 'builder'),
+      request({ boundObjectRef: { apiVersion: 'v1', kind: 'Node', name: 'n9' } }) as KubeObject,
+    );
+    const token = (tr.status as { token: string }).token;
+    assert.deepEqual(decodeJwt(token)['kubernetes.io'], {
+      namespace: 'default',
+      serviceaccount: { name: 'builder', uid: sa.metadata!.uid },
+      node: { name: 'n9', uid: node.metadata!.uid },
+    });
+    const whoami = async () =>
+      (
+        await post(bearer(token), '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'SelfSubjectReview',
+        })
+      ).status;
+    assert.equal(await whoami(), 201);
+    const missing = await post(
+      admin,
+      tokenPath('default', 'builder'),
+      request({ boundObjectRef: { apiVersion: 'v1', kind: 'Node', name: 'nope' } }),
+    );
+    assert.equal(missing.status, 404);
+    assert.equal(((await missing.json()) as { message: string }).message, 'nodes "nope" not found');
+    await server.registry('', 'v1', 'nodes').delete(undefined, 'n9', {});
+    await untilStatus(whoami, 401);
+  });
+
   it('answers TokenReviews', async () => {
     const token = (
       (await create(tokenPath('default', 'builder'), request() as KubeObject)).status as { token: string }

@@ -9,8 +9,9 @@
  *   3. defaults: spec.audiences → the API audiences, spec.expirationSeconds → 3600
  *   4. 600 ≤ spec.expirationSeconds ≤ 2^32                                   422
  *   5. spec.boundObjectRef (optional): a Pod (whose serviceAccountName must be this
- *      ServiceAccount, 400) or a Secret of the namespace, which must exist (404) and,
- *      when the ref gives a uid, have it (409); a pod on a node binds the node too
+ *      ServiceAccount, 400) or a Secret of the namespace, or a Node, which must exist (404)
+ *      and, when the ref gives a uid, have it (409); a pod on a node binds the node too
+ *      (ServiceAccountTokenPodNodeInfo, ServiceAccountTokenNodeBinding)
  *   6. sign (auth/serviceaccount-token.ts); status.expirationTimestamp is the request's
  *      time + expirationSeconds, never after the token's exp
  */
@@ -18,7 +19,7 @@ import type { KubeObject } from '../../api/object.js';
 import { rfc3339 } from '../../api/object.js';
 import type { ServiceAccountTokens } from './auth/serviceaccount-token.js';
 import type { BoundObjects } from './auth/serviceaccount-claims.js';
-import { badRequest, conflict, invalid } from './status.js';
+import { badRequest, conflict, invalid, notFound } from './status.js';
 
 /** authentication.MinTokenAgeSec and the most a token may ask for. */
 export const MIN_TOKEN_SECONDS = 600;
@@ -32,7 +33,7 @@ export interface TokenRequestDeps {
   getServiceAccount(namespace: string, name: string): Promise<KubeObject>;
   getPod(namespace: string, name: string): Promise<KubeObject>;
   getSecret(namespace: string, name: string): Promise<KubeObject>;
-  /** The node of a bound pod; undefined when it does not exist (the token is then not bound to it). */
+  /** A Node; undefined when it does not exist (a bound pod's missing node is left out of the token). */
   getNode(name: string): Promise<KubeObject | undefined>;
   now(): Date;
 }
@@ -125,6 +126,11 @@ export async function createToken(
     } else if (apiVersion === 'v1' && kind === 'Secret') {
       bound = await deps.getSecret(namespace, refName);
       objs.secret = bound;
+    } else if (apiVersion === 'v1' && kind === 'Node') {
+      const node = await deps.getNode(refName);
+      if (!node) throw notFound({ group: '', resource: 'nodes', name: refName });
+      bound = node;
+      objs.node = node;
     } else {
       const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
       const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;

@@ -7,10 +7,10 @@
  *   aud  the requested audiences
  *   iat, nbf  now;  exp  now + expirationSeconds;  jti  a fresh UUID
  *   kubernetes.io: { namespace, serviceaccount: {name, uid},
- *                    pod: {name, uid} | secret: {name, uid},
- *                    node: {name, uid} (a pod-bound token whose pod has a node) }
+ *                    pod: {name, uid} | secret: {name, uid} | node: {name, uid},
+ *                    node: {name, uid} (also for a pod-bound token whose pod has a node) }
  *
- * A token is valid while its ServiceAccount, and its pod or Secret, exist with the uids in
+ * A token is valid while its ServiceAccount, and its pod, Secret or Node, exist with the uids in
  * the claims; one deleted more than a minute ago (go-jose's leeway: a pod in graceful
  * termination keeps working meanwhile) or recreated under a new uid is not.
  */
@@ -47,7 +47,7 @@ export interface KubernetesClaims {
   node?: Ref;
 }
 
-/** What a token is bound to: always its ServiceAccount; at most one of pod and secret; the pod's node. */
+/** What a token is bound to: always its ServiceAccount; at most one of pod, secret and node; a pod's node. */
 export interface BoundObjects {
   serviceAccount: KubeObject;
   pod?: KubeObject;
@@ -78,6 +78,8 @@ export function tokenClaims(
     if (objs.node) k8s.node = ref(objs.node);
   } else if (objs.secret) {
     k8s.secret = ref(objs.secret);
+  } else if (objs.node) {
+    k8s.node = ref(objs.node);
   }
   return {
     sub: serviceAccountUsername(namespace, ref(sa).name),
@@ -95,6 +97,7 @@ export interface BoundObjectGetter {
   serviceAccount(namespace: string, name: string): Promise<KubeObject | undefined>;
   pod(namespace: string, name: string): Promise<KubeObject | undefined>;
   secret(namespace: string, name: string): Promise<KubeObject | undefined>;
+  node(name: string): Promise<KubeObject | undefined>;
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -153,6 +156,8 @@ export async function validateClaims(
   if (k.secret && invalidated(await getter.secret(k.namespace, k.secret.name), k.secret.uid, deadline))
     return invalid;
   if (k.pod && invalidated(await getter.pod(k.namespace, k.pod.name), k.pod.uid, deadline)) return invalid;
+  // A pod-bound token only names its pod's node; a node-bound one depends on it.
+  if (!k.pod && k.node && invalidated(await getter.node(k.node.name), k.node.uid, deadline)) return invalid;
   const extra: Record<string, string[]> = {};
   if (k.pod) {
     extra[EXTRA_POD_NAME] = [k.pod.name];

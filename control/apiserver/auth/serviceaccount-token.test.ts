@@ -32,6 +32,7 @@ function setup() {
     serviceAccount: (_ns, name) => Promise.resolve(objects.get(`ServiceAccount/${name}`)),
     pod: (_ns, name) => Promise.resolve(objects.get(`Pod/${name}`)),
     secret: (_ns, name) => Promise.resolve(objects.get(`Secret/${name}`)),
+    node: (name) => Promise.resolve(objects.get(`Node/${name}`)),
   };
   const clock = { now: T0 };
   const tokens = new ServiceAccountTokens({
@@ -97,6 +98,23 @@ describe('ServiceAccountTokens', () => {
     const saToken = await tokens.issue({ serviceAccount: sa }, 3600, [ISSUER]);
     put(obj('ServiceAccount', 'app', 'sa-2'));
     assert.deepEqual(await tokens.authenticate(saToken), invalidated, 'recreated ServiceAccount');
+  });
+
+  it('checks the Node of a node-bound token, not that of a pod-bound one', async () => {
+    const { tokens, put, objects, sa, pod } = setup();
+    const node = obj('Node', 'n1', 'node-1');
+    put(node);
+    const nodeToken = await tokens.issue({ serviceAccount: sa, node }, 3600, [ISSUER]);
+    const podToken = await tokens.issue({ serviceAccount: sa, pod, node }, 3600, [ISSUER]);
+    const r = await tokens.authenticate(nodeToken);
+    assert.ok(r && 'user' in r);
+    assert.deepEqual(r.user.extra?.['authentication.kubernetes.io/node-uid'], ['node-1']);
+    assert.equal(r.user.extra?.['authentication.kubernetes.io/pod-name'], undefined);
+    objects.delete('Node/n1');
+    assert.deepEqual(await tokens.authenticate(nodeToken), {
+      error: 'service account token has been invalidated',
+    });
+    assert.ok(await tokens.authenticate(podToken).then((x) => x && 'user' in x), 'its pod still exists');
   });
 
   it('answers for the requested audiences only', async () => {
