@@ -11,7 +11,8 @@
  * agent: removeNodeFromDocker() removes everything labelled `io.k8ts.node=<node>`.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { hostMounter, mountPointsUnder } from '../../agent/kubelet/pods/mount.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cliCommand, run } from './k8ts-server.js';
@@ -111,7 +112,13 @@ export async function startK8tsAgent(opts: K8tsAgentOptions): Promise<K8tsAgent>
           clearTimeout(timer);
         }
         process.removeListener('exit', killOnExit);
-        if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+        if (ownDir) {
+          // The tmpfs of its pods' Secret and projected volumes stay mounted after the
+          // agent (as a kubelet's do, while its containers run): unmounted before the removal.
+          const mounts = await mountPointsUnder(hostMounter, realpathSync(dataDir)).catch(() => []);
+          for (const m of mounts) await hostMounter.unmount(m).catch(() => undefined);
+          rmSync(dataDir, { recursive: true, force: true });
+        }
         return exited;
       })()),
   };

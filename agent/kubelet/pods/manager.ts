@@ -50,6 +50,7 @@ import type { Probe } from './types.js';
 import { hostMounter, type Mounter } from './mount.js';
 import { tearDownVolumes } from './volumes.js';
 import { RuntimePodSyncer, type PodNetwork, type PodSyncerDeps } from './sync.js';
+import { restTokenRequester, TokenManager, type TokenRequester } from '../token/manager.js';
 import { PodWorker, type PodWorkerState } from './worker.js';
 import { errorMessage } from '../../../api/errors.js';
 
@@ -58,6 +59,11 @@ export interface PodManagerConfig {
   client: RestClient;
   runtime: Runtime;
   nodeName: string;
+  /**
+   * Asks for the bound tokens of projected serviceAccountToken volumes; default a
+   * TokenRequest through `client` (the node's credential). Tests pass a fake.
+   */
+  requestToken?: TokenRequester;
   /** The node's InternalIP: status.hostIP, and where hostPorts are published. */
   nodeIP: string;
   /** The node's pod network (a PodNetworkManager, or just its name). */
@@ -140,6 +146,10 @@ export class PodManager {
     });
     this.deps = {
       client: cfg.client,
+      tokens: new TokenManager({
+        request: cfg.requestToken ?? restTokenRequester(cfg.client),
+        clock: this.clock,
+      }),
       runtime: cfg.runtime,
       nodeName: cfg.nodeName,
       nodeIP: cfg.nodeIP,
@@ -388,6 +398,7 @@ export class PodManager {
         await runtime.removePodSandbox(s.id);
       }
       await tearDownVolumes(this.cfg.dataDir, uid, this.deps.mounter);
+      this.deps.tokens?.deleteForPod(uid);
     } catch (err) {
       if (!isCriError(err, 'Unavailable')) {
         this.logger.warn('removing an orphaned pod failed; will retry', {

@@ -56,7 +56,15 @@ import type { Mounter } from './mount.js';
 import { getPodRuntimeStatus, latestContainer, type PodRuntimeStatus } from './runtime-status.js';
 import { generateAPIPodStatus, statusChanged, type StartFailure } from './status.js';
 import { podDesc, specContainer, type KubeletContainer, type KubeletPod } from './types.js';
-import { MountError, setUpVolumes, tearDownVolumes, type PodVolumes } from './volumes.js';
+import type { TokenManager } from '../token/manager.js';
+import {
+  MountError,
+  refreshVolumes,
+  setUpVolumes,
+  tearDownVolumes,
+  type PodVolumes,
+  type VolumeSetUpOptions,
+} from './volumes.js';
 import type { PodSyncContext, PodSyncer, SyncPodResult } from './worker.js';
 
 /** The node's pod network as the syncer needs it (agent/network/pod-network.ts's PodNetworkManager fits). */
@@ -71,6 +79,8 @@ export interface PodNetwork {
 /** What every pod syncer of a node shares (built by the PodManager). */
 export interface PodSyncerDeps {
   client: RestClient;
+  /** Bound ServiceAccount tokens of projected volumes (the kubelet's token manager); unset: none can be mounted. */
+  tokens?: TokenManager;
   runtime: Runtime;
   nodeName: string;
   nodeIP: string;
@@ -114,6 +124,9 @@ export function crashBackoffKey(pod: Pod, container: KubeletContainer): string {
   return `${pod.metadata.uid}_${pod.metadata.name}_${pod.metadata.namespace}_${container.name}_${hashContainer(container)}`;
 }
 
+/** How soon a failed refresh of a running pod's projected volumes is tried again, ms. */
+const VOLUME_REFRESH_RETRY_MS = 10_000;
+
 /** One pod's syncer over the CRI runtime (see the file comment). */
 export class RuntimePodSyncer implements PodSyncer {
   private readonly deps: PodSyncerDeps;
@@ -141,6 +154,35 @@ export class RuntimePodSyncer implements PodSyncer {
     ) {
       // Someone else wrote the status (or an older version arrived late): compare with it again.
       this.lastPosted = undefined;
+    }
+  }
+
+  /** What setUpVolumes and refreshVolumes need for tokens: the manager, the next sync at a refresh. */
+  private tokenOptions(soon: (at: number) => void): Partial<VolumeSetUpOptions> {
+    return {
+      ...(this.deps.tokens ? { tokens: this.deps.tokens } : {}),
+      ...(this.deps.nodeAllocatable ? { nodeAllocatable: this.deps.nodeAllocatable } : {}),
+      onTokenRefreshAt: soon,
+    };
+  }
+
+  /**
+   * A running pod's projected and downwardAPI volumes rewritten (a token refreshed when
+   * due). A failure does not stop the pod: a FailedMount event, and another try in 10 s.
+   */
+  private async refreshVolumes(pod: KubeletPod, soon: (at: number) => void): Promise<void> {
+    if (!(pod.spec.volumes ?? []).some((v) => v.projected || v.downwardAPI)) return;
+    try {
+      await refreshVolumes(pod, {
+        dataDir: this.deps.dataDir,
+        client: this.deps.client,
+        mounter: this.deps.mounter,
+        ...this.tokenOptions(soon),
+      });
+    } catch (err) {
+      this.deps.logger.warn('volume refresh failed', { ...this.logFields(pod), error: errorMessage(err) });
+      if (err instanceof MountError) this.deps.recorder.event(pod, 'Warning', 'FailedMount', err.message);
+      soon(this.deps.clock.now() + VOLUME_REFRESH_RETRY_MS);
     }
   }
 
@@ -254,6 +296,7 @@ export class RuntimePodSyncer implements PodSyncer {
             dataDir: this.deps.dataDir,
             client: this.deps.client,
             mounter: this.deps.mounter,
+            ...this.tokenOptions(soon),
             onTmpfsUnavailable: (volume, err) => {
               if (this.tmpfsWarned) return;
               this.tmpfsWarned = true;
@@ -324,6 +367,8 @@ export class RuntimePodSyncer implements PodSyncer {
             } else soon(clock.now() + ERROR_BACKOFF_MAX_MS / 3);
           }
         }
+      } else if (sandboxId && !actions.killPod) {
+        await this.refreshVolumes(pod, soon);
       }
     } catch (err) {
       syncError = err;
@@ -477,6 +522,7 @@ export class RuntimePodSyncer implements PodSyncer {
     for (const c of status.containers) await runtime.removeContainer(c.id);
     for (const s of status.sandboxes) await runtime.removePodSandbox(s.id);
     await tearDownVolumes(this.deps.dataDir, this.uid, this.deps.mounter);
+    this.deps.tokens?.deleteForPod(this.uid);
     this.deps.crashBackoff.resetPrefix(`${this.uid}_`);
     this.deps.images.backoff.resetPrefix(`${this.uid}_`);
   }

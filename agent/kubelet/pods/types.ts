@@ -68,6 +68,31 @@ export interface Volume {
   hostPath?: { path: string; type?: string };
   configMap?: { name?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
   secret?: { secretName?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
+  downwardAPI?: { items?: DownwardAPIVolumeFile[]; defaultMode?: number };
+  projected?: { sources?: VolumeProjection[]; defaultMode?: number };
+}
+
+/** A file of a downwardAPI volume or projection: one pod field or container resource. */
+export interface DownwardAPIVolumeFile {
+  path: string;
+  fieldRef?: ObjectFieldSelector;
+  /** containerName is required in a volume. */
+  resourceFieldRef?: ResourceFieldSelector;
+  mode?: number;
+}
+
+/** One source of a projected volume (exactly one field set). */
+export interface VolumeProjection {
+  configMap?: { name?: string; items?: KeyToPath[]; optional?: boolean };
+  secret?: { name?: string; items?: KeyToPath[]; optional?: boolean };
+  downwardAPI?: { items?: DownwardAPIVolumeFile[] };
+  serviceAccountToken?: {
+    /** Default: the API server's own audiences. */
+    audience?: string;
+    /** Default 3600. */
+    expirationSeconds?: number;
+    path: string;
+  };
 }
 
 /** A port of a probe handler: a number or the name of one of the container's ports. */

@@ -9,6 +9,18 @@
  *   the `items` (key → path, mode) — with `defaultMode` (0644); rewritten on each set-up,
  *   so a new container sees the current data. Mounted read-only. A Secret's directory is
  *   a tmpfs where the host allows it (never on disk), in a 0700 directory either way.
+ * - projected (pkg/volume/projected): the files of its sources in one directory —
+ *   configMap and secret keys (all, or `items`), downwardAPI fields, and a
+ *   serviceAccountToken: a token bound to the pod from the token manager (a TokenRequest
+ *   under the node's credential), refreshed before it expires. A tmpfs like a Secret's.
+ *   Rewritten on each set-up and, while the pod runs, on each sync (refreshVolumes), each
+ *   file written beside itself and renamed over the old one, so a reader in the
+ *   container sees the old or the new content, never half a file (the atomicity of
+ *   upstream's AtomicWriter per file; its `..data` symlink swap of the whole set is not
+ *   done); files no source writes any more are removed.
+ * - downwardAPI: the pod's fields (metadata.name/namespace/uid, labels and annotations as
+ *   `key="value"` lines, one label or annotation) and containers' resources, written and
+ *   refreshed as a projected volume.
  * - hostPath: the host's path itself, checked or created per `type` (DirectoryOrCreate,
  *   Directory, FileOrCreate, File; '' checks nothing).
  * - subPath / subPathExpr: resolved inside the volume without following links out of it
@@ -21,18 +33,21 @@ import {
   mkdirSync,
   readdirSync,
   realpathSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join, normalize } from 'node:path';
+import { basename, dirname, join, normalize, relative } from 'node:path';
+import { errorMessage } from '../../../api/errors.js';
 import type { RestClient } from '../../../api/client/rest.js';
 import type { KeyValue, Mount } from '../../../cri/index.js';
-import { expandVars, readKeyData } from './env.js';
+import type { TokenManager } from '../token/manager.js';
+import { expandVars, podFieldValue, readKeyData, resourceFieldValue } from './env.js';
 import { ContainerStartError } from './errors.js';
 import { MountFailure, mountPointsUnder, type Mounter } from './mount.js';
 import { cleanSubPaths, prepareSafeSubpath, safeMakeDir, validatePathNoBacksteps } from './subpath.js';
-import type { KeyToPath, KubeletContainer, KubeletPod, Volume } from './types.js';
+import type { DownwardAPIVolumeFile, KeyToPath, KubeletContainer, KubeletPod, Volume } from './types.js';
 
 /** A volume that could not be set up; the kubelet's FailedMount event says `message`. */
 export class MountError extends Error {
@@ -136,6 +151,181 @@ export interface VolumeSetUpOptions {
   mounter: Mounter;
   /** Told when a Secret volume cannot be put on tmpfs and goes to disk instead. */
   onTmpfsUnavailable?: (volume: string, err: Error) => void;
+  /** Issues the tokens of projected serviceAccountToken sources; unset: such a volume fails to mount. */
+  tokens?: Pick<TokenManager, 'get'>;
+  /** Told when a token written now is due for a refresh (ms since the epoch): sync again then. */
+  onTokenRefreshAt?: (at: number) => void;
+  /** Node allocatable, for downward API resourceFieldRefs of unset limits. */
+  nodeAllocatable?: () => Promise<Record<string, string>>;
+}
+
+/** A file a projected or downwardAPI volume holds: path in the volume → bytes and mode. */
+type VolumeFiles = Map<string, { data: Buffer; mode: number }>;
+
+/**
+ * Writes `files` into `dir` (see the file comment: each beside itself, then renamed over
+ * the old one), then removes the files under `dir` that are not among them.
+ * @throws MountError for a path that leaves the directory.
+ */
+function writeFilesAtomically(dir: string, files: VolumeFiles, volume: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const keep = new Set<string>();
+  for (const [path, { data, mode }] of files) {
+    const rel = normalize(path);
+    if (rel.startsWith('..') || rel.startsWith('/'))
+      throw new MountError(volume, `invalid path ${JSON.stringify(path)}`);
+    const file = join(dir, rel);
+    keep.add(file);
+    mkdirSync(dirname(file), { recursive: true, mode: 0o755 });
+    const tmp = join(dirname(file), `..${basename(file)}.tmp`);
+    writeFileSync(tmp, data);
+    chmodSync(tmp, mode);
+    renameSync(tmp, file);
+  }
+  const prune = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) {
+        prune(p);
+        if (readdirSync(p).length === 0 && relative(dir, p) !== '') rmSync(p, { recursive: true });
+      } else if (!keep.has(p)) rmSync(p, { force: true });
+    }
+  };
+  prune(dir);
+}
+
+/** fieldpath.FormatMap: `key="value"` lines, sorted by key, values quoted as Go's %q. */
+function formatMap(m: Record<string, string> | undefined): string {
+  return Object.keys(m ?? {})
+    .sort()
+    .map((k) => `${k}=${JSON.stringify(m![k])}`)
+    .join('\n');
+}
+
+/** The downward API files of `items` (validated by the API server already). */
+async function downwardAPIFiles(
+  pod: KubeletPod,
+  items: readonly DownwardAPIVolumeFile[],
+  defaultMode: number,
+  volume: string,
+  opts: VolumeSetUpOptions,
+  out: VolumeFiles,
+): Promise<void> {
+  for (const item of items) {
+    let value: string;
+    try {
+      if (item.fieldRef) {
+        const path = item.fieldRef.fieldPath;
+        if (path === 'metadata.labels') value = formatMap(pod.metadata.labels);
+        else if (path === 'metadata.annotations') value = formatMap(pod.metadata.annotations);
+        else value = podFieldValue(pod, path, { nodeName: '', hostIP: '', podIP: '' });
+      } else if (item.resourceFieldRef) {
+        const ref = item.resourceFieldRef;
+        const container = pod.spec.containers.find((c) => c.name === ref.containerName);
+        if (!container) throw new Error(`no container ${JSON.stringify(ref.containerName)}`);
+        value = await resourceFieldValue(pod, container, ref, opts.nodeAllocatable);
+      } else continue;
+    } catch (err) {
+      throw new MountError(volume, `downward API ${item.path}: ${errorMessage(err)}`);
+    }
+    out.set(item.path, { data: Buffer.from(value, 'utf8'), mode: item.mode ?? defaultMode });
+  }
+}
+
+/** The files of a projected volume's sources (see the file comment). */
+async function projectedFiles(pod: KubeletPod, v: Volume, opts: VolumeSetUpOptions): Promise<VolumeFiles> {
+  const ns = pod.metadata.namespace ?? 'default';
+  const defaultMode = v.projected?.defaultMode ?? 0o644;
+  const out: VolumeFiles = new Map();
+  for (const src of v.projected?.sources ?? []) {
+    const ref = src.configMap ?? src.secret;
+    if (ref) {
+      const kind = src.configMap ? 'ConfigMap' : 'Secret';
+      const name = ref.name ?? '';
+      const data = await readKeyData(opts.client, kind, ns, name);
+      if (!data) {
+        if (ref.optional) continue;
+        throw new MountError(v.name, `${kind.toLowerCase()} "${name}" not found`);
+      }
+      if (ref.items && ref.items.length > 0) {
+        for (const item of ref.items) {
+          const bytes = data.data.get(item.key);
+          if (bytes === undefined) {
+            if (ref.optional) continue;
+            throw new MountError(
+              v.name,
+              `${kind.toLowerCase()} references non-existent config key: ${item.key} (${kind} ${ns}/${name})`,
+            );
+          }
+          out.set(item.path, { data: bytes, mode: item.mode ?? defaultMode });
+        }
+      } else for (const [k, bytes] of data.data) out.set(k, { data: bytes, mode: defaultMode });
+    } else if (src.downwardAPI) {
+      await downwardAPIFiles(pod, src.downwardAPI.items ?? [], defaultMode, v.name, opts, out);
+    } else if (src.serviceAccountToken) {
+      const t = src.serviceAccountToken;
+      if (!opts.tokens)
+        throw new MountError(v.name, 'failed to fetch token: this kubelet has no token manager');
+      const sa = pod.spec.serviceAccountName || 'default';
+      let issued;
+      try {
+        issued = await opts.tokens.get(ns, sa, {
+          audiences: t.audience ? [t.audience] : [],
+          expirationSeconds: t.expirationSeconds ?? 3600,
+          boundObjectRef: {
+            kind: 'Pod',
+            apiVersion: 'v1',
+            name: pod.metadata.name ?? '',
+            uid: pod.metadata.uid ?? '',
+          },
+        });
+      } catch (err) {
+        throw new MountError(v.name, `failed to fetch token: ${errorMessage(err)}`);
+      }
+      opts.onTokenRefreshAt?.(issued.refreshAt);
+      out.set(t.path, { data: Buffer.from(issued.token, 'utf8'), mode: defaultMode });
+    }
+  }
+  return out;
+}
+
+/** Whether `v` is rewritten while its pod runs (projected, downwardAPI). */
+function isRefreshed(v: Volume): boolean {
+  return v.projected !== undefined || v.downwardAPI !== undefined;
+}
+
+/** Sets up (or rewrites) one projected or downwardAPI volume; its host path. */
+async function setUpProjected(pod: KubeletPod, v: Volume, opts: VolumeSetUpOptions): Promise<string> {
+  const uid = pod.metadata.uid ?? '';
+  if (v.projected) {
+    const files = await projectedFiles(pod, v, opts);
+    const dir = pluginDir(opts.dataDir, uid, 'projected', v.name);
+    await setUpSecretDir(dir, v.name, opts);
+    writeFilesAtomically(dir, files, v.name);
+    return dir;
+  }
+  const files: VolumeFiles = new Map();
+  const src = v.downwardAPI!;
+  await downwardAPIFiles(pod, src.items ?? [], src.defaultMode ?? 0o644, v.name, opts, files);
+  const dir = pluginDir(opts.dataDir, uid, 'downward-api', v.name);
+  writeFilesAtomically(dir, files, v.name);
+  return dir;
+}
+
+/**
+ * Rewrites the projected and downwardAPI volumes of a running pod (the volume manager's
+ * remount of the plugins that need it): a token due for a refresh is replaced, changed
+ * data appears. Volumes never set up (no directory yet) are left for setUpVolumes.
+ * @throws MountError as setUpVolumes.
+ */
+export async function refreshVolumes(pod: KubeletPod, opts: VolumeSetUpOptions): Promise<void> {
+  const uid = pod.metadata.uid ?? '';
+  for (const v of pod.spec.volumes ?? []) {
+    if (!isRefreshed(v)) continue;
+    const dir = pluginDir(opts.dataDir, uid, v.projected ? 'projected' : 'downward-api', v.name);
+    if (!existsSync(dir)) continue;
+    await setUpProjected(pod, v, opts);
+  }
 }
 
 /**
@@ -162,7 +352,8 @@ async function setUpSecretDir(dir: string, volume: string, opts: VolumeSetUpOpti
 /**
  * Prepares every volume of `pod` (see the file comment) and returns their host paths.
  * @throws MountError for a missing ConfigMap/Secret (not optional), a missing key, a
- *   failed hostPath check or an unsupported volume type; ApiStatusError for API failures.
+ *   failed hostPath check, a token that cannot be had or an unsupported volume type;
+ *   ApiStatusError for API failures.
  */
 export async function setUpVolumes(pod: KubeletPod, opts: VolumeSetUpOptions): Promise<PodVolumes> {
   const { dataDir, client } = opts;
@@ -193,6 +384,8 @@ export async function setUpVolumes(pod: KubeletPod, opts: VolumeSetUpOptions): P
         src.optional ?? false,
       );
       out.set(v.name, { hostPath: dir, readOnly: true });
+    } else if (isRefreshed(v)) {
+      out.set(v.name, { hostPath: await setUpProjected(pod, v, opts), readOnly: true });
     } else if (v.emptyDir || Object.keys(v).length === 1) {
       const dir = pluginDir(dataDir, uid, 'empty-dir', v.name);
       if (!existsSync(dir)) {

@@ -1,6 +1,8 @@
 /**
  * Validation of a PodSpec's volumes and of containers' volumeMounts (ValidateVolumes,
- * validateVolumeSource, ValidateVolumeMounts): names, one source each, file modes, paths.
+ * validateVolumeSource, ValidateVolumeMounts): names, one source each, file modes, paths;
+ * the downward API's files and a projected volume's sources (validateDownwardAPIVolumeFile,
+ * validateProjectionSources).
  */
 import type { FieldError } from '../../../../api/meta/validation.js';
 import {
@@ -12,7 +14,7 @@ import {
   notSupported,
   required,
 } from '../../../../api/meta/validation.js';
-import { asObj, eachObj, notFound, num, str } from '../meta.js';
+import { asObj, eachObj, notFound, num, str, type Obj } from '../meta.js';
 import { dnsLabel, localDescendingPath, localNonReservedPath } from './fields.js';
 import { VOLUME_SOURCES } from './defaults.js';
 import { quantityValue } from './containers.js';
@@ -34,6 +36,125 @@ function keyToPathItems(items: unknown, field: string): FieldError[] {
     if (path === '') errs.push(required(childPath(p, 'path')));
     else errs.push(...localNonReservedPath(path, childPath(p, 'path')));
     errs.push(...fileMode(it.mode, childPath(p, 'mode')));
+  });
+  return errs;
+}
+
+/** validVolumeDownwardAPIFieldPathExpressions (and the subscripted labels/annotations forms). */
+const VOLUME_FIELD_PATHS = [
+  'metadata.annotations',
+  'metadata.labels',
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.uid',
+];
+const VOLUME_RESOURCE_FIELDS = [
+  'limits.cpu',
+  'limits.ephemeral-storage',
+  'limits.memory',
+  'requests.cpu',
+  'requests.ephemeral-storage',
+  'requests.memory',
+];
+
+/** validateDownwardAPIVolumeFile: a local path, exactly one of fieldRef and resourceFieldRef, a mode. */
+function downwardAPIFile(file: Obj, field: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const path = str(file.path);
+  if (path === '') errs.push(required(childPath(field, 'path')));
+  else errs.push(...localNonReservedPath(path, childPath(field, 'path')));
+  const fieldRef = asObj(file.fieldRef);
+  const resourceFieldRef = asObj(file.resourceFieldRef);
+  if (fieldRef) {
+    const fp = childPath(field, 'fieldRef');
+    const fieldPath = str(fieldRef.fieldPath);
+    if (str(fieldRef.apiVersion) === '') errs.push(required(childPath(fp, 'apiVersion')));
+    else if (fieldPath === '') errs.push(required(childPath(fp, 'fieldPath')));
+    else if (
+      !/^metadata\.(labels|annotations)\['.*'\]$/.test(fieldPath) &&
+      !VOLUME_FIELD_PATHS.includes(fieldPath)
+    )
+      errs.push(notSupported(childPath(fp, 'fieldPath'), fieldPath, VOLUME_FIELD_PATHS));
+    if (resourceFieldRef)
+      errs.push(
+        invalid(field, 'resource', 'fieldRef and resourceFieldRef can not be specified simultaneously'),
+      );
+  } else if (resourceFieldRef) {
+    const rp = childPath(field, 'resourceFieldRef');
+    if (str(resourceFieldRef.containerName) === '') errs.push(required(childPath(rp, 'containerName')));
+    const resource = str(resourceFieldRef.resource);
+    if (resource === '') errs.push(required(childPath(rp, 'resource')));
+    else if (!VOLUME_RESOURCE_FIELDS.includes(resource))
+      errs.push(notSupported(childPath(rp, 'resource'), resource, VOLUME_RESOURCE_FIELDS));
+  } else {
+    errs.push(required(field, 'one of fieldRef and resourceFieldRef is required'));
+  }
+  errs.push(...fileMode(file.mode, childPath(field, 'mode')));
+  return errs;
+}
+
+/**
+ * validateProjectionSources: each source is exactly one of secret, configMap,
+ * downwardAPI, serviceAccountToken; no two write the same path; a token lives at least
+ * 10 minutes and at most 2^32 s, at a local path.
+ */
+function projectionSources(projected: Obj, field: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const paths = new Set<string>();
+  const claim = (path: string, value: unknown): void => {
+    if (path === '') return;
+    if (paths.has(path)) errs.push(invalid(field, value, 'conflicting duplicate paths'));
+    paths.add(path);
+  };
+  errs.push(...fileMode(projected.defaultMode, childPath(field, 'defaultMode')));
+  eachObj(projected.sources, (src, i) => {
+    const sp = indexPath(childPath(field, 'sources'), i);
+    let count = 0;
+    for (const kind of ['secret', 'configMap'] as const) {
+      const ref = asObj(src[kind]);
+      if (!ref) continue;
+      count++;
+      const p = childPath(sp, kind);
+      if (str(ref.name) === '') errs.push(required(childPath(p, 'name')));
+      errs.push(...keyToPathItems(ref.items, childPath(p, 'items')));
+      eachObj(ref.items, (it) => claim(str(it.path), str(ref.name)));
+    }
+    const downward = asObj(src.downwardAPI);
+    if (downward) {
+      count++;
+      const p = childPath(sp, 'downwardAPI');
+      eachObj(downward.items, (file, j) => {
+        errs.push(...downwardAPIFile(file, indexPath(childPath(p, 'items'), j)));
+        claim(str(file.path), str(file.path));
+      });
+    }
+    const token = asObj(src.serviceAccountToken);
+    if (token) {
+      count++;
+      const p = childPath(sp, 'serviceAccountToken');
+      const seconds = num(token.expirationSeconds) ?? 3600;
+      if (seconds < 600)
+        errs.push(
+          invalid(
+            childPath(p, 'expirationSeconds'),
+            seconds,
+            'may not specify a duration less than 10 minutes',
+          ),
+        );
+      if (seconds > 2 ** 32)
+        errs.push(
+          invalid(
+            childPath(p, 'expirationSeconds'),
+            seconds,
+            'may not specify a duration larger than 2^32 seconds',
+          ),
+        );
+      const path = str(token.path);
+      if (path === '') errs.push(required(childPath(p, 'path')));
+      else errs.push(...localNonReservedPath(path, childPath(p, 'path')));
+      claim(path, path);
+    }
+    if (count > 1) errs.push(forbidden(sp, 'may not specify more than 1 volume type per source'));
   });
   return errs;
 }
@@ -84,6 +205,16 @@ export function validateVolumes(volumes: unknown, field: string, names: Set<stri
       errs.push(...fileMode(configMap.defaultMode, childPath(p, 'configMap', 'defaultMode')));
       errs.push(...keyToPathItems(configMap.items, childPath(p, 'configMap', 'items')));
     }
+    const downwardAPI = asObj(vol.downwardAPI);
+    if (downwardAPI) {
+      const dp = childPath(p, 'downwardAPI');
+      errs.push(...fileMode(downwardAPI.defaultMode, childPath(dp, 'defaultMode')));
+      eachObj(downwardAPI.items, (file, j) =>
+        errs.push(...downwardAPIFile(file, indexPath(childPath(dp, 'items'), j))),
+      );
+    }
+    const projected = asObj(vol.projected);
+    if (projected) errs.push(...projectionSources(projected, childPath(p, 'projected')));
     const pvc = asObj(vol.persistentVolumeClaim);
     if (pvc && str(pvc.claimName) === '')
       errs.push(required(childPath(p, 'persistentVolumeClaim', 'claimName')));
