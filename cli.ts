@@ -92,11 +92,13 @@ async function agentCommand(argv: string[]): Promise<number> {
     const { runHostCommand } = await import('./agent/network/host-command.js');
     const { clusterIPInterfaceFor } = await import('./agent/proxy/cluster-ip.js');
     const { nftTableFor } = await import('./agent/proxy/nftables-rules.js');
+    const { dnsInterfaceFor } = await import('./agent/dns/cluster-dns.js');
     const { hostname } = await import('node:os');
     for (const line of await cleanupNodeNetwork(
       runHostCommand,
       clusterIPInterfaceFor(options.nodeName),
       nftTableFor(options.nodeName, hostname()),
+      dnsInterfaceFor(options.nodeName),
     ))
       process.stdout.write(`${line}\n`);
     const { cleanupCniNetwork } = await import('./agent/network/cleanup.js');

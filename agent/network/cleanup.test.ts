@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseAgentOptions } from '../../cmd/options/agent.js';
-import { cleanupCniNetwork } from './cleanup.js';
+import { cleanupCniNetwork, cleanupNodeNetwork } from './cleanup.js';
 import { CNI_CONFLIST_FILE, cniBridgeName } from './cni.js';
 import type { HostCommand } from './host-command.js';
 
@@ -95,5 +95,23 @@ describe('cleanupCniNetwork', () => {
     const d = await parseAgentOptions(['--cleanup', '--node-name', 'n1']);
     assert.ok(d !== 'help' && 'cleanup' in d);
     assert.equal(d.cniConfDir, '/etc/cni/net.d');
+  });
+});
+
+describe('cleanupNodeNetwork', () => {
+  it("removes the ClusterIP interface and the cluster DNS's interface", async () => {
+    const links = new Set(['k8ts-aaaaaaa', 'kdns-aaaaaaa', 'kdns-bbbbbbb']);
+    // Links as in fakeHost; other `ip` commands succeed and print nothing, iptables and nft find nothing.
+    const host: HostCommand = async (file, args) => {
+      if (file !== 'ip') return { code: 1, stdout: '', stderr: 'No chain/target/match by that name.' };
+      if (args[0] === 'link' && args[1] === 'del')
+        return links.delete(args.at(-1)!)
+          ? { code: 0, stdout: '', stderr: '' }
+          : { code: 1, stdout: '', stderr: 'Cannot find device' };
+      return { code: 0, stdout: '', stderr: '' };
+    };
+    const lines = await cleanupNodeNetwork(host, 'k8ts-aaaaaaa', 'k8ts', 'kdns-aaaaaaa');
+    assert.deepEqual([...links], ['kdns-bbbbbbb']);
+    assert.match(lines.join('\n'), /cluster DNS interface kdns-aaaaaaa: removed/);
   });
 });

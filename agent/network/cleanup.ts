@@ -6,7 +6,8 @@
  * K8TS-POSTROUTING with their jumps, the nft tables `ip k8ts` (kube-proxy's nftables mode;
  * `ip k8ts-<node>` for an agent whose node is not named after the host)
  * and `ip k8ts-local-nodeports`, and the
- * node's ClusterIP interface (or its labelled addresses on `lo`); on a CNI runtime
+ * node's ClusterIP interface and its cluster DNS interface (agent/dns/, `kdns-<hash>`), or
+ * their labelled addresses on `lo`; on a CNI runtime
  * (cleanupCniNetwork) the conflist the agent wrote (cni.ts: `<conf dir>/00-k8ts.conflist`,
  * only while it names the node's network `k8ts-<node>`), the CNI bridge `k8ts<hash>` and
  * host-local's leases of that network (`<data dir>/cni/networks/k8ts-<node>`). Containers and
@@ -49,6 +50,7 @@ export async function cleanupNodeNetwork(
   host: HostCommand,
   clusterIPInterface: string,
   nftTable = NFT_TABLE,
+  dnsInterface?: string,
 ): Promise<string[]> {
   const routes = await removeCrossHostState(host);
   const done = [
@@ -61,18 +63,23 @@ export async function cleanupNodeNetwork(
     const nft = await host('nft', ['delete', 'table', 'ip', table]);
     done.push(`nft table ip ${table}: ${nft.code === 0 ? 'removed' : 'absent'}`);
   }
-  const link = await host('ip', ['link', 'del', clusterIPInterface]);
-  if (link.code === 0) {
-    done.push(`ClusterIP interface ${clusterIPInterface}: removed`);
-  } else {
-    // No dummy driver: the addresses sit on lo under the interface's label.
-    const label = `lo:${clusterIPInterface}`.slice(0, 15);
-    const shown = await host('ip', ['-o', '-4', 'addr', 'show', 'dev', 'lo', 'label', label]);
-    const addrs = [...shown.stdout.matchAll(/\binet (\d+\.\d+\.\d+\.\d+\/\d+)/g)].map((m) => m[1]!);
-    for (const a of addrs) await host('ip', ['addr', 'del', a, 'dev', 'lo']);
-    done.push(`ClusterIP addresses on lo (${label}): ${addrs.length} removed`);
-  }
+  done.push(await removeAddressInterface(host, clusterIPInterface, 'ClusterIP'));
+  if (dnsInterface !== undefined) done.push(await removeAddressInterface(host, dnsInterface, 'cluster DNS'));
   return done;
+}
+
+/**
+ * Removes a dummy interface of addresses (cluster-ip.ts), or where there was no dummy
+ * driver its addresses on lo under the label `lo:<name>`; says what was done.
+ */
+async function removeAddressInterface(host: HostCommand, name: string, what: string): Promise<string> {
+  const link = await host('ip', ['link', 'del', name]);
+  if (link.code === 0) return `${what} interface ${name}: removed`;
+  const label = `lo:${name}`.slice(0, 15);
+  const shown = await host('ip', ['-o', '-4', 'addr', 'show', 'dev', 'lo', 'label', label]);
+  const addrs = [...shown.stdout.matchAll(/\binet (\d+\.\d+\.\d+\.\d+\/\d+)/g)].map((m) => m[1]!);
+  for (const a of addrs) await host('ip', ['addr', 'del', a, 'dev', 'lo']);
+  return `${what} addresses on lo (${label}): ${addrs.length} removed`;
 }
 
 /** Where a CNI node's pod network lives (cni.ts): `--cni-conf-dir` and the agent's data dir. */
