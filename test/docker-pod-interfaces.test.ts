@@ -7,7 +7,7 @@
  * the veth's host end is there and its pod end in the sandbox's own namespace; both go
  * with the sandbox. Shows: NetworkMode none, eth0 with the reserved address, Docker's MAC
  * and the MTU, the default route reaching the bridge, the hostname and its /etc/hosts
- * line in the app container, the IP from the label for a new adapter (an agent restart),
+ * line in the app container, its resolv.conf from the config's dnsConfig, the IP from the label for a new adapter (an agent restart),
  * the address freed on removal, and a hostPort pod kept on Docker's network.
  * Everything is labelled with the test's node name and removed afterwards.
  */
@@ -102,7 +102,8 @@ after(async () => {
 
 describe('Docker sandboxes whose interface the network module makes', () => {
   it('eth0 on the bridge with the reserved address, hostname and hosts line; adopted by a new adapter; freed on removal', async () => {
-    const id = await rt.runPodSandbox(sandboxConfig('web'));
+    const dnsConfig = { servers: ['10.43.0.10'], searches: ['ns.svc.cluster.local'], options: ['ndots:5'] };
+    const id = await rt.runPodSandbox(sandboxConfig('web', { dnsConfig }));
     const info = await docker.getContainer(id).inspect();
     assert.equal(info.HostConfig.NetworkMode, 'none');
     const ip = (await rt.podSandboxStatus(id)).network.ip;
@@ -137,6 +138,11 @@ describe('Docker sandboxes whose interface the network module makes', () => {
     // The bridge answers: the veth's host end is on it.
     await sh(`ping -c 1 -W 2 ${PREFIX}.1`);
     assert.equal((await sh('hostname')).trim(), 'web');
+    // The pod's resolv.conf (CRI dnsConfig), not the host's that Docker copies for `none`.
+    assert.equal(
+      await sh('cat /etc/resolv.conf'),
+      'nameserver 10.43.0.10\nsearch ns.svc.cluster.local\noptions ndots:5\n',
+    );
     assert.match(await sh('cat /etc/hosts'), new RegExp(`^${ip.replaceAll('.', '\\.')}\\tweb$`, 'm'));
     assert.match(await must('ip', ['-o', 'link', 'show', 'master', BRIDGE]), /veth[0-9a-f]{11}@/);
 
