@@ -118,6 +118,36 @@ describe('service account tokens', () => {
     assert.equal(k.node!.name, 'n1');
   });
 
+  it('extends a pod-bound 3607 s token for the API audiences to a year, warning after the 3607 s', async () => {
+    const ask = async (spec: Record<string, unknown>) => {
+      const tr = await create(
+        tokenPath('default', 'builder'),
+        request({ boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'web' }, ...spec }) as KubeObject,
+      );
+      return { tr, claims: decodeJwt((tr.status as { token: string }).token) };
+    };
+    const { tr, claims } = await ask({ expirationSeconds: 3607 });
+    const t = clock / 1000;
+    assert.equal(claims.exp, t + 365 * 24 * 3600);
+    assert.equal((claims['kubernetes.io'] as { warnafter: number }).warnafter, t + 3607);
+    assert.equal((tr.status as { expirationTimestamp: string }).expirationTimestamp, '2026-01-01T01:00:07Z');
+    assert.equal((tr.spec as { expirationSeconds: number }).expirationSeconds, 3607);
+    for (const spec of [{ expirationSeconds: 3608 }, { expirationSeconds: 3607, audiences: ['vault'] }]) {
+      const other = await ask(spec);
+      assert.equal(other.claims.exp! - other.claims.iat!, spec.expirationSeconds, JSON.stringify(spec));
+      assert.equal((other.claims['kubernetes.io'] as { warnafter?: number }).warnafter, undefined);
+    }
+    const unbound = decodeJwt(
+      (
+        (await create(tokenPath('default', 'builder'), request({ expirationSeconds: 3607 }) as KubeObject))
+          .status as {
+          token: string;
+        }
+      ).token,
+    );
+    assert.equal(unbound.exp! - unbound.iat!, 3607, 'not bound to a pod: not extended');
+  });
+
   it('refuses bad TokenRequests and writes nothing', async () => {
     const rev = await store.currentRevision();
     const cases: [string, string, unknown, number, string, RegExp][] = [

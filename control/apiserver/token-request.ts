@@ -13,7 +13,10 @@
  *      and, when the ref gives a uid, have it (409); a pod on a node binds the node too
  *      (ServiceAccountTokenPodNodeInfo, ServiceAccountTokenNodeBinding)
  *   6. sign (auth/serviceaccount-token.ts); status.expirationTimestamp is the request's
- *      time + expirationSeconds, never after the token's exp
+ *      time + expirationSeconds, never after the token's exp. As kube-apiserver's
+ *      --service-account-extend-token-expiration (default true): a pod-bound token asked
+ *      for 3607 s (the kubelet's projected token) for API audiences only gets a year, with
+ *      `warnafter` at the 3607 s, so pods keep working while their kubelet cannot refresh
  */
 import type { KubeObject } from '../../api/object.js';
 import { rfc3339 } from '../../api/object.js';
@@ -26,6 +29,9 @@ export const MIN_TOKEN_SECONDS = 600;
 export const MAX_TOKEN_SECONDS = 2 ** 32;
 /** The default of spec.expirationSeconds (SetDefaults_TokenRequestSpec). */
 export const DEFAULT_TOKEN_SECONDS = 3600;
+/** token.WarnOnlyBoundTokenExpirationSeconds and ExpirationExtensionSeconds. */
+export const WARN_ONLY_BOUND_TOKEN_SECONDS = 3607;
+export const EXTENDED_TOKEN_SECONDS = 365 * 24 * 3600;
 
 /** What createToken reads: the objects a token may be bound to (each throws 404 when missing, but getNode). */
 export interface TokenRequestDeps {
@@ -143,7 +149,13 @@ export async function createToken(
         `the UID in the bound object reference (${wantUID}) does not match the UID in record. The object might have been deleted and then recreated`,
       );
   }
-  const token = await deps.tokens.issue(objs, seconds, audiences, now);
+  const extend =
+    objs.pod !== undefined &&
+    seconds === WARN_ONLY_BOUND_TOKEN_SECONDS &&
+    audiences.every((a) => deps.tokens.audiences.includes(a));
+  const token = extend
+    ? await deps.tokens.issue(objs, EXTENDED_TOKEN_SECONDS, audiences, now, seconds)
+    : await deps.tokens.issue(objs, seconds, audiences, now);
   return {
     kind: 'TokenRequest',
     apiVersion: 'authentication.k8s.io/v1',

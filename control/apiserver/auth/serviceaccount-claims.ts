@@ -8,7 +8,8 @@
  *   iat, nbf  now;  exp  now + expirationSeconds;  jti  a fresh UUID
  *   kubernetes.io: { namespace, serviceaccount: {name, uid},
  *                    pod: {name, uid} | secret: {name, uid} | node: {name, uid},
- *                    node: {name, uid} (also for a pod-bound token whose pod has a node) }
+ *                    node: {name, uid} (also for a pod-bound token whose pod has a node),
+ *                    warnafter: when an extended token's requested lifetime ends }
  *
  * A token is valid while its ServiceAccount, and its pod, Secret or Node, exist with the uids in
  * the claims; one deleted more than a minute ago (go-jose's leeway: a pod in graceful
@@ -45,6 +46,8 @@ export interface KubernetesClaims {
   pod?: Ref;
   secret?: Ref;
   node?: Ref;
+  /** Seconds since the epoch: the requested end of a token whose exp was extended (token-request.ts). */
+  warnafter?: number;
 }
 
 /** What a token is bound to: always its ServiceAccount; at most one of pod, secret and node; a pod's node. */
@@ -61,13 +64,14 @@ const ref = (o: KubeObject): Ref => ({ name: o.metadata?.name ?? '', uid: o.meta
  * The claims of a new token (everything but `iss`), as Kubernetes' serviceaccount.Claims.
  * @param expirationSeconds the token's lifetime
  * @param now the time it is issued at
+ * @param opts.warnAfterSeconds the lifetime asked for, when `expirationSeconds` extends it
  */
 export function tokenClaims(
   objs: BoundObjects,
   expirationSeconds: number,
   audiences: readonly string[],
   now: Date,
-  jti: string = randomUUID(),
+  opts: { jti?: string; warnAfterSeconds?: number } = {},
 ): JWTPayload {
   const sa = objs.serviceAccount;
   const namespace = sa.metadata?.namespace ?? '';
@@ -81,13 +85,14 @@ export function tokenClaims(
   } else if (objs.node) {
     k8s.node = ref(objs.node);
   }
+  if (opts.warnAfterSeconds !== undefined) k8s.warnafter = t + opts.warnAfterSeconds;
   return {
     sub: serviceAccountUsername(namespace, ref(sa).name),
     aud: [...audiences],
     iat: t,
     nbf: t,
     exp: t + expirationSeconds,
-    jti,
+    jti: opts.jti ?? randomUUID(),
     [KUBERNETES_CLAIM]: k8s,
   };
 }

@@ -81,15 +81,23 @@ export class ServiceAccountTokens {
 
   /**
    * A signed token for `objs` (see serviceaccount-claims.ts), valid `expirationSeconds`
-   * from `now`, for `audiences`.
+   * from `now`, for `audiences`; `warnAfterSeconds`: the lifetime asked for, when
+   * `expirationSeconds` extends it.
    */
   async issue(
     objs: BoundObjects,
     expirationSeconds: number,
     audiences: readonly string[],
     now: Date = this.now(),
+    warnAfterSeconds?: number,
   ): Promise<string> {
-    const claims = tokenClaims(objs, expirationSeconds, audiences, now);
+    const claims = tokenClaims(
+      objs,
+      expirationSeconds,
+      audiences,
+      now,
+      warnAfterSeconds !== undefined ? { warnAfterSeconds } : {},
+    );
     return new SignJWT({ ...claims, iss: this.issuer })
       .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid: this.keyId })
       .sign(this.privateKey);
