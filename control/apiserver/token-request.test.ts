@@ -453,6 +453,25 @@ describe('service account tokens', () => {
     const missing = await review({});
     assert.equal(missing.code, 400);
     assert.equal(missing.body.message, 'token is required for TokenReview in authentication');
+    // A server delegating authentication to this one needs system:auth-delegator.
+    const asSA = () =>
+      post(bearer(token), '/apis/authentication.k8s.io/v1/tokenreviews', {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: { token },
+      });
+    assert.equal((await asSA()).status, 403);
+    await create('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      metadata: { name: 'builder-delegates' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
+      subjects: [{ kind: 'ServiceAccount', name: 'builder', namespace: 'default' }],
+    } as KubeObject);
+    const delegated = await asSA();
+    assert.equal(delegated.status, 201);
+    assert.equal(
+      ((await delegated.json()) as { status: { authenticated: boolean } }).status.authenticated,
+      true,
+    );
   });
 
   it('serves the OIDC discovery documents to service accounts', async () => {

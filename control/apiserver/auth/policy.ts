@@ -11,6 +11,8 @@
  * - system:node-bootstrapper: the node credential endpoint, bound to system:bootstrappers;
  * - system:service-account-issuer-discovery: the OIDC discovery documents, bound to the
  *   group system:serviceaccounts;
+ * - system:auth-delegator (TokenReview and SubjectAccessReview, for servers that delegate
+ *   authentication and authorization to this one), bound to no one, as upstream;
  * - the in-process controller manager and scheduler (users system:kube-controller-manager,
  *   system:kube-scheduler) bound to cluster-admin: they are trusted parts of the control
  *   process, and k8ts does not carry upstream's fine-grained controller roles.
@@ -94,6 +96,10 @@ export const BOOTSTRAP_CLUSTER_ROLES: readonly KubeObject[] = [
     { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
   ]),
   clusterRole('system:node-bootstrapper', [{ nonResourceURLs: [NODE_CREDENTIAL_PATH], verbs: ['post'] }]),
+  clusterRole('system:auth-delegator', [
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+  ]),
   clusterRole('system:service-account-issuer-discovery', [
     {
       nonResourceURLs: [
