@@ -130,6 +130,7 @@ async function agentCommand(argv: string[]): Promise<number> {
   let agent;
   try {
     agent = await startAgent({
+      ...(options.disableClusterDNS ? { clusterDNSServer: false } : {}),
       server,
       ...(token ? { token } : {}),
       nodeName,

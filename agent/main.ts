@@ -48,6 +48,7 @@ import { TunnelClient } from './kubelet/tunnel.js';
 import { clusterIPInterfaceFor } from './proxy/cluster-ip.js';
 import { Proxy, type ProxyMode } from './proxy/proxy.js';
 import { connectRuntime } from './runtime.js';
+import { ClusterDNS, type ClusterDNSConfig } from './dns/cluster-dns.js';
 
 /** Settings of an agent (the `k8ts agent` flags, plus what tests inject). */
 export interface AgentConfig {
@@ -88,6 +89,14 @@ export interface AgentConfig {
    * rules in the kernel where the cluster network is the agent's (backend other than none).
    */
   proxyMode?: ProxyMode;
+  /**
+   * The cluster DNS server of this node (dns/cluster-dns.ts, NodeLocal DNSCache's place):
+   * false turns it off (`--disable-cluster-dns`); otherwise it serves `dns.clusterDNS[0]`
+   * (else kube-system/kube-dns's clusterIP) on port 53 for `dns.clusterDomain`, forwarding
+   * other names to `dns.resolvConf`'s nameservers. Tests may give `address` (127.0.0.x,
+   * port 0: no address is added) and `upstreams` instead.
+   */
+  clusterDNSServer?: false | Pick<ClusterDNSConfig, 'address' | 'upstreams'>;
   /** Default: JSON lines on stderr at info. */
   logger?: Logger;
   clock?: Clock;
@@ -302,6 +311,25 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     renewIntervalMs: cfg.nodeLeaseRenewIntervalMs,
   });
 
+  // The cluster DNS: answers pods' queries from this agent's own watches (dns/).
+  const clusterDNS =
+    cfg.clusterDNSServer === false
+      ? undefined
+      : new ClusterDNS({
+          client,
+          nodeName,
+          logger,
+          ...(cfg.dns?.clusterDomain ? { clusterDomain: cfg.dns.clusterDomain } : {}),
+          ...(cfg.dns?.clusterDNS ? { clusterDNS: cfg.dns.clusterDNS } : {}),
+          // '' (no resolv.conf) leaves the DNS without upstreams, as the kubelet gives pods none.
+          ...(cfg.dns?.resolvConf !== undefined
+            ? cfg.dns.resolvConf === ''
+              ? { upstreams: [] }
+              : { resolvConf: cfg.dns.resolvConf }
+            : {}),
+          ...cfg.clusterDNSServer,
+        });
+
   // kube-proxy: the agent's second half. It serves Services on this node from the API's
   // Services and EndpointSlices; a port it cannot bind is reported as an event on the Service.
   const proxy = new Proxy({
@@ -413,6 +441,8 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     nodeIP: cfg.nodeIP,
     dataDir: cfg.dataDir,
   });
+  // Until stop() aborts `running` (Promise.all(loops) then waits for its sockets to close).
+  if (clusterDNS) loops.push(clusterDNS.run(running.signal));
 
   let stopped: Promise<void> | undefined;
   return {

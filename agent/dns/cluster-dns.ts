@@ -191,7 +191,6 @@ export class ClusterDNS {
    */
   async start(timeoutMs = 60_000): Promise<void> {
     this.loadUpstreams();
-    await this.addresses?.start();
     this.informers.start();
     if (!(await this.informers.waitForCacheSync(timeoutMs)))
       throw new Error(`ClusterDNS: Service and EndpointSlice caches did not sync within ${timeoutMs} ms`);
@@ -274,6 +273,9 @@ export class ClusterDNS {
     if (!want) return;
     try {
       if (this.addresses) {
+        // The interface is made when there is an address to hold, not before (a cluster
+        // without kube-dns gets none).
+        if (this.addresses.mode === undefined) await this.addresses.start();
         if (!(await this.addresses.add(want.host)))
           throw new Error(`cannot make ${want.host} an address of this node`);
         this.addedHost = want.host;

@@ -21,6 +21,7 @@ import {
 /** The flags of `k8ts agent` with their defaults (the help text lists them in cli.ts). */
 export const AGENT_FLAGS = {
   server: { type: 'string' },
+  'disable-cluster-dns': { type: 'boolean', default: false },
   token: { type: 'string' },
   'token-file': { type: 'string' },
   'node-name': { type: 'string' },
@@ -55,6 +56,8 @@ export interface AgentOptions extends NodeOptions {
   server: string;
   /** The join token (--token, or --token-file's content trimmed); absent when the data dir already holds the node credential. */
   token?: string;
+  /** `--disable-cluster-dns`: no DNS server in this agent (agent/dns/); pods still get --cluster-dns as their nameserver. */
+  disableClusterDNS: boolean;
   /** --data-dir, or defaultAgentDataDir(). */
   dataDir: string;
   /** The container runtime: Docker (DOCKER_HOST or its default socket), or containerd's CRI. */
@@ -141,6 +144,7 @@ export async function parseAgentOptions(
   const logLevel = parseLogLevel(values['log-level']);
   const node = await parseNodeFlags(values);
   return {
+    disableClusterDNS: values['disable-cluster-dns'],
     server,
     ...(token ? { token } : {}),
     ...node,

@@ -207,6 +207,7 @@ describe('k8ts agent options', () => {
           dir,
         ]),
         {
+          disableClusterDNS: false,
           server: 'https://s:6443',
           token: 't',
           nodeName: 'n',
@@ -256,6 +257,9 @@ describe('k8ts agent options', () => {
       const userspace = await parseAgentOptions([...base, '--data-dir', dir, '--proxy-mode', 'userspace']);
       assert.ok(userspace !== 'help' && !('cleanup' in userspace));
       assert.equal(userspace.proxyMode, 'userspace');
+      const noDNS = await parseAgentOptions([...base, '--data-dir', dir, '--disable-cluster-dns']);
+      assert.ok(noDNS !== 'help' && !('cleanup' in noDNS));
+      assert.equal(noDNS.disableClusterDNS, true);
       await assert.rejects(
         parseAgentOptions([...base, '--data-dir', dir, '--proxy-mode', 'iptables']),
         /--proxy-mode must be nftables or userspace, got iptables \(k8ts programs the kernel with nftables only\)/,
