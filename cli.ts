@@ -38,6 +38,8 @@ Usage:
                    [--cni-conf-dir /etc/cni/net.d] [--cni-bin-dir /usr/lib/cni]   (containerd only)
                    [--proxy-mode nftables|userspace]   (nftables: Service rules in the kernel where
                    the cluster network is not backend none; userspace elsewhere)
+                   [--cluster-dns IP[,IP]] (default: kube-system/kube-dns's clusterIP)
+                   [--cluster-domain cluster.local] [--resolv-conf /etc/resolv.conf ('' for none)]
   k8ts agent       --cleanup [--node-name NAME] [--data-dir DIR] [--cni-conf-dir DIR]   (remove the agent's
                    routes, VXLAN device, firewall rules, and its CNI conflist, bridge and leases)
                    (the token is needed to join once; the node credential is kept in DIR/tls)
