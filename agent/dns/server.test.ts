@@ -242,6 +242,19 @@ describe('DnsServer', () => {
     }
   });
 
+  it('a type it has no records of (HTTPS, 65) is NODATA for a Service name', async () => {
+    const q = dnsPacket.encode({
+      type: 'query',
+      id: 65,
+      questions: [{ name: 'spring-service.default.svc.cluster.local', type: 'A' }],
+    });
+    q.writeUInt16BE(65, q.length - 4);
+    const r = dnsPacket.decode(await exchange(HOST, port, q));
+    assert.equal((r as { rcode?: string }).rcode, 'NOERROR');
+    assert.equal(r.answers!.length, 0);
+    assert.equal(r.questions![0]!.type, 'UNKNOWN_65');
+  });
+
   it('NOTIMP for another opcode', async () => {
     const q = dnsPacket.encode({
       type: 'query',
