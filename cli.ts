@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseAgentOptions } from './cmd/options/agent.js';
+import { defaultResolvConf, parseAgentOptions } from './cmd/options/agent.js';
 import { UsageError } from './cmd/options/common.js';
 import { parseKubeconfigOptions } from './cmd/options/kubeconfig.js';
 import { parseServerOptions } from './cmd/options/server.js';
@@ -189,6 +189,12 @@ async function server(argv: string[]): Promise<number> {
         ...localNode,
         dataDir: join(dataDir, 'agent'),
         runtime: 'docker',
+        // The pods' search list follows the server's --cluster-domain (their nameserver is
+        // the kube-dns Service it creates).
+        dns: {
+          ...(config.clusterDomain !== undefined ? { clusterDomain: config.clusterDomain } : {}),
+          resolvConf: defaultResolvConf(),
+        },
         logger: createLogger(logLevel),
         signal: interrupted.signal,
       });
