@@ -40,6 +40,7 @@ Usage:
                    the cluster network is not backend none; userspace elsewhere)
                    [--cluster-dns IP[,IP]] (default: kube-system/kube-dns's clusterIP)
                    [--cluster-domain cluster.local] [--resolv-conf /etc/resolv.conf ('' for none)]
+                   [--disable-cluster-dns]   (no DNS server in this agent; it serves the kube-dns address)
   k8ts agent       --cleanup [--node-name NAME] [--data-dir DIR] [--cni-conf-dir DIR]   (remove the agent's
                    routes, VXLAN device, firewall rules, and its CNI conflist, bridge and leases)
                    (the token is needed to join once; the node credential is kept in DIR/tls)
