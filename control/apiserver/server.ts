@@ -289,6 +289,9 @@ export class ApiServer {
         listPods: async (namespace) => (await pods.list(namespace, {})).items,
         // NodeRestriction's check of a node's TokenRequest.
         getPod: (namespace, name) => getOrUndefined(pods, namespace, name),
+        getServiceAccount: (namespace, name) =>
+          getOrUndefined(this.registry('', 'v1', 'serviceaccounts'), namespace, name),
+        mountServiceAccountToken: cfg.serviceAccountTokens !== undefined,
         ...(cfg.podSecurity ? { podSecurity: cfg.podSecurity } : {}),
       }),
     );

@@ -33,7 +33,7 @@ export interface TestApi {
 /** Settings of the in-process API server that tests may change (kube-apiserver flags). */
 export type TestApiOptions = Pick<
   ApiServerConfig,
-  'defaultNotReadyTolerationSeconds' | 'defaultUnreachableTolerationSeconds'
+  'defaultNotReadyTolerationSeconds' | 'defaultUnreachableTolerationSeconds' | 'serviceAccountTokens'
 >;
 
 /** Starts the API server (with `opts` added to its config); see the file comment. */

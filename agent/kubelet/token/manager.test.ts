@@ -63,6 +63,23 @@ describe('TokenManager', () => {
     await assert.rejects(manager.get('ns', 'default', spec(600)), /API down/);
   });
 
+  it('uses the lifetime the server answered, and never asks again sooner than 1 s', async () => {
+    const clock = new FakeClock();
+    const manager = new TokenManager({
+      clock,
+      random: () => 0.9,
+      request: () =>
+        Promise.resolve({
+          token: 't',
+          expirationTimestamp: new Date(clock.now() + 5_000).toISOString(),
+          expirationSeconds: 5,
+        }),
+    });
+    // 80 % of 5 s is 4 s, less a 9 s jitter: clamped to 1 s from now (not at once, on every sync).
+    const t = await manager.get('ns', 'default', spec(3600));
+    assert.equal(t.refreshAt, clock.now() + 1_000);
+  });
+
   it('keys by pod: another pod gets its own token; a deleted pod loses its', async () => {
     const { calls, manager } = setup();
     await manager.get('ns', 'default', spec(3600, 'a'));

@@ -5,6 +5,7 @@
  * phase before the registry, the validate phase just before the store write).
  *
  *   NamespaceLifecycle  admit     objects only in existing, non-terminating namespaces
+ *   ServiceAccount      admit     a new Pod's ServiceAccount exists; its token volume and mounts
  *   NodeRestriction     admit     a node's TokenRequests bound to its own pods
  *                       validate  what a node may write into its Node, Lease and pods
  *   PodSecurity         validate  the Pod Security Standards of the namespace's labels
@@ -24,6 +25,7 @@ import { namespaceLifecycle } from './namespacelifecycle.js';
 import { nodeRestriction } from './noderestriction.js';
 import type { PodSecuritySettings } from './podsecurity/config.js';
 import { podSecurity } from './podsecurity/plugin.js';
+import { serviceAccountAdmission } from './serviceaccount.js';
 
 export type {
   AdmissionAttributes,
@@ -40,6 +42,10 @@ export interface AdmissionConfig {
   listPods(namespace: string): Promise<KubeObject[]>;
   /** A pod, or undefined when it does not exist (NodeRestriction's check of a node's TokenRequest). */
   getPod?(namespace: string, name: string): Promise<KubeObject | undefined>;
+  /** The ServiceAccount `namespace/name`, or undefined when it does not exist (ServiceAccount admission). */
+  getServiceAccount(namespace: string, name: string): Promise<KubeObject | undefined>;
+  /** Whether new pods get the ServiceAccount token volume: the server issues tokens. Default false. */
+  mountServiceAccountToken?: boolean;
   /** PodSecurity's defaults and exemptions; default: everything privileged, nothing exempt. */
   podSecurity?: PodSecuritySettings;
 }
@@ -48,6 +54,10 @@ export interface AdmissionConfig {
 export function admissionPlugins(cfg: AdmissionConfig): readonly AdmissionPlugin[] {
   return [
     namespaceLifecycle({ getNamespace: cfg.getNamespace }),
+    serviceAccountAdmission({
+      getServiceAccount: cfg.getServiceAccount,
+      mountServiceAccountToken: cfg.mountServiceAccountToken ?? false,
+    }),
     nodeRestriction(cfg.getPod ? { getPod: cfg.getPod } : {}),
     podSecurity({
       getNamespace: cfg.getNamespace,
