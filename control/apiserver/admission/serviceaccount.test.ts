@@ -261,6 +261,20 @@ describe('ServiceAccount admission (the plugin)', () => {
     );
   });
 
+  it("gives a pod without imagePullSecrets its ServiceAccount's; keeps a pod's own", async () => {
+    const withSecrets = serviceAccountAdmission({
+      getServiceAccount: (_ns, name) =>
+        Promise.resolve({ metadata: { name }, imagePullSecrets: [{ name: 'regcred' }, { name: 'other' }] }),
+      mountServiceAccountToken: false,
+    });
+    const bare = pod('bare');
+    await withSecrets.admit!(request(bare), { warn() {}, annotate() {} });
+    assert.deepEqual((bare.spec as Obj).imagePullSecrets, [{ name: 'regcred' }, { name: 'other' }]);
+    const own = pod('own', { imagePullSecrets: [{ name: 'mine' }] });
+    await withSecrets.admit!(request(own), { warn() {}, annotate() {} });
+    assert.deepEqual((own.spec as Obj).imagePullSecrets, [{ name: 'mine' }]);
+  });
+
   it('leaves a mirror pod alone', async () => {
     const p = pod('m');
     p.metadata!.annotations = { 'kubernetes.io/config.mirror': 'x' };

@@ -10,6 +10,7 @@
  *    <ns>/<sa>: serviceaccount "<sa>" not found` and nothing is written. The `default`
  *    one is looked up 10 times, 100–200 ms apart, as upstream, since its namespace may be
  *    seconds old (k8ts makes it with the Namespace, so that wait is almost never taken);
+ *  - a pod without `imagePullSecrets` gets its ServiceAccount's (names only);
  *  - when the server issues ServiceAccount tokens (mountServiceAccountToken: kube-apiserver
  *    always has a signing key; k8ts on plain HTTP and the in-process test server have
  *    none, and a token volume no kubelet could fill would keep every pod from starting),
@@ -148,6 +149,12 @@ export function serviceAccountAdmission(cfg: ServiceAccountAdmissionConfig): Adm
           `error looking up service account ${req.namespace}/${saName}: serviceaccount "${saName}" not found`,
         );
       }
+      // A pod without imagePullSecrets pulls with its ServiceAccount's.
+      const saPullSecrets = objs(sa.imagePullSecrets).filter(
+        (r) => typeof r.name === 'string' && r.name !== '',
+      );
+      if (objs(spec.imagePullSecrets).length === 0 && saPullSecrets.length > 0)
+        spec.imagePullSecrets = saPullSecrets.map((r) => ({ name: r.name }));
       if (!cfg.mountServiceAccountToken || !shouldAutomount(sa, spec)) return;
       let suffix = '';
       for (let i = 0; i < 5; i++) suffix += NAME_ALPHABET[Math.floor(random() * NAME_ALPHABET.length)];
