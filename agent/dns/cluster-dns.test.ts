@@ -5,12 +5,14 @@
  * 127.0.0.1 port 0 (`address`), so no address is added to the host.
  */
 import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import { resources } from '../../api/client/resource.js';
 import { silentLogger } from '../../api/log.js';
 import type { EndpointSlice, Service } from '../../api/types.js';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 import { untilTruthy } from '../../test/support/wait.js';
+import { captureLogger } from '../testing.js';
 import { ClusterDNS } from './cluster-dns.js';
 import { query, startTestResolver, type TestResolver } from './testing.js';
 
@@ -111,6 +113,44 @@ describe('ClusterDNS', () => {
       5000,
       20,
     );
+  });
+
+  it('a port another process holds: warned once, retried, served once it is free', async () => {
+    const blocker = createSocket('udp4');
+    await new Promise<void>((r) => blocker.bind(0, HOST, () => r()));
+    const taken = blocker.address().port;
+    const { logger, lines } = captureLogger();
+    const second = new ClusterDNS({
+      client: api.client,
+      nodeName: 'dns-test-2',
+      logger,
+      address: { host: HOST, port: taken },
+      upstreams: [],
+      retryMs: 20,
+    });
+    try {
+      await second.start();
+      assert.equal(second.address, undefined);
+      await untilTruthy(
+        'retried',
+        () => lines.filter((l) => l.message.startsWith('dns: cannot serve')).length >= 3,
+        5000,
+        10,
+      );
+      const warned = lines.filter((l) => l.level === 'warn' && l.message.startsWith('dns: cannot serve'));
+      assert.equal(warned.length, 1, 'one warning, then debug lines');
+      assert.match(String(warned[0]!.meta.error), /EADDRINUSE/);
+      await new Promise<void>((r) => blocker.close(() => r()));
+      await untilTruthy('served', () => second.address?.port === taken, 5000, 10);
+      assert.equal((await query(HOST, taken, 'dns-version.cluster.local', 'TXT')).rcode, 'NOERROR');
+    } finally {
+      await second.stop();
+      try {
+        blocker.close();
+      } catch {
+        // closed above
+      }
+    }
   });
 
   it('forwards names outside the cluster to its upstreams', async () => {

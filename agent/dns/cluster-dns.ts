@@ -84,6 +84,8 @@ export interface ClusterDNSConfig {
   ip?: IpCommand;
   /** TTL of cluster records, seconds; default 5. */
   ttlSeconds?: number;
+  /** Milliseconds between tries of an address that could not be served; default 30 000. */
+  retryMs?: number;
   /** Milliseconds per upstream before the next; default 2000. */
   upstreamTimeoutMs?: number;
 }
@@ -101,6 +103,8 @@ export class ClusterDNS {
   private readonly addresses: ClusterIPAddresses | undefined;
   private upstreamList: readonly Upstream[] = [];
   private serving: string | undefined;
+  /** The last bind failure warned about (`address error`), so that retries do not warn again. */
+  private lastBindError: string | undefined;
   /** The address this DNS added to its interface. */
   private addedHost: string | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -281,20 +285,27 @@ export class ClusterDNS {
         this.addedHost = want.host;
       }
       const got = await this.server.listen(want);
+      this.lastBindError = undefined;
       this.cfg.logger.info('dns: serving the cluster DNS', {
         address: `${got.host}:${got.port}`,
         zone: this.records.zone,
         upstreams: this.upstreamList.map((u) => `${u.host}:${u.port}`),
       });
     } catch (err) {
-      this.cfg.logger.warn('dns: cannot serve the cluster DNS address; retrying in 30 s', {
+      // Warned once per address and error; the retries every 30 s after it log at debug
+      // (a second agent on the host, or an agent that is not root, would warn forever).
+      const error = (err as Error).message;
+      const said = `${key} ${error}`;
+      const log = said === this.lastBindError ? this.cfg.logger.debug : this.cfg.logger.warn;
+      this.lastBindError = said;
+      log.call(this.cfg.logger, 'dns: cannot serve the cluster DNS address; retrying every 30 s', {
         address: key,
-        error: (err as Error).message,
+        error,
       });
       this.retryTimer = setTimeout(() => {
         this.serving = undefined;
         this.rebind();
-      }, RETRY_MS);
+      }, this.cfg.retryMs ?? RETRY_MS);
       this.retryTimer.unref();
     }
   }
