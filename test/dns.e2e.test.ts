@@ -6,7 +6,8 @@
 // Asked: a ClusterIP Service by its FQDN and, through the pod's search path, by its short
 // name; an SRV name; a headless Service and its per-pod names (hostname + subdomain); an
 // ExternalName (CNAME, chased upstream); a name outside the cluster, which the agent
-// forwards to the test resolver; an unknown in-cluster name (NXDOMAIN). Every container is
+// forwards to the test resolver; an unknown in-cluster name (NXDOMAIN); a Service created
+// and deleted during the test. Every container is
 // labelled with the test's node name and removed at the end; the agent removes its
 // interface when it stops.
 import assert from 'node:assert/strict';
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { dnsInterfaceFor } from '../agent/dns/cluster-dns.js';
+import { clusterIPInterfaceFor } from '../agent/proxy/cluster-ip.js';
 import { startTestResolver, type TestResolver } from '../agent/dns/testing.js';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
@@ -195,6 +197,11 @@ describe('cluster DNS from a pod, with real Docker and kubectl', { timeout: 900_
     await until('the agent serves the DNS address', () =>
       agent!.logs().includes(`"address":"${DNS_IP}:53"`) ? true : undefined,
     );
+    // The address is the DNS's own (its interface, or lo labelled with its name), and kube-proxy,
+    // which skips the labelled kube-dns Service, holds it on none of its own.
+    const held = await run('ip', ['-o', '-4', 'addr', 'show', 'to', `${DNS_IP}/32`]);
+    assert.match(held.stdout, new RegExp(dnsInterfaceFor(NODE)), held.stdout);
+    assert.doesNotMatch(held.stdout, new RegExp(clusterIPInterfaceFor(NODE)), held.stdout);
   });
 
   it('a ClusterIP Service by its FQDN, its SRV name, and an unknown name', async () => {
@@ -234,6 +241,20 @@ describe('cluster DNS from a pod, with real Docker and kubectl', { timeout: 900_
     const one = await nslookup(`peer-1.peers.${NS}.svc.cluster.local`, DNS_IP);
     assert.match(one.out, new RegExp(`Address:\\s+${ip1.replace(/\./g, '\\.')}`), one.out);
     assert.ok(!one.out.includes(ip0), one.out);
+  });
+
+  it('a Service created now resolves, and stops resolving once deleted', async () => {
+    await kubectl('create', 'service', 'clusterip', 'late', '-n', NS, '--tcp', '80:8080');
+    const ip = (await kubectl('get', 'svc', '-n', NS, 'late', '-o', 'jsonpath={.spec.clusterIP}')).trim();
+    await until('late resolves', async () => {
+      const r = await nslookup(`late.${NS}.svc.cluster.local`, DNS_IP);
+      return r.out.includes(ip) ? true : undefined;
+    });
+    await kubectl('delete', 'service', 'late', '-n', NS);
+    await until('late is NXDOMAIN', async () => {
+      const r = await nslookup(`late.${NS}.svc.cluster.local`, DNS_IP);
+      return /NXDOMAIN/.test(r.out) ? true : undefined;
+    });
   });
 
   it('an ExternalName as a CNAME, and a name outside the cluster, both from the test resolver', async () => {
