@@ -11,7 +11,7 @@
  * agent: removeNodeFromDocker() removes everything labelled `io.k8ts.node=<node>`.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { hostMounter, mountPointsUnder } from '../../agent/kubelet/pods/mount.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,7 +115,9 @@ export async function startK8tsAgent(opts: K8tsAgentOptions): Promise<K8tsAgent>
         if (ownDir) {
           // The tmpfs of its pods' Secret and projected volumes stay mounted after the
           // agent (as a kubelet's do, while its containers run): unmounted before the removal.
-          const mounts = await mountPointsUnder(hostMounter, realpathSync(dataDir)).catch(() => []);
+          const mounts = existsSync(dataDir)
+            ? await mountPointsUnder(hostMounter, realpathSync(dataDir)).catch(() => [])
+            : [];
           for (const m of mounts) await hostMounter.unmount(m).catch(() => undefined);
           rmSync(dataDir, { recursive: true, force: true });
         }

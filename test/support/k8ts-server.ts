@@ -11,7 +11,8 @@
  * the data dir.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { hostMounter, mountPointsUnder } from '../../agent/kubelet/pods/mount.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -194,7 +195,15 @@ export async function startK8tsServer(opts: K8tsServerOptions = {}): Promise<K8t
         }
         process.removeListener('exit', killOnExit);
         rmSync(cacheDir, { recursive: true, force: true });
-        if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+        if (ownDir) {
+          // The local agent's pods keep their Secret and projected volumes' tmpfs mounted
+          // (as a kubelet's stay while containers run): unmounted before the removal.
+          const mounts = existsSync(dataDir)
+            ? await mountPointsUnder(hostMounter, realpathSync(dataDir)).catch(() => [])
+            : [];
+          for (const m of mounts) await hostMounter.unmount(m).catch(() => undefined);
+          rmSync(dataDir, { recursive: true, force: true });
+        }
       })()),
   };
 }
