@@ -150,7 +150,9 @@ export function containerMessage(
     command: config.command ?? [],
     args: config.args ?? [],
     workingDir: config.workingDir ?? '',
-    envs: (config.envs ?? []).map((e) => ({ key: e.key, value: e.value })),
+    // KeyValue.value is `bytes` in this cri-api (v0.37): proto-loader would take a string
+    // for base64 and refuse (or garble) a value such as tcp://10.43.0.1:443.
+    envs: (config.envs ?? []).map((e) => ({ key: e.key, value: Buffer.from(e.value, 'utf8') })),
     mounts: (config.mounts ?? []).map((m) => ({
       containerPath: m.containerPath,
       hostPath: m.hostPath,
