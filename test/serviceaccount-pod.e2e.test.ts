@@ -67,10 +67,17 @@ describe('a pod reads its ServiceAccount token and ca.crt', { timeout: 300_000 }
   });
 
   after(async () => {
-    await agent?.stop();
-    await k?.stop();
-    await removeNodeFromDocker(NODE);
-    rmSync(dataDir, { recursive: true, force: true });
+    // Each step even when one before it fails: the node's containers never stay behind.
+    try {
+      await agent?.stop();
+    } finally {
+      try {
+        await k?.stop();
+      } finally {
+        await removeNodeFromDocker(NODE);
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
   });
 
   it('has token, ca.crt and namespace; the token authenticates as the ServiceAccount', async () => {
