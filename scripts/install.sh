@@ -6,8 +6,8 @@
 #   bash scripts/install.sh --example    # ... and deploy examples/ (spring-server behind NodePort 30080)
 #   bash scripts/install.sh --uninstall  # stop, remove the unit, the containers and the data
 #
-# Other flags are passed to `k8ts server` (e.g. --bind-address 0.0.0.0 to let agents on
-# other hosts join; --port 6443). Data: /var/lib/k8ts. Log: journalctl -u k8ts, or
+# Other flags are passed to `k8ts server` (e.g. --bind-address 127.0.0.1 to keep the API on
+# this host, though agents on other hosts and pods then cannot reach it; --port 6443). Data: /var/lib/k8ts. Log: journalctl -u k8ts, or
 # /var/log/k8ts.log on hosts without systemd.
 set -euo pipefail
 source "$(dirname "$0")/lib/install-common.sh"

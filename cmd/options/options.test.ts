@@ -17,7 +17,7 @@ describe('k8ts server options', () => {
     assert.deepEqual(await parseServerOptions(['--disable-agent']), {
       control: {
         dataDir: defaultDataDir(),
-        bindAddress: '127.0.0.1',
+        bindAddress: '0.0.0.0',
         port: 6443,
         datastore: 'sqlite',
         etcdEndpoints: [],

@@ -21,7 +21,9 @@ import {
 /** The flags of `k8ts server` with their defaults (the help text lists them in cli.ts). */
 export const SERVER_FLAGS = {
   'data-dir': { type: 'string' },
-  'bind-address': { type: 'string', default: '127.0.0.1' },
+  // Every address, as kube-apiserver and k3s listen: agents on other hosts and pods (through
+  // the kubernetes Service, whose endpoint is the advertise address) must reach it.
+  'bind-address': { type: 'string', default: '0.0.0.0' },
   port: { type: 'string', default: '6443' },
   datastore: { type: 'string', default: 'sqlite' },
   'etcd-endpoints': { type: 'string' },
