@@ -237,6 +237,41 @@ describe(
       assert.equal(r.stdout, `in ${pod.name}\n`);
       assert.match(r.stderr, /oops/);
       assert.equal(r.code, 3);
+      // The kubelet's resolv.conf (CRI dns_config, written by containerd) and Service variables.
+      const dnsIP = await kubectl(
+        'get',
+        'svc',
+        '-n',
+        'kube-system',
+        'kube-dns',
+        '-o',
+        'jsonpath={.spec.clusterIP}',
+      );
+      const springIP = await kubectl('get', 'svc', 'spring-service', '-o', 'jsonpath={.spec.clusterIP}');
+      const apiIP = await kubectl('get', 'svc', 'kubernetes', '-o', 'jsonpath={.spec.clusterIP}');
+      // containerd writes the search line first (its parseDNSOptions), Docker the nameserver.
+      const resolv = await kubectl('exec', pod.name, '--', 'cat', '/etc/resolv.conf');
+      assert.deepEqual(
+        resolv.split('\n').sort(),
+        [
+          '',
+          `nameserver ${dnsIP}`,
+          'options ndots:5',
+          ...resolv.split('\n').filter((l) => l.startsWith('search ')),
+        ].sort(),
+      );
+      assert.match(resolv, /^search default\.svc\.cluster\.local svc\.cluster\.local cluster\.local\b/m);
+      assert.equal(
+        await kubectl(
+          'exec',
+          pod.name,
+          '--',
+          'sh',
+          '-c',
+          'echo $SPRING_SERVICE_SERVICE_HOST $KUBERNETES_SERVICE_HOST',
+        ),
+        `${springIP} ${apiIP}\n`,
+      );
       // port-forward: kubectl → API server → the agent's tunnel → the CRI streaming server.
       const pf = spawn('kubectl', ['port-forward', pod.name, ':8080', '--address', '127.0.0.1'], {
         env: { ...process.env, KUBECONFIG: k.kubeconfig },
