@@ -190,6 +190,11 @@ export class FakeRuntime implements Runtime {
     return s ? structuredClone(s.config) : undefined;
   }
 
+  /** The config container `id` was created with (a copy: envs, mounts, ...); throws NotFound for an unknown id. */
+  containerConfig(id: string): ContainerConfig {
+    return structuredClone(this.container(id).config);
+  }
+
   /** While true every call rejects Unavailable, as when the daemon is down. */
   setUnavailable(down: boolean): void {
     this.state.unavailable = down;
