@@ -213,6 +213,27 @@ describe('hostname and FQDN', () => {
 });
 
 describe('DnsConfigurer', () => {
+  it('warns once when the host file names only loopback nameservers', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'k8ts-dns-'));
+    try {
+      const file = join(dir, 'resolv.conf');
+      writeFileSync(file, 'nameserver 127.0.0.53\noptions edns0\n');
+      const warnings: string[] = [];
+      const c = new DnsConfigurer({
+        clusterDNS: () => ['10.43.0.10'],
+        resolvConf: file,
+        nodeIPs: [],
+        warn: (m) => warnings.push(m),
+      });
+      await c.podDNS(pod());
+      await c.podDNS(pod());
+      assert.equal(warnings.length, 1);
+      assert.match(warnings[0]!, /only loopback nameservers \(127\.0\.0\.53\)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reads --resolv-conf at each call and asks for the cluster DNS', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'k8ts-dns-'));
     try {

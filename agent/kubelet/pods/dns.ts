@@ -121,6 +121,10 @@ export function podDNSType(pod: KubeletPod): 'None' | 'Cluster' | 'Host' {
   }
 }
 
+function isLoopback(ip: string): boolean {
+  return ip.startsWith('127.') || ip === '::1';
+}
+
 function omitDuplicates(list: string[]): string[] {
   return [...new Set(list)];
 }
@@ -265,12 +269,15 @@ export interface DnsConfigurerConfig {
   /** `--resolv-conf`; default /etc/resolv.conf; '' for none. */
   resolvConf?: string;
   nodeIPs: string[];
+  /** Told once when the host file names only loopback nameservers, which no pod can reach. */
+  warn?: (message: string) => void;
 }
 
 /** The kubelet's dns.Configurer: the node's settings, and podDNS(pod) for each new sandbox. */
 export class DnsConfigurer {
   readonly clusterDomain: string;
   readonly resolvConf: string;
+  private warnedLoopback = false;
 
   constructor(private readonly cfg: DnsConfigurerConfig) {
     this.clusterDomain = cfg.clusterDomain ?? 'cluster.local';
@@ -286,6 +293,15 @@ export class DnsConfigurer {
     if (this.resolvConf !== '') {
       const text = await readFile(this.resolvConf, 'utf8');
       host = parseResolvConf(text.slice(0, MAX_RESOLV_CONF_BYTES));
+      // A stub resolver on the host's loopback (systemd-resolved's 127.0.0.53) is not the
+      // pod's loopback: such a file is no use to Default pods (kubeadm points the kubelet
+      // at the upstream file instead; the agent's default --resolv-conf does the same).
+      if (!this.warnedLoopback && host.servers.length > 0 && host.servers.every(isLoopback)) {
+        this.warnedLoopback = true;
+        this.cfg.warn?.(
+          `${this.resolvConf} names only loopback nameservers (${host.servers.join(', ')}), which pods cannot reach: pods with dnsPolicy Default will not resolve; give --resolv-conf the file of the real upstream servers (systemd-resolved: /run/systemd/resolve/resolv.conf)`,
+        );
+      }
     }
     return podDNSConfig(pod, {
       host,

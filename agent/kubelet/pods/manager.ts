@@ -239,6 +239,7 @@ export class PodManager {
         ...(cfg.dns.clusterDomain !== undefined ? { clusterDomain: cfg.dns.clusterDomain } : {}),
         ...(cfg.dns.resolvConf !== undefined ? { resolvConf: cfg.dns.resolvConf } : {}),
         nodeIPs: [cfg.nodeIP],
+        warn: (message) => cfg.logger.warn(message, { node: cfg.nodeName }),
       });
     }
     return out;
