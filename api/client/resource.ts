@@ -41,6 +41,7 @@ export const resources = {
   serviceaccounts: ref('', 'v1', 'serviceaccounts', 'ServiceAccount', true),
   deployments: ref('apps', 'v1', 'deployments', 'Deployment', true),
   replicasets: ref('apps', 'v1', 'replicasets', 'ReplicaSet', true),
+  controllerrevisions: ref('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true),
   leases: ref('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   endpointslices: ref('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
 } as const satisfies Record<string, ResourceRef>;

@@ -112,6 +112,8 @@ export const RESOURCES: readonly ResourceInfo[] = [
     categories: ['all'],
     subresources: ['status', 'scale'],
   }),
+  // ControllerRevision: DaemonSet and StatefulSet history (control/controllers/daemon).
+  res('apps', 'v1', 'ControllerRevision', 'controllerrevisions', true),
   // coordination.k8s.io/v1
   res('coordination.k8s.io', 'v1', 'Lease', 'leases', true),
   // discovery.k8s.io/v1

@@ -180,6 +180,7 @@ const QUANTITY_FIELDS: ReadonlySet<string> = new Set([
 const OPAQUE_FIELDS: Readonly<Record<string, SpecialName>> = {
   'V1ManagedFieldsEntry.fieldsV1': 'FieldsV1',
   'V1WatchEvent.object': 'RawExtension',
+  'V1ControllerRevision.data': 'RawExtension',
 };
 /** Loads every model reachable from the served kinds (idempotent). */
 export async function loadModels(): Promise<void> {

@@ -13,6 +13,7 @@ import type { ResourceInfo } from '../resources.js';
 import { groupVersion } from '../resources.js';
 import type { Strategy } from '../strategy.js';
 import { configMapStrategy } from './configmaps.js';
+import { controllerRevisionStrategy } from './controllerrevisions.js';
 import { deploymentStrategy } from './deployments.js';
 import { endpointsStrategy } from './endpoints.js';
 import { endpointSliceStrategy } from './endpointslices.js';
@@ -48,6 +49,7 @@ const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'v1/serviceaccounts': serviceAccountStrategy,
   'apps/v1/deployments': deploymentStrategy,
   'apps/v1/replicasets': replicaSetStrategy,
+  'apps/v1/controllerrevisions': controllerRevisionStrategy,
   'coordination.k8s.io/v1/leases': leaseStrategy,
   'discovery.k8s.io/v1/endpointslices': endpointSliceStrategy,
   'events.k8s.io/v1/events': eventsEventStrategy,

@@ -5,6 +5,7 @@
  */
 import { rfc3339 } from '../../../api/object.js';
 import { parseTime } from './format.js';
+import { controllerRevisionPrinter } from './controllerrevision.js';
 import { deploymentPrinter } from './deployment.js';
 import { endpointsPrinter } from './endpoints.js';
 import { endpointSlicePrinter } from './endpointslice.js';
@@ -34,6 +35,7 @@ const PRINTERS: ReadonlyMap<string, TablePrinter> = new Map([
   ['/events', eventPrinter],
   ['apps/deployments', deploymentPrinter],
   ['apps/replicasets', replicaSetPrinter],
+  ['apps/controllerrevisions', controllerRevisionPrinter],
   ['coordination.k8s.io/leases', leasePrinter],
   ['discovery.k8s.io/endpointslices', endpointSlicePrinter],
   ['events.k8s.io/events', eventsV1Printer],
