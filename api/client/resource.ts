@@ -42,6 +42,8 @@ export const resources = {
   deployments: ref('apps', 'v1', 'deployments', 'Deployment', true),
   replicasets: ref('apps', 'v1', 'replicasets', 'ReplicaSet', true),
   controllerrevisions: ref('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true),
+  jobs: ref('batch', 'v1', 'jobs', 'Job', true),
+  cronjobs: ref('batch', 'v1', 'cronjobs', 'CronJob', true),
   leases: ref('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   endpointslices: ref('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
 } as const satisfies Record<string, ResourceRef>;

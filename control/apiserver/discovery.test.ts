@@ -60,6 +60,7 @@ describe('per-group discovery', () => {
       list.groups.map((g) => g.name),
       [
         'apps',
+        'batch',
         'coordination.k8s.io',
         'discovery.k8s.io',
         'events.k8s.io',
@@ -85,7 +86,7 @@ describe('per-group discovery', () => {
       preferredVersion: { groupVersion: 'apps/v1', version: 'v1' },
     });
     assert.equal(apiGroup(''), undefined);
-    assert.equal(apiGroup('batch'), undefined);
+    assert.equal(apiGroup('networking.k8s.io'), undefined);
     assert.equal(apiResourceList('apps', 'v1beta1'), undefined);
     assert.equal(apiResourceList('', 'v2'), undefined);
   });
@@ -239,6 +240,7 @@ describe('aggregated discovery', () => {
       v2.items.map((g) => g.metadata.name),
       [
         'apps',
+        'batch',
         'coordination.k8s.io',
         'discovery.k8s.io',
         'events.k8s.io',
@@ -373,8 +375,8 @@ describe('discoveryResponse', () => {
     ['/apis/apps', undefined, 200, CONTENT_TYPE_JSON],
     ['/apis/apps/v1', undefined, 200, CONTENT_TYPE_JSON],
     ['/apis/apps/v1', KUBECTL_DISCOVERY_ACCEPT, 200, CONTENT_TYPE_JSON],
-    ['/apis/batch/v1', undefined, 404, CONTENT_TYPE_JSON],
-    ['/apis/batch', undefined, 404, CONTENT_TYPE_JSON],
+    ['/apis/networking.k8s.io/v1', undefined, 404, CONTENT_TYPE_JSON],
+    ['/apis/networking.k8s.io', undefined, 404, CONTENT_TYPE_JSON],
     ['/api/v2', undefined, 404, CONTENT_TYPE_JSON],
     ['/api', 'application/vnd.kubernetes.protobuf', 406, CONTENT_TYPE_JSON],
     ['/api/v1/pods', undefined, undefined, undefined],
@@ -493,7 +495,9 @@ describe('real kubectl', { timeout: 120_000 }, () => {
         const r = await kubectl.run(['api-resources', '--categories', 'all', '-o', 'name']);
         assert.equal(r.code, 0, r.stderr);
         assert.deepEqual(r.stdout.trim().split('\n').sort(), [
+          'cronjobs.batch',
           'deployments.apps',
+          'jobs.batch',
           'pods',
           'replicasets.apps',
           'services',

@@ -18,6 +18,7 @@ import { deploymentStrategy } from './deployments.js';
 import { endpointsStrategy } from './endpoints.js';
 import { endpointSliceStrategy } from './endpointslices.js';
 import { coreEventStrategy, eventsEventStrategy } from './events.js';
+import { cronJobStrategy, jobStrategy } from './jobs.js';
 import { leaseStrategy } from './leases.js';
 import type { KindStrategy } from './meta.js';
 import { namespaceStrategy } from './namespaces.js';
@@ -49,6 +50,8 @@ const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'v1/serviceaccounts': serviceAccountStrategy,
   'apps/v1/deployments': deploymentStrategy,
   'apps/v1/replicasets': replicaSetStrategy,
+  'batch/v1/jobs': jobStrategy,
+  'batch/v1/cronjobs': cronJobStrategy,
   'apps/v1/controllerrevisions': controllerRevisionStrategy,
   'coordination.k8s.io/v1/leases': leaseStrategy,
   'discovery.k8s.io/v1/endpointslices': endpointSliceStrategy,

@@ -10,6 +10,7 @@ import { deploymentPrinter } from './deployment.js';
 import { endpointsPrinter } from './endpoints.js';
 import { endpointSlicePrinter } from './endpointslice.js';
 import { eventPrinter, eventsV1Printer } from './event.js';
+import { cronJobPrinter, jobPrinter } from './job.js';
 import { nodePrinter } from './node.js';
 import { podPrinter } from './pod.js';
 import { NAME_COLUMN, column, nameOf, type TablePrinter } from './printer.js';
@@ -36,6 +37,8 @@ const PRINTERS: ReadonlyMap<string, TablePrinter> = new Map([
   ['apps/deployments', deploymentPrinter],
   ['apps/replicasets', replicaSetPrinter],
   ['apps/controllerrevisions', controllerRevisionPrinter],
+  ['batch/jobs', jobPrinter],
+  ['batch/cronjobs', cronJobPrinter],
   ['coordination.k8s.io/leases', leasePrinter],
   ['discovery.k8s.io/endpointslices', endpointSlicePrinter],
   ['events.k8s.io/events', eventsV1Printer],

@@ -1,0 +1,111 @@
+/**
+ * CronJob schedules: the standard five-field cron format and the descriptors, as
+ * Kubernetes parses them with robfig/cron's ParseStandard (minute hour day-of-month month
+ * day-of-week; `@yearly`/`@annually`, `@monthly`, `@weekly`, `@daily`/`@midnight`,
+ * `@hourly`, and `@every <duration>`), evaluated in an IANA time zone (default UTC, the
+ * controller manager's zone in k3s images). The field grammar is cron-parser's; what
+ * ParseStandard adds (exactly five fields, `@midnight`, `@every`) is checked here.
+ *
+ *     const s = parseSchedule('*\/5 * * * *');          // throws ScheduleError
+ *     s.next(new Date('2026-01-01T00:03:00Z'));          // 2026-01-01T00:05:00Z
+ */
+import { CronExpressionParser } from 'cron-parser';
+
+/** A schedule that does not parse; `message` is what Kubernetes' validation would say. */
+export class ScheduleError extends Error {}
+
+/** A parsed schedule. */
+export interface Schedule {
+  /** The first scheduled time strictly after `after`. */
+  next(after: Date): Date;
+}
+
+const DESCRIPTORS: Readonly<Record<string, string>> = {
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
+};
+
+const GO_UNITS: Readonly<Record<string, number>> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
+
+/** Go's time.ParseDuration (positive durations only), in milliseconds; undefined when it does not parse. */
+function parseGoDuration(s: string): number | undefined {
+  if (s === '0') return 0;
+  const re = /([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)/y;
+  let total = 0;
+  let pos = 0;
+  while (pos < s.length) {
+    re.lastIndex = pos;
+    const m = re.exec(s);
+    if (!m) return undefined;
+    total += Number(m[1]) * GO_UNITS[m[2]!]!;
+    pos = re.lastIndex;
+  }
+  return pos === 0 ? undefined : total;
+}
+
+/**
+ * Parses `spec` in `timeZone` (IANA name; default `UTC`).
+ * @throws ScheduleError with robfig/cron's words where known (`expected exactly 5 fields,
+ *   found 4: [* * * *]`, `unrecognized descriptor: @foo`, `empty spec string`), else
+ *   cron-parser's description of the bad field.
+ */
+export function parseSchedule(spec: string, timeZone = 'UTC'): Schedule {
+  const trimmed = spec.trim();
+  if (trimmed === '') throw new ScheduleError('empty spec string');
+  if (trimmed.startsWith('@every ')) {
+    const arg = trimmed.slice('@every '.length).trim();
+    const ms = parseGoDuration(arg);
+    if (ms === undefined)
+      throw new ScheduleError(`failed to parse duration ${trimmed}: time: invalid duration "${arg}"`);
+    // robfig's ConstantDelaySchedule: at least one second, whole seconds, counted from `after`.
+    const every = Math.max(1000, Math.floor(ms / 1000) * 1000);
+    return { next: (after) => new Date(Math.floor(after.getTime() / 1000) * 1000 + every) };
+  }
+  let expr = trimmed;
+  if (trimmed.startsWith('@')) {
+    const d = DESCRIPTORS[trimmed];
+    if (!d) throw new ScheduleError(`unrecognized descriptor: ${trimmed}`);
+    expr = d;
+  } else {
+    const fields = trimmed.split(/\s+/);
+    if (fields.length !== 5)
+      throw new ScheduleError(`expected exactly 5 fields, found ${fields.length}: [${fields.join(' ')}]`);
+  }
+  try {
+    // Parsed once here so a bad field is reported at validation, not at the first run.
+    CronExpressionParser.parse(expr, { tz: timeZone, currentDate: new Date(0) }).next();
+  } catch (err) {
+    throw new ScheduleError(err instanceof Error ? err.message : String(err));
+  }
+  return {
+    next(after) {
+      return CronExpressionParser.parse(expr, { tz: timeZone, currentDate: after }).next().toDate();
+    },
+  };
+}
+
+/**
+ * The problem with an IANA time zone name as time.LoadLocation reports it (`unknown time
+ * zone Mars/Olympus`), or undefined when the zone is known.
+ */
+export function timeZoneProblem(name: string): string | undefined {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return undefined;
+  } catch {
+    return `unknown time zone ${name}`;
+  }
+}
