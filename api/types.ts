@@ -1,6 +1,6 @@
 /**
  * Typed wire views of the kinds k8ts's own components read and write (core/v1 Pod, Node,
- * Service, Endpoints, Event; apps/v1 ReplicaSet, Deployment; discovery.k8s.io/v1
+ * Service, Endpoints, Event, PersistentVolumeClaim; apps/v1 ReplicaSet, Deployment, StatefulSet; discovery.k8s.io/v1
  * EndpointSlice; coordination.k8s.io/v1 Lease). Only the fields some component uses are
  * listed; everything else passes through untouched via KubeObject's index signature.
  * Timestamps are RFC 3339 strings, quantities strings ("500m", "1Gi"), as on the wire.
@@ -165,6 +165,57 @@ export interface Node extends KubeObject {
     conditions?: Condition[];
     addresses?: NodeAddress[];
     [field: string]: unknown;
+  };
+}
+
+/** core/v1 PersistentVolumeClaim (also the shape of a StatefulSet's volumeClaimTemplates). */
+export interface PersistentVolumeClaim extends KubeObject {
+  metadata: ObjectMeta;
+  spec: {
+    accessModes?: string[];
+    resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+    storageClassName?: string;
+    volumeMode?: 'Filesystem' | 'Block';
+    volumeName?: string;
+    selector?: LabelSelectorObject;
+    [field: string]: unknown;
+  };
+  status?: { phase?: 'Pending' | 'Bound' | 'Lost'; [field: string]: unknown };
+}
+
+/** apps/v1 StatefulSet: pods with stable names `<set>-<ordinal>`, created and updated in order. */
+export interface StatefulSet extends KubeObject {
+  metadata: ObjectMeta;
+  spec: {
+    replicas?: number;
+    selector: LabelSelectorObject;
+    template: PodTemplateSpec;
+    serviceName?: string;
+    volumeClaimTemplates?: PersistentVolumeClaim[];
+    podManagementPolicy?: 'OrderedReady' | 'Parallel';
+    updateStrategy?: {
+      type?: 'RollingUpdate' | 'OnDelete';
+      rollingUpdate?: { partition?: number; maxUnavailable?: number | string };
+    };
+    revisionHistoryLimit?: number;
+    minReadySeconds?: number;
+    persistentVolumeClaimRetentionPolicy?: {
+      whenDeleted?: 'Retain' | 'Delete';
+      whenScaled?: 'Retain' | 'Delete';
+    };
+    ordinals?: { start?: number };
+  };
+  status?: {
+    observedGeneration?: number;
+    replicas: number;
+    readyReplicas?: number;
+    currentReplicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+    currentRevision?: string;
+    updateRevision?: string;
+    collisionCount?: number;
+    conditions?: Condition[];
   };
 }
 

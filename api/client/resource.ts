@@ -39,6 +39,8 @@ export const resources = {
   secrets: ref('', 'v1', 'secrets', 'Secret', true),
   events: ref('', 'v1', 'events', 'Event', true),
   serviceaccounts: ref('', 'v1', 'serviceaccounts', 'ServiceAccount', true),
+  persistentvolumeclaims: ref('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true),
+  statefulsets: ref('apps', 'v1', 'statefulsets', 'StatefulSet', true),
   deployments: ref('apps', 'v1', 'deployments', 'Deployment', true),
   replicasets: ref('apps', 'v1', 'replicasets', 'ReplicaSet', true),
   controllerrevisions: ref('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true),

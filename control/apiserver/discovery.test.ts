@@ -501,6 +501,7 @@ describe('real kubectl', { timeout: 120_000 }, () => {
           'pods',
           'replicasets.apps',
           'services',
+          'statefulsets.apps',
         ]);
       });
 

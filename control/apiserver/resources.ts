@@ -101,7 +101,18 @@ export const RESOURCES: readonly ResourceInfo[] = [
   res('', 'v1', 'Event', 'events', true, { shortNames: ['ev'], model: 'CoreV1Event' }),
   // serviceaccounts/token: the TokenRequest API (token-request.ts).
   res('', 'v1', 'ServiceAccount', 'serviceaccounts', true, { shortNames: ['sa'], subresources: ['token'] }),
+  // PersistentVolumeClaim: served for StatefulSets' volumeClaimTemplates; nothing binds or provisions them yet.
+  res('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', true, {
+    shortNames: ['pvc'],
+    subresources: ['status'],
+  }),
   // apps/v1
+  // StatefulSet: control/controllers/statefulset.
+  res('apps', 'v1', 'StatefulSet', 'statefulsets', true, {
+    shortNames: ['sts'],
+    categories: ['all'],
+    subresources: ['status', 'scale'],
+  }),
   res('apps', 'v1', 'Deployment', 'deployments', true, {
     shortNames: ['deploy'],
     categories: ['all'],

@@ -24,6 +24,7 @@ import type { KindStrategy } from './meta.js';
 import { namespaceStrategy } from './namespaces.js';
 import { nodeStrategy } from './nodes.js';
 import type { PodAdmissionConfig } from './pods.js';
+import { persistentVolumeClaimStrategy } from './persistentvolumeclaims.js';
 import { podStrategy, podStrategyWith } from './pods.js';
 import {
   clusterRoleBindingStrategy,
@@ -36,10 +37,13 @@ import { replicaSetStrategy } from './replicasets.js';
 import { secretStrategy } from './secrets.js';
 import { serviceAccountStrategy } from './serviceaccounts.js';
 import { serviceStrategy } from './services.js';
+import { statefulSetStrategy } from './statefulsets.js';
 
 /** Strategies by `<group/version>/<resource>` (core group: `v1/<resource>`). */
 const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'v1/pods': podStrategy,
+  'v1/persistentvolumeclaims': persistentVolumeClaimStrategy,
+  'apps/v1/statefulsets': statefulSetStrategy,
   'v1/services': serviceStrategy,
   'v1/namespaces': namespaceStrategy,
   'v1/nodes': nodeStrategy,

@@ -12,10 +12,12 @@ import { endpointSlicePrinter } from './endpointslice.js';
 import { eventPrinter, eventsV1Printer } from './event.js';
 import { cronJobPrinter, jobPrinter } from './job.js';
 import { nodePrinter } from './node.js';
+import { persistentVolumeClaimPrinter } from './persistentvolumeclaim.js';
 import { podPrinter } from './pod.js';
 import { NAME_COLUMN, column, nameOf, type TablePrinter } from './printer.js';
 import { replicaSetPrinter } from './replicaset.js';
 import { servicePrinter } from './service.js';
+import { statefulSetPrinter } from './statefulset.js';
 import {
   configMapPrinter,
   leasePrinter,
@@ -26,6 +28,8 @@ import {
 
 const PRINTERS: ReadonlyMap<string, TablePrinter> = new Map([
   ['/pods', podPrinter],
+  ['/persistentvolumeclaims', persistentVolumeClaimPrinter],
+  ['apps/statefulsets', statefulSetPrinter],
   ['/nodes', nodePrinter],
   ['/services', servicePrinter],
   ['/namespaces', namespacePrinter],
