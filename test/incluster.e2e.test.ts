@@ -218,7 +218,17 @@ describe(
     });
 
     it('kubectl in a pod gets 403 without a RoleBinding and lists pods with one, through 10.43.0.1', async () => {
-      const denied = await exec('reader', '/kubectl', 'get', 'pods', '-o', 'name');
+      // The first answer of the API server (not a dial error while the agent's kube-proxy
+      // may still be writing the kubernetes Service's rules) is the verdict.
+      const denied = await until(
+        'an answer of the API server to kubectl in the pod',
+        async () => {
+          const r = await exec('reader', '/kubectl', 'get', 'pods', '-o', 'name');
+          return /Error from server|^pod\//m.test(r.stderr + r.stdout) ? r : undefined;
+        },
+        60_000,
+        500,
+      );
       assert.notEqual(denied.code, 0, denied.stdout);
       assert.match(
         denied.stderr,
