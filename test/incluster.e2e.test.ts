@@ -2,11 +2,12 @@
 // host (test/support/simulated-hosts.ts) with its own dockerd and `k8ts agent`, the control
 // process on the segment's gateway address (so that is its advertise address, the
 // endpoint of the `kubernetes` Service), and the real kubectl.
-// - kubectl inside a busybox pod (the host's static kubectl binary, mounted with a
-//   hostPath volume), configured by nothing but the pod's mounted ServiceAccount files and
+// - kubectl inside a busybox pod of a namespace of the run's (the host's static kubectl
+//   binary, mounted with a hostPath volume), configured by nothing but the pod's mounted ServiceAccount files and
 //   KUBERNETES_SERVICE_HOST/PORT (kubectl's in-cluster config), reaches the API through
 //   the ClusterIP 10.43.0.1:443 (the agent's kube-proxy DNATs it to the advertise
-//   address): 403 before a RoleBinding to its ServiceAccount, the pod list after;
+//   address), its namespace from the mounted file: 403 before a RoleBinding to its
+//   ServiceAccount, the namespace's pods after;
 // - @kubernetes/client-node's KubeConfig.loadFromCluster() in another process, given
 //   copies of the same files (its pathPrefix) and the same variables: from the machine's
 //   namespace at the advertise address, and from the host's namespace at the ClusterIP;
@@ -38,12 +39,19 @@ const MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 const KUBECTL = '/usr/lib/google-cloud-sdk/bin/kubectl';
 /** The first address of the default service range (10.43.0.0/16): the `kubernetes` Service. */
 const KUBERNETES_CLUSTER_IP = '10.43.0.1';
+/**
+ * The kubectl pod's namespace: not `default`, so that kubectl's namespace can only come from
+ * the mounted `namespace` file (kubectl and client-node fall back to `default` without it).
+ */
+const NS = `incluster-${process.pid}`;
+/** Each pod's namespace: `reader` (ServiceAccount reader) in NS, `plain` (default SA) in default, next to examples/. */
+const NAMESPACE_OF: Record<string, string> = { reader: NS, plain: 'default' };
 
-/** A busybox pod on NODE with ServiceAccount `sa`, the host's kubectl at /kubectl. */
-const podWithKubectl = (name: string, sa: string) => ({
+/** A busybox pod on NODE in `namespace` with ServiceAccount `sa`, the host's kubectl at /kubectl. */
+const podWithKubectl = (name: string, namespace: string, sa: string) => ({
   apiVersion: 'v1',
   kind: 'Pod',
-  metadata: { name, namespace: 'default' },
+  metadata: { name, namespace },
   spec: {
     nodeName: NODE,
     serviceAccountName: sa,
@@ -105,12 +113,14 @@ describe(
       const r = await k.kubectlIn(JSON.stringify(obj), 'apply', '-f', '-');
       assert.equal(r.code, 0, r.stderr);
     };
-    const exec = (pod: string, ...cmd: string[]) => k.kubectl('exec', pod, '--', ...cmd);
+    const exec = (pod: string, ...cmd: string[]) =>
+      k.kubectl('exec', '-n', NAMESPACE_OF[pod]!, pod, '--', ...cmd);
     const running = (pod: string) =>
       untilTruthy(
         `${pod} Running`,
         async () =>
-          (await k.kubectl('get', 'pod', pod, '-o', 'jsonpath={.status.phase}')).stdout === 'Running',
+          (await k.kubectl('get', 'pod', '-n', NAMESPACE_OF[pod]!, pod, '-o', 'jsonpath={.status.phase}'))
+            .stdout === 'Running',
         120_000,
         250,
       );
@@ -153,8 +163,9 @@ describe(
       host = lan.hosts[0]!;
       k = await startServerOnSegment(lan, 'host-gw');
       agent = await startAgentOnHost(k, host, NODE);
+      await kubectl('create', 'namespace', NS);
       await untilTruthy(
-        'the node Ready and the default ServiceAccount and kube-root-ca.crt made',
+        `the node Ready, default's ServiceAccount and ${NS}'s kube-root-ca.crt made`,
         async () => {
           const ready = await k.kubectl(
             'get',
@@ -164,15 +175,15 @@ describe(
             'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
           );
           const sa = await k.kubectl('get', 'serviceaccount', 'default');
-          const cm = await k.kubectl('get', 'configmap', 'kube-root-ca.crt');
+          const cm = await k.kubectl('get', 'configmap', '-n', NS, 'kube-root-ca.crt');
           return ready.stdout === 'True' && sa.code === 0 && cm.code === 0;
         },
         120_000,
         500,
       );
-      await kubectl('create', 'serviceaccount', 'reader');
-      await apply(podWithKubectl('reader', 'reader'));
-      await apply(podWithKubectl('plain', 'default'));
+      await kubectl('create', 'serviceaccount', '-n', NS, 'reader');
+      await apply(podWithKubectl('reader', NS, 'reader'));
+      await apply(podWithKubectl('plain', 'default', 'default'));
       await running('reader');
       await running('plain');
     });
@@ -232,16 +243,20 @@ describe(
       assert.notEqual(denied.code, 0, denied.stdout);
       assert.match(
         denied.stderr,
-        /Error from server \(Forbidden\): pods is forbidden: User "system:serviceaccount:default:reader" cannot list resource "pods"/,
+        new RegExp(
+          `Error from server \\(Forbidden\\): pods is forbidden: User "system:serviceaccount:${NS}:reader" cannot list resource "pods" in API group "" in the namespace "${NS}"`,
+        ),
       );
 
-      await kubectl('create', 'role', 'pod-reader', '--verb=get,list', '--resource=pods');
+      await kubectl('create', 'role', '-n', NS, 'pod-reader', '--verb=get,list', '--resource=pods');
       await kubectl(
         'create',
         'rolebinding',
+        '-n',
+        NS,
         'reader-pods',
         '--role=pod-reader',
-        '--serviceaccount=default:reader',
+        `--serviceaccount=${NS}:reader`,
       );
       const listed = await until(
         'kubectl in the pod lists pods',
@@ -252,12 +267,12 @@ describe(
         60_000,
         500,
       );
-      assert.deepEqual(listed.stdout.trim().split('\n').sort(), ['pod/plain', 'pod/reader']);
+      assert.deepEqual(listed.stdout.trim().split('\n').sort(), ['pod/reader']);
       // -v=6 logs each request: the in-cluster config's server is the ClusterIP.
       assert.match(
         listed.stderr,
         new RegExp(
-          `GET https://${KUBERNETES_CLUSTER_IP.replaceAll('.', '\\.')}:443/api/v1/namespaces/default/pods\\?limit=500 200 OK`,
+          `GET https://${KUBERNETES_CLUSTER_IP.replaceAll('.', '\\.')}:443/api/v1/namespaces/${NS}/pods\\?limit=500 200 OK`,
         ),
       );
     });
@@ -268,13 +283,13 @@ describe(
       const fromMachine = await clientNode(prefix, lan.gatewayIP, apiPort);
       assert.deepEqual(
         { ...fromMachine, pods: fromMachine.pods?.sort() },
-        { server: `https://${lan.gatewayIP}:${apiPort}`, pods: ['plain', 'reader'] },
+        { server: `https://${lan.gatewayIP}:${apiPort}`, pods: ['reader'] },
       );
       // Inside the host's namespace the ClusterIP works for any process: kube-proxy's rules.
       const fromHost = await clientNode(prefix, KUBERNETES_CLUSTER_IP, '443', host.nsenter);
       assert.deepEqual(
         { ...fromHost, pods: fromHost.pods?.sort() },
-        { server: `https://${KUBERNETES_CLUSTER_IP}:443`, pods: ['plain', 'reader'] },
+        { server: `https://${KUBERNETES_CLUSTER_IP}:443`, pods: ['reader'] },
       );
 
       // The default ServiceAccount has no RoleBinding: the same call is forbidden.
@@ -316,7 +331,7 @@ describe(
       const prefix = await copyCredentials('reader');
       const apiPort = new URL(k.url).port;
       assert.ok((await clientNode(prefix, lan.gatewayIP, apiPort)).pods?.includes('reader'));
-      await kubectl('delete', 'pod', 'reader', '--wait=true');
+      await kubectl('delete', 'pod', '-n', NS, 'reader', '--wait=true');
       const refused = await until(
         'the deleted pod token refused',
         async () => {
