@@ -48,6 +48,7 @@ export const resources = {
   cronjobs: ref('batch', 'v1', 'cronjobs', 'CronJob', true),
   leases: ref('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   endpointslices: ref('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
+  poddisruptionbudgets: ref('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true),
 } as const satisfies Record<string, ResourceRef>;
 
 /** `group/version`, or `version` alone for the core group: the `apiVersion` of the resource's objects. */

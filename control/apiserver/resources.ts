@@ -143,6 +143,12 @@ export const RESOURCES: readonly ResourceInfo[] = [
   res('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false),
   res('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true),
   res('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true),
+  // policy/v1: PodDisruptionBudgets, which the Eviction API honours (eviction.ts,
+  // control/controllers/disruption).
+  res('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true, {
+    shortNames: ['pdb'],
+    subresources: ['status'],
+  }),
   // authorization.k8s.io/v1 and authentication.k8s.io/v1: create-only reviews, answered
   // and never stored (control/apiserver/auth/reviews.ts).
   res('authorization.k8s.io', 'v1', 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', false, {

@@ -45,6 +45,7 @@ import {
 import { defaultIssuer, ServiceAccountTokens } from './auth/serviceaccount-token.js';
 import { tokenReview } from './auth/token-review.js';
 import { createToken } from './token-request.js';
+import { evictPod } from './eviction.js';
 import { privilegedGroupAuthorizer, unionAuthorizer, type Authorizer } from './auth/authz.js';
 import { nodeAuthorizer } from './auth/node.js';
 import { AdmissionChain, admissionPlugins, RequestAdmissionRecorder } from './admission/index.js';
@@ -315,6 +316,18 @@ export class ApiServer {
       escalationCheck: (rr, user, source) => this.escalationCheck(rr, user, source),
       review: (r, body, user) => this.review(r, body, user),
       tokenRequest: (ns, name, body) => this.tokenRequest(ns, name, body),
+      evict: (ns, name, body, dryRun) =>
+        evictPod(
+          {
+            pods,
+            podDisruptionBudgets: this.registry('policy', 'v1', 'poddisruptionbudgets'),
+            now: () => pods.now(),
+          },
+          ns,
+          name,
+          body,
+          dryRun,
+        ),
     };
   }
 

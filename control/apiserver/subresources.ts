@@ -1,13 +1,12 @@
 /**
  * The subresources with their own object shapes: `scale` (autoscaling/v1 Scale over
- * Deployments and ReplicaSets), `binding` (the scheduler's way to set a pod's node) and
- * `eviction` (policy/v1 Eviction: a delete that disruption budgets may refuse — there
- * are no PodDisruptionBudgets yet, so every eviction is allowed).
+ * Deployments and ReplicaSets) and `binding` (the scheduler's way to set a pod's node).
+ * A pod's `eviction` has its own file, eviction.ts.
  */
 import { labelSelectorFromObject, type LabelSelectorObject } from '../../api/meta/labels.js';
 import { invalid as invalidField, isDNS1123Subdomain, toStatusCauses } from '../../api/meta/validation.js';
 import { rfc3339, type KubeObject } from '../../api/object.js';
-import type { DeleteOptions, Registry } from './registry.js';
+import type { Registry } from './registry.js';
 import { badRequest, conflict, invalid } from './status.js';
 
 /** autoscaling/v1 Scale of a Deployment or ReplicaSet. */
@@ -159,31 +158,4 @@ function markScheduled(pod: KubeObject, now: string): void {
   };
   if (i >= 0) conditions[i] = next;
   else conditions.push(next);
-}
-
-/**
- * Evicts a pod (POST pods/NAME/eviction with a policy/v1 Eviction): deletes it with the
- * Eviction's `deleteOptions`. With no PodDisruptionBudgets served, nothing refuses it.
- * @returns the metav1.Status Kubernetes answers with (201 Success).
- */
-export async function evictPod(
-  pods: Registry,
-  namespace: string,
-  name: string,
-  eviction: KubeObject,
-): Promise<KubeObject> {
-  if (eviction.kind !== undefined && eviction.kind !== 'Eviction')
-    throw badRequest(`expected an Eviction, got ${String(eviction.kind)}`);
-  // As Kubernetes' eviction REST: the body names the pod it evicts; it must be the URL's.
-  const bodyName = eviction.metadata?.name;
-  if (bodyName !== undefined && bodyName !== '' && bodyName !== name)
-    throw badRequest(`name in URL does not match name in Eviction object`);
-  const opts = (eviction.deleteOptions ?? {}) as DeleteOptions & { dryRun?: string[] };
-  const del: DeleteOptions = {};
-  if (typeof opts.gracePeriodSeconds === 'number' && opts.gracePeriodSeconds >= 0)
-    del.gracePeriodSeconds = opts.gracePeriodSeconds;
-  if (opts.preconditions) del.preconditions = opts.preconditions;
-  if (opts.propagationPolicy) del.propagationPolicy = opts.propagationPolicy;
-  if (!opts.dryRun?.includes('All')) await pods.delete(namespace, name, del);
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
 }

@@ -8,7 +8,7 @@
  */
 import { isReview } from '../resources.js';
 import { methodNotAllowed } from '../status.js';
-import { bindPod, evictPod } from '../subresources.js';
+import { bindPod } from '../subresources.js';
 import { decodeChecked } from './decode.js';
 import { writeJson } from './response.js';
 import type { RequestScope } from './scope.js';
@@ -38,7 +38,7 @@ export async function createResource(scope: RequestScope): Promise<void> {
     return;
   }
   if (sub === 'eviction') {
-    writeJson(res, 201, await evictPod(registry, rr.namespace!, rr.name!, body));
+    writeJson(res, 201, await server.evict(rr.namespace!, rr.name!, body, dryRun));
     return;
   }
   if (sub === 'token') {

@@ -54,6 +54,12 @@ export interface ServerServices {
    * @throws ApiError as createToken; 404 when the server issues no tokens.
    */
   tokenRequest(namespace: string, name: string, body: KubeObject): Promise<KubeObject>;
+  /**
+   * Evicts pod `namespace`/`name` with a policy/v1 Eviction, honouring its
+   * PodDisruptionBudget (eviction.ts evictPod); `dryRun` is the request's.
+   * @throws ApiError as evictPod (429 when the budget refuses).
+   */
+  evict(namespace: string, name: string, body: KubeObject, dryRun: boolean): Promise<KubeObject>;
 }
 
 /** One resource request, as the verb handlers see it. */

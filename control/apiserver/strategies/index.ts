@@ -26,6 +26,7 @@ import { nodeStrategy } from './nodes.js';
 import type { PodAdmissionConfig } from './pods.js';
 import { persistentVolumeClaimStrategy } from './persistentvolumeclaims.js';
 import { podStrategy, podStrategyWith } from './pods.js';
+import { podDisruptionBudgetStrategy } from './poddisruptionbudgets.js';
 import {
   clusterRoleBindingStrategy,
   clusterRoleStrategy,
@@ -64,6 +65,7 @@ const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'rbac.authorization.k8s.io/v1/clusterroles': clusterRoleStrategy,
   'rbac.authorization.k8s.io/v1/rolebindings': roleBindingStrategy,
   'rbac.authorization.k8s.io/v1/clusterrolebindings': clusterRoleBindingStrategy,
+  'policy/v1/poddisruptionbudgets': podDisruptionBudgetStrategy,
   'authorization.k8s.io/v1/selfsubjectaccessreviews': reviewStrategy,
   'authorization.k8s.io/v1/subjectaccessreviews': reviewStrategy,
   'authorization.k8s.io/v1/selfsubjectrulesreviews': reviewStrategy,

@@ -14,6 +14,7 @@ import { cronJobPrinter, jobPrinter } from './job.js';
 import { nodePrinter } from './node.js';
 import { persistentVolumeClaimPrinter } from './persistentvolumeclaim.js';
 import { podPrinter } from './pod.js';
+import { podDisruptionBudgetPrinter } from './poddisruptionbudget.js';
 import { NAME_COLUMN, column, nameOf, type TablePrinter } from './printer.js';
 import { replicaSetPrinter } from './replicaset.js';
 import { servicePrinter } from './service.js';
@@ -46,6 +47,7 @@ const PRINTERS: ReadonlyMap<string, TablePrinter> = new Map([
   ['coordination.k8s.io/leases', leasePrinter],
   ['discovery.k8s.io/endpointslices', endpointSlicePrinter],
   ['events.k8s.io/events', eventsV1Printer],
+  ['policy/poddisruptionbudgets', podDisruptionBudgetPrinter],
 ]);
 
 /** The go zero time, which Kubernetes prints for an object without creationTimestamp. */
