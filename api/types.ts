@@ -387,3 +387,61 @@ export interface ConfigMap extends KubeObject {
   binaryData?: Record<string, string>;
   immutable?: boolean;
 }
+
+/** autoscaling/v2 CrossVersionObjectReference: what a HorizontalPodAutoscaler scales. */
+export interface HorizontalPodAutoscalerTargetRef {
+  apiVersion?: string;
+  kind: string;
+  name: string;
+}
+
+/** autoscaling/v2 MetricTarget: `Utilization` (averageUtilization, percent of request), `Value` or `AverageValue` (quantities). */
+export interface HorizontalPodAutoscalerMetricTarget {
+  type: 'Utilization' | 'Value' | 'AverageValue';
+  averageUtilization?: number;
+  averageValue?: string;
+  value?: string;
+}
+
+/** autoscaling/v2 MetricSpec (the Resource source is the one k8ts computes; others are kept and reported invalid). */
+export interface HorizontalPodAutoscalerMetricSpec {
+  type: 'Resource' | 'ContainerResource' | 'Pods' | 'Object' | 'External';
+  resource?: { name: string; target: HorizontalPodAutoscalerMetricTarget };
+  [source: string]: unknown;
+}
+
+/** autoscaling/v2 HPAScalingRules. */
+export interface HorizontalPodAutoscalerScalingRules {
+  stabilizationWindowSeconds?: number;
+  selectPolicy?: 'Max' | 'Min' | 'Disabled';
+  policies?: { type: 'Pods' | 'Percent'; value: number; periodSeconds: number }[];
+}
+
+/** autoscaling/v2 HorizontalPodAutoscaler. */
+export interface HorizontalPodAutoscaler extends KubeObject {
+  metadata: ObjectMeta;
+  spec: {
+    scaleTargetRef: HorizontalPodAutoscalerTargetRef;
+    minReplicas?: number;
+    maxReplicas: number;
+    metrics?: HorizontalPodAutoscalerMetricSpec[];
+    behavior?: {
+      scaleUp?: HorizontalPodAutoscalerScalingRules;
+      scaleDown?: HorizontalPodAutoscalerScalingRules;
+    };
+  };
+  status?: {
+    observedGeneration?: number;
+    lastScaleTime?: string;
+    currentReplicas?: number;
+    desiredReplicas: number;
+    currentMetrics?: {
+      type: string;
+      resource?: {
+        name: string;
+        current: { averageUtilization?: number; averageValue?: string; value?: string };
+      };
+    }[];
+    conditions?: Condition[];
+  };
+}

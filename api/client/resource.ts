@@ -46,6 +46,7 @@ export const resources = {
   controllerrevisions: ref('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true),
   jobs: ref('batch', 'v1', 'jobs', 'Job', true),
   cronjobs: ref('batch', 'v1', 'cronjobs', 'CronJob', true),
+  horizontalpodautoscalers: ref('autoscaling', 'v2', 'horizontalpodautoscalers', 'HorizontalPodAutoscaler', true),
   leases: ref('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   endpointslices: ref('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
   poddisruptionbudgets: ref('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true),

@@ -60,6 +60,7 @@ describe('per-group discovery', () => {
       list.groups.map((g) => g.name),
       [
         'apps',
+        'autoscaling',
         'batch',
         'coordination.k8s.io',
         'discovery.k8s.io',
@@ -72,7 +73,7 @@ describe('per-group discovery', () => {
       ],
     );
     for (const g of list.groups) {
-      const v = g.name === 'metrics.k8s.io' ? 'v1beta1' : 'v1';
+      const v = g.name === 'metrics.k8s.io' ? 'v1beta1' : g.name === 'autoscaling' ? 'v2' : 'v1';
       assert.deepEqual(g.preferredVersion, { groupVersion: `${g.name}/${v}`, version: v });
       assert.deepEqual(g.versions, [g.preferredVersion]);
     }
@@ -241,6 +242,7 @@ describe('aggregated discovery', () => {
       v2.items.map((g) => g.metadata.name),
       [
         'apps',
+        'autoscaling',
         'batch',
         'coordination.k8s.io',
         'discovery.k8s.io',
@@ -499,6 +501,7 @@ describe('real kubectl', { timeout: 120_000 }, () => {
         assert.deepEqual(r.stdout.trim().split('\n').sort(), [
           'cronjobs.batch',
           'deployments.apps',
+          'horizontalpodautoscalers.autoscaling',
           'jobs.batch',
           'pods',
           'replicasets.apps',

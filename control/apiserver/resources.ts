@@ -132,6 +132,12 @@ export const RESOURCES: readonly ResourceInfo[] = [
     subresources: ['status'],
   }),
   res('batch', 'v1', 'Job', 'jobs', true, { categories: ['all'], subresources: ['status'] }),
+  // autoscaling/v2: HorizontalPodAutoscalers (strategies/horizontalpodautoscalers.ts).
+  res('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true, {
+    shortNames: ['hpa'],
+    categories: ['all'],
+    subresources: ['status'],
+  }),
   // coordination.k8s.io/v1
   res('coordination.k8s.io', 'v1', 'Lease', 'leases', true),
   // discovery.k8s.io/v1

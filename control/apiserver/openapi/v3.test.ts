@@ -20,6 +20,7 @@ describe('OpenAPI v3', () => {
     assert.deepEqual(Object.keys(index.paths), [
       'api/v1',
       'apis/apps/v1',
+      'apis/autoscaling/v2',
       'apis/batch/v1',
       'apis/coordination.k8s.io/v1',
       'apis/discovery.k8s.io/v1',

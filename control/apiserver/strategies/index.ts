@@ -19,6 +19,7 @@ import { endpointsStrategy } from './endpoints.js';
 import { endpointSliceStrategy } from './endpointslices.js';
 import { coreEventStrategy, eventsEventStrategy } from './events.js';
 import { cronJobStrategy, jobStrategy } from './jobs.js';
+import { horizontalPodAutoscalerStrategy } from './horizontalpodautoscalers.js';
 import { leaseStrategy } from './leases.js';
 import type { KindStrategy } from './meta.js';
 import { namespaceStrategy } from './namespaces.js';
@@ -58,6 +59,7 @@ const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'batch/v1/jobs': jobStrategy,
   'batch/v1/cronjobs': cronJobStrategy,
   'apps/v1/controllerrevisions': controllerRevisionStrategy,
+  'autoscaling/v2/horizontalpodautoscalers': horizontalPodAutoscalerStrategy,
   'coordination.k8s.io/v1/leases': leaseStrategy,
   'discovery.k8s.io/v1/endpointslices': endpointSliceStrategy,
   'events.k8s.io/v1/events': eventsEventStrategy,

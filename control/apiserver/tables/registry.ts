@@ -11,6 +11,7 @@ import { endpointsPrinter } from './endpoints.js';
 import { endpointSlicePrinter } from './endpointslice.js';
 import { eventPrinter, eventsV1Printer } from './event.js';
 import { cronJobPrinter, jobPrinter } from './job.js';
+import { horizontalPodAutoscalerPrinter } from './horizontalpodautoscaler.js';
 import { nodePrinter } from './node.js';
 import { persistentVolumeClaimPrinter } from './persistentvolumeclaim.js';
 import { podPrinter } from './pod.js';
@@ -44,6 +45,7 @@ const PRINTERS: ReadonlyMap<string, TablePrinter> = new Map([
   ['apps/controllerrevisions', controllerRevisionPrinter],
   ['batch/jobs', jobPrinter],
   ['batch/cronjobs', cronJobPrinter],
+  ['autoscaling/horizontalpodautoscalers', horizontalPodAutoscalerPrinter],
   ['coordination.k8s.io/leases', leasePrinter],
   ['discovery.k8s.io/endpointslices', endpointSlicePrinter],
   ['events.k8s.io/events', eventsV1Printer],
