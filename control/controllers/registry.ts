@@ -4,6 +4,7 @@
  */
 import type { ControllerFactory } from './context.js';
 import { deploymentController } from './deployment/index.js';
+import { disruptionController } from './disruption/index.js';
 import { endpointsController } from './endpoints/index.js';
 import { endpointSliceController } from './endpointslice/index.js';
 import { garbageCollectorController } from './garbagecollector/index.js';
@@ -21,6 +22,7 @@ import { tokenCleanerController } from './tokencleaner/index.js';
 export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   // One line per controller, in alphabetical order: `name: factory,`.
   deployment: deploymentController,
+  disruption: disruptionController,
   endpoint: endpointsController,
   endpointslice: endpointSliceController,
   garbagecollector: garbageCollectorController,
