@@ -237,6 +237,40 @@ export interface ReplicaSet extends KubeObject {
   };
 }
 
+/** apps/v1 DaemonSet (the fields k8ts reads and writes). */
+export interface DaemonSet extends KubeObject {
+  metadata: ObjectMeta;
+  spec: {
+    selector: LabelSelectorObject;
+    template: PodTemplateSpec;
+    updateStrategy?: {
+      type?: 'RollingUpdate' | 'OnDelete';
+      rollingUpdate?: { maxUnavailable?: number | string; maxSurge?: number | string };
+    };
+    minReadySeconds?: number;
+    revisionHistoryLimit?: number;
+  };
+  status?: {
+    currentNumberScheduled: number;
+    numberMisscheduled: number;
+    desiredNumberScheduled: number;
+    numberReady: number;
+    observedGeneration?: number;
+    updatedNumberScheduled?: number;
+    numberAvailable?: number;
+    numberUnavailable?: number;
+    collisionCount?: number;
+    conditions?: Condition[];
+  };
+}
+
+/** apps/v1 ControllerRevision: an immutable snapshot (`data`) of a controller's state, numbered `revision`. */
+export interface ControllerRevision extends KubeObject {
+  metadata: ObjectMeta;
+  data?: unknown;
+  revision: number;
+}
+
 export interface Deployment extends KubeObject {
   metadata: ObjectMeta;
   spec: {

@@ -43,6 +43,7 @@ export const resources = {
   statefulsets: ref('apps', 'v1', 'statefulsets', 'StatefulSet', true),
   deployments: ref('apps', 'v1', 'deployments', 'Deployment', true),
   replicasets: ref('apps', 'v1', 'replicasets', 'ReplicaSet', true),
+  daemonsets: ref('apps', 'v1', 'daemonsets', 'DaemonSet', true),
   controllerrevisions: ref('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true),
   jobs: ref('batch', 'v1', 'jobs', 'Job', true),
   cronjobs: ref('batch', 'v1', 'cronjobs', 'CronJob', true),

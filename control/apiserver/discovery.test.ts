@@ -500,6 +500,7 @@ describe('real kubectl', { timeout: 120_000 }, () => {
         assert.equal(r.code, 0, r.stderr);
         assert.deepEqual(r.stdout.trim().split('\n').sort(), [
           'cronjobs.batch',
+          'daemonsets.apps',
           'deployments.apps',
           'horizontalpodautoscalers.autoscaling',
           'jobs.batch',

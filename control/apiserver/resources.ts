@@ -123,6 +123,12 @@ export const RESOURCES: readonly ResourceInfo[] = [
     categories: ['all'],
     subresources: ['status', 'scale'],
   }),
+  // DaemonSet: control/controllers/daemon.
+  res('apps', 'v1', 'DaemonSet', 'daemonsets', true, {
+    shortNames: ['ds'],
+    categories: ['all'],
+    subresources: ['status'],
+  }),
   // ControllerRevision: DaemonSet and StatefulSet history (control/controllers/daemon).
   res('apps', 'v1', 'ControllerRevision', 'controllerrevisions', true),
   // batch/v1

@@ -3,6 +3,7 @@
  * NewControllerDescriptors). The one place a controller is added.
  */
 import type { ControllerFactory } from './context.js';
+import { daemonSetController } from './daemon/index.js';
 import { deploymentController } from './deployment/index.js';
 import { disruptionController } from './disruption/index.js';
 import { endpointsController } from './endpoints/index.js';
@@ -21,6 +22,7 @@ import { tokenCleanerController } from './tokencleaner/index.js';
 
 export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   // One line per controller, in alphabetical order: `name: factory,`.
+  daemonset: daemonSetController,
   deployment: deploymentController,
   disruption: disruptionController,
   endpoint: endpointsController,

@@ -14,6 +14,7 @@ import { groupVersion } from '../resources.js';
 import type { Strategy } from '../strategy.js';
 import { configMapStrategy } from './configmaps.js';
 import { controllerRevisionStrategy } from './controllerrevisions.js';
+import { daemonSetStrategy } from './daemonsets.js';
 import { deploymentStrategy } from './deployments.js';
 import { endpointsStrategy } from './endpoints.js';
 import { endpointSliceStrategy } from './endpointslices.js';
@@ -59,6 +60,7 @@ const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'batch/v1/jobs': jobStrategy,
   'batch/v1/cronjobs': cronJobStrategy,
   'apps/v1/controllerrevisions': controllerRevisionStrategy,
+  'apps/v1/daemonsets': daemonSetStrategy,
   'autoscaling/v2/horizontalpodautoscalers': horizontalPodAutoscalerStrategy,
   'coordination.k8s.io/v1/leases': leaseStrategy,
   'discovery.k8s.io/v1/endpointslices': endpointSliceStrategy,

@@ -6,6 +6,7 @@
 import { rfc3339 } from '../../../api/object.js';
 import { parseTime } from './format.js';
 import { controllerRevisionPrinter } from './controllerrevision.js';
+import { daemonSetPrinter } from './daemonset.js';
 import { deploymentPrinter } from './deployment.js';
 import { endpointsPrinter } from './endpoints.js';
 import { endpointSlicePrinter } from './endpointslice.js';
@@ -43,6 +44,7 @@ const PRINTERS: ReadonlyMap<string, TablePrinter> = new Map([
   ['apps/deployments', deploymentPrinter],
   ['apps/replicasets', replicaSetPrinter],
   ['apps/controllerrevisions', controllerRevisionPrinter],
+  ['apps/daemonsets', daemonSetPrinter],
   ['batch/jobs', jobPrinter],
   ['batch/cronjobs', cronJobPrinter],
   ['autoscaling/horizontalpodautoscalers', horizontalPodAutoscalerPrinter],
