@@ -9,6 +9,7 @@ import { disruptionController } from './disruption/index.js';
 import { endpointsController } from './endpoints/index.js';
 import { endpointSliceController } from './endpointslice/index.js';
 import { garbageCollectorController } from './garbagecollector/index.js';
+import { jobController } from './job/index.js';
 import { namespaceController } from './namespace/index.js';
 import { nodeIpamController } from './nodeipam/index.js';
 import { nodeLifecycleController } from './nodelifecycle/index.js';
@@ -19,6 +20,7 @@ import { serviceAccountController } from './serviceaccount/index.js';
 import { serviceLBController } from './servicelb/index.js';
 import { taintEvictionController } from './tainteviction/index.js';
 import { tokenCleanerController } from './tokencleaner/index.js';
+import { ttlAfterFinishedController } from './ttlafterfinished/index.js';
 
 export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   // One line per controller, in alphabetical order: `name: factory,`.
@@ -28,6 +30,7 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   endpoint: endpointsController,
   endpointslice: endpointSliceController,
   garbagecollector: garbageCollectorController,
+  job: jobController,
   namespace: namespaceController,
   nodeipam: nodeIpamController,
   nodelifecycle: nodeLifecycleController,
@@ -38,4 +41,5 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   servicelb: serviceLBController,
   'taint-eviction-controller': taintEvictionController,
   tokencleaner: tokenCleanerController,
+  'ttl-after-finished': ttlAfterFinishedController,
 };
