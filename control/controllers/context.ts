@@ -45,6 +45,16 @@ export interface ControllersConfig {
    * serving certificate). Unset: an empty `ca.crt` (a server on plain HTTP).
    */
   rootCACert?: string;
+  /** --horizontal-pod-autoscaler-sync-period: seconds between two looks at each HorizontalPodAutoscaler. Default 15. */
+  horizontalPodAutoscalerSyncPeriodSeconds?: number;
+  /** --horizontal-pod-autoscaler-downscale-stabilization: seconds of the scale-down window without behavior. Default 300. */
+  horizontalPodAutoscalerDownscaleStabilizationSeconds?: number;
+  /** --horizontal-pod-autoscaler-tolerance: the usage ratio change below which an HPA does not scale. Default 0.1. */
+  horizontalPodAutoscalerTolerance?: number;
+  /** --horizontal-pod-autoscaler-cpu-initialization-period: seconds after a pod's start its CPU samples may be skipped. Default 300. */
+  horizontalPodAutoscalerCPUInitializationPeriodSeconds?: number;
+  /** --horizontal-pod-autoscaler-initial-readiness-delay: seconds after start a readiness change counts as the first. Default 30. */
+  horizontalPodAutoscalerInitialReadinessDelaySeconds?: number;
 }
 
 /** kube-controller-manager's defaults. */

@@ -10,6 +10,7 @@ import { endpointsController } from './endpoints/index.js';
 import { endpointSliceController } from './endpointslice/index.js';
 import { garbageCollectorController } from './garbagecollector/index.js';
 import { jobController } from './job/index.js';
+import { horizontalPodAutoscalerController } from './podautoscaler/index.js';
 import { namespaceController } from './namespace/index.js';
 import { nodeIpamController } from './nodeipam/index.js';
 import { nodeLifecycleController } from './nodelifecycle/index.js';
@@ -31,6 +32,7 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   endpointslice: endpointSliceController,
   garbagecollector: garbageCollectorController,
   job: jobController,
+  horizontalpodautoscaling: horizontalPodAutoscalerController,
   namespace: namespaceController,
   nodeipam: nodeIpamController,
   nodelifecycle: nodeLifecycleController,
