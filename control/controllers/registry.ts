@@ -19,6 +19,7 @@ import { replicaSetController } from './replicaset/index.js';
 import { rootCACertPublisherController } from './rootcacertpublisher/index.js';
 import { serviceAccountController } from './serviceaccount/index.js';
 import { serviceLBController } from './servicelb/index.js';
+import { statefulSetController } from './statefulset/index.js';
 import { taintEvictionController } from './tainteviction/index.js';
 import { tokenCleanerController } from './tokencleaner/index.js';
 import { ttlAfterFinishedController } from './ttlafterfinished/index.js';
@@ -41,6 +42,7 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   'root-ca-cert-publisher': rootCACertPublisherController,
   serviceaccount: serviceAccountController,
   servicelb: serviceLBController,
+  statefulset: statefulSetController,
   'taint-eviction-controller': taintEvictionController,
   tokencleaner: tokenCleanerController,
   'ttl-after-finished': ttlAfterFinishedController,
