@@ -23,7 +23,7 @@
 // removed at the end, also after a failure.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -42,8 +42,15 @@ import { until, untilTruthy } from './support/wait.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
-/** The host's kubectl (`/usr/bin/kubectl` links to it): a static Go binary, so it runs in busybox. */
-const KUBECTL = '/usr/lib/google-cloud-sdk/bin/kubectl';
+/**
+ * The host's kubectl, the file its PATH entry links to (here /usr/bin/kubectl →
+ * /usr/lib/google-cloud-sdk/bin/kubectl): kubectl releases are static Go binaries, so it
+ * runs in busybox with nothing else mounted (checked in before()).
+ */
+const KUBECTL = (() => {
+  const which = spawnSync('which', ['kubectl'], { encoding: 'utf8' }).stdout.trim();
+  return which ? realpathSync(which) : '/usr/bin/kubectl';
+})();
 /** The first address of the default service range (10.43.0.0/16): the `kubernetes` Service. */
 const KUBERNETES_CLUSTER_IP = '10.43.0.1';
 
@@ -245,6 +252,12 @@ for (const runtime of ['docker', 'containerd'] as const) {
         await apply(podWithKubectl('plain', NODE, 'default', 'default'));
         await running('reader');
         await running('plain');
+        const version = await exec('reader', '/kubectl', 'version', '--client');
+        assert.equal(
+          version.code,
+          0,
+          `the host's kubectl (${KUBECTL}) does not run in busybox (not a static binary?): ${version.stderr}`,
+        );
       });
 
       after(async () => {
