@@ -4,8 +4,9 @@
 // process on the segment's gateway address (so that is its advertise address, the
 // endpoint of the `kubernetes` Service), and the real kubectl.
 // - kubectl inside a busybox pod of a namespace of the run's (the host's static kubectl
-//   binary, mounted with a hostPath volume), configured by nothing but the pod's mounted ServiceAccount files and
-//   KUBERNETES_SERVICE_HOST/PORT (kubectl's in-cluster config), reaches the API through
+//   binary, mounted with a hostPath volume), configured by nothing but the pod's mounted
+//   ServiceAccount files and KUBERNETES_SERVICE_HOST/PORT (kubectl's in-cluster config),
+//   reaches the API through
 //   the ClusterIP 10.43.0.1:443 (the agent's kube-proxy DNATs it to the advertise
 //   address), its namespace from the mounted file: 403 before a RoleBinding to its
 //   ServiceAccount, the namespace's pods after;
