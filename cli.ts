@@ -25,6 +25,7 @@ Usage:
                    [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]
                    [--node-monitor-grace-period 50s] [--node-monitor-period 5s]
                    [--node-startup-grace-period 60s] [--terminated-pod-gc-threshold 12500]
+                   [--horizontal-pod-autoscaler-sync-period 15s]
                    [--default-not-ready-toleration-seconds 300]
                    [--default-unreachable-toleration-seconds 300] [--cluster-cidr 10.42.0.0/16]
                    [--service-cluster-ip-range 10.43.0.0/16] [--service-node-port-range 30000-32767]

@@ -30,6 +30,7 @@ describe('k8ts server options', () => {
           nodeMonitorPeriodSeconds: 5,
           nodeStartupGracePeriodSeconds: 60,
           terminatedPodGCThreshold: 12500,
+          horizontalPodAutoscalerSyncPeriodSeconds: 15,
           clusterCIDR: '10.42.0.0/16',
         },
         defaultNotReadyTolerationSeconds: 300,

@@ -43,6 +43,7 @@ export const SERVER_FLAGS = {
   'node-monitor-period': { type: 'string', default: '5s' },
   'node-startup-grace-period': { type: 'string', default: '60s' },
   'terminated-pod-gc-threshold': { type: 'string', default: '12500' },
+  'horizontal-pod-autoscaler-sync-period': { type: 'string', default: '15s' },
   'cluster-cidr': { type: 'string', default: '10.42.0.0/16' },
   'flannel-backend': { type: 'string', default: 'vxlan' },
   'service-cluster-ip-range': { type: 'string', default: '10.43.0.0/16' },
@@ -159,6 +160,10 @@ export async function parseServerOptions(argv: string[]): Promise<ServerOptions 
         '--node-startup-grace-period',
       ),
       terminatedPodGCThreshold: wholeNumber(values, 'terminated-pod-gc-threshold', 1),
+      horizontalPodAutoscalerSyncPeriodSeconds: parseDuration(
+        values['horizontal-pod-autoscaler-sync-period'],
+        '--horizontal-pod-autoscaler-sync-period',
+      ),
       clusterCIDR: clusterCidr,
     },
     defaultNotReadyTolerationSeconds: wholeNumber(values, 'default-not-ready-toleration-seconds', 0),
