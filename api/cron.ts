@@ -18,6 +18,8 @@ export class ScheduleError extends Error {}
 export interface Schedule {
   /** The first scheduled time strictly after `after`. */
   next(after: Date): Date;
+  /** The last scheduled time at or before `atOrBefore` of the run of times through `from` (a scheduled time). */
+  latest(from: Date, atOrBefore: Date): Date;
 }
 
 const DESCRIPTORS: Readonly<Record<string, string>> = {
@@ -72,7 +74,11 @@ export function parseSchedule(spec: string, timeZone = 'UTC'): Schedule {
       throw new ScheduleError(`failed to parse duration ${trimmed}: time: invalid duration "${arg}"`);
     // robfig's ConstantDelaySchedule: at least one second, whole seconds, counted from `after`.
     const every = Math.max(1000, Math.floor(ms / 1000) * 1000);
-    return { next: (after) => new Date(Math.floor(after.getTime() / 1000) * 1000 + every) };
+    return {
+      next: (after) => new Date(Math.floor(after.getTime() / 1000) * 1000 + every),
+      latest: (from, atOrBefore) =>
+        new Date(from.getTime() + Math.floor((atOrBefore.getTime() - from.getTime()) / every) * every),
+    };
   }
   let expr = trimmed;
   if (trimmed.startsWith('@')) {
@@ -94,6 +100,10 @@ export function parseSchedule(spec: string, timeZone = 'UTC'): Schedule {
     next(after) {
       return CronExpressionParser.parse(expr, { tz: timeZone, currentDate: after }).next().toDate();
     },
+    latest(_from, atOrBefore) {
+      const currentDate = new Date(atOrBefore.getTime() + 1);
+      return CronExpressionParser.parse(expr, { tz: timeZone, currentDate }).prev().toDate();
+    },
   };
 }
 
@@ -108,4 +118,36 @@ export function timeZoneProblem(name: string): string | undefined {
   } catch {
     return `unknown time zone ${name}`;
   }
+}
+
+/** What mostRecentScheduleTime finds between `earliest` and `now`. */
+export interface MissedTimes {
+  /** The latest scheduled time in (earliest, now]; undefined when none. */
+  mostRecent: Date | undefined;
+  /** How many scheduled times fell in (earliest, now], counted up to `cap` (cap means "at least"). */
+  count: number;
+  /** The first scheduled time after `now`. */
+  next: Date;
+}
+
+/**
+ * The scheduled times of `schedule` after `earliest` up to and including `now`
+ * (cronjob v2's mostRecentScheduleTime): their count, capped at `cap` (default 101: more
+ * than 100 is what Kubernetes warns about), the most recent one, and the next after `now`.
+ * Never walks more than `cap` times, however long the controller was away.
+ */
+export function missedTimes(schedule: Schedule, earliest: Date, now: Date, cap = 101): MissedTimes {
+  let count = 0;
+  let mostRecent: Date | undefined;
+  let t = schedule.next(earliest);
+  while (t.getTime() <= now.getTime() && count < cap) {
+    mostRecent = t;
+    count++;
+    t = schedule.next(t);
+  }
+  if (t.getTime() <= now.getTime()) {
+    mostRecent = schedule.latest(t, now);
+    t = schedule.next(mostRecent);
+  }
+  return { mostRecent, count, next: t };
 }

@@ -3,6 +3,7 @@
  * NewControllerDescriptors). The one place a controller is added.
  */
 import type { ControllerFactory } from './context.js';
+import { cronJobController } from './cronjob/index.js';
 import { daemonSetController } from './daemon/index.js';
 import { deploymentController } from './deployment/index.js';
 import { disruptionController } from './disruption/index.js';
@@ -11,6 +12,7 @@ import { endpointSliceController } from './endpointslice/index.js';
 import { garbageCollectorController } from './garbagecollector/index.js';
 import { jobController } from './job/index.js';
 import { horizontalPodAutoscalerController } from './podautoscaler/index.js';
+import { jobController } from './job/index.js';
 import { namespaceController } from './namespace/index.js';
 import { nodeIpamController } from './nodeipam/index.js';
 import { nodeLifecycleController } from './nodelifecycle/index.js';
@@ -23,9 +25,11 @@ import { statefulSetController } from './statefulset/index.js';
 import { taintEvictionController } from './tainteviction/index.js';
 import { tokenCleanerController } from './tokencleaner/index.js';
 import { ttlAfterFinishedController } from './ttlafterfinished/index.js';
+import { ttlAfterFinishedController } from './ttlafterfinished/index.js';
 
 export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   // One line per controller, in alphabetical order: `name: factory,`.
+  cronjob: cronJobController,
   daemonset: daemonSetController,
   deployment: deploymentController,
   disruption: disruptionController,
@@ -34,6 +38,7 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   garbagecollector: garbageCollectorController,
   job: jobController,
   horizontalpodautoscaling: horizontalPodAutoscalerController,
+  job: jobController,
   namespace: namespaceController,
   nodeipam: nodeIpamController,
   nodelifecycle: nodeLifecycleController,
@@ -45,5 +50,6 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   statefulset: statefulSetController,
   'taint-eviction-controller': taintEvictionController,
   tokencleaner: tokenCleanerController,
+  'ttl-after-finished': ttlAfterFinishedController,
   'ttl-after-finished': ttlAfterFinishedController,
 };
