@@ -7,7 +7,9 @@
 // client resolves web-0.nginx.<ns>.svc.cluster.local (nslookup) and `web-0.nginx` (ping,
 // through its resolv.conf's search path) to web-0's address from the agent's cluster DNS; `kubectl rollout status|history|undo
 // statefulset/web` after `kubectl set env`. The set has no volumeClaimTemplates: nothing
-// provisions PersistentVolumes yet, so a pod with a claim could not start. Every container
+// provisions PersistentVolumes yet, so a pod with a claim cannot start; a second set with one
+// shows its claim created (Pending), mounted by name, owned by the set (whenDeleted: Delete)
+// and gone with it. A serviceName change is refused with upstream's words. Every container
 // is labelled with the test's node name and removed at the end.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -289,5 +291,92 @@ describe('StatefulSet with real Docker and kubectl', { timeout: 900_000 }, () =>
     );
     const after = await kubectl('rollout', 'history', 'statefulset/web', '-n', NS);
     assert.match(after, /REVISION\s+CHANGE-CAUSE\n2\s+<none>\n3\s+<none>/);
+  });
+  it('claims from volumeClaimTemplates, a refused serviceName change, and a cascading delete', async () => {
+    const data = `
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: { name: data, namespace: ${NS} }
+spec:
+  serviceName: nginx
+  replicas: 1
+  persistentVolumeClaimRetentionPolicy: { whenDeleted: Delete }
+  selector: { matchLabels: { app: data } }
+  template:
+    metadata: { labels: { app: data } }
+    spec:
+      automountServiceAccountToken: false
+      terminationGracePeriodSeconds: 0
+      containers:
+        - name: main
+          image: k8ts/busybox:1.0
+          imagePullPolicy: IfNotPresent
+          command: [sleep, '3600']
+          volumeMounts: [{ name: www, mountPath: /data }]
+  volumeClaimTemplates:
+    - metadata: { name: www }
+      spec: { accessModes: [ReadWriteOnce], resources: { requests: { storage: 1Gi } } }
+`;
+    const applied = await k!.kubectlIn(data, 'apply', '-f', '-');
+    assert.equal(applied.code, 0, applied.stderr);
+    const table = await until('the claim www-data-0', async () => {
+      const r = await k!.kubectl('get', 'pvc', 'www-data-0', '-n', NS);
+      return r.code === 0 ? r.stdout : undefined;
+    });
+    assert.match(
+      table,
+      /^NAME\s+STATUS\s+VOLUME\s+CAPACITY\s+ACCESS MODES\s+STORAGECLASS\s+VOLUMEATTRIBUTESCLASS\s+AGE\n/,
+    );
+    assert.match(table, /\nwww-data-0\s+Pending\s+/);
+    const claim = await until('data-0 mounting its claim', async () => {
+      const r = await k!.kubectl(
+        'get',
+        'pod',
+        'data-0',
+        '-n',
+        NS,
+        '-o',
+        'jsonpath={.spec.volumes[?(@.name=="www")].persistentVolumeClaim.claimName}',
+      );
+      return r.code === 0 && r.stdout !== '' ? r.stdout : undefined;
+    });
+    assert.equal(claim, 'www-data-0');
+    const owners = await until('the claim owned by the set', async () => {
+      const out = await kubectl(
+        'get',
+        'pvc',
+        'www-data-0',
+        '-n',
+        NS,
+        '-o',
+        'jsonpath={.metadata.ownerReferences[*].kind}',
+      );
+      return out === 'StatefulSet' ? out : undefined;
+    });
+    assert.equal(owners, 'StatefulSet');
+
+    const refused = await k!.kubectl(
+      'patch',
+      'statefulset',
+      'web',
+      '-n',
+      NS,
+      '--type=merge',
+      '-p',
+      '{"spec":{"serviceName":"other"}}',
+    );
+    assert.notEqual(refused.code, 0);
+    assert.match(
+      refused.stderr,
+      /spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden/,
+    );
+    assert.equal(await kubectl('get', 'sts', 'web', '-n', NS, '-o', 'jsonpath={.spec.serviceName}'), 'nginx');
+
+    await kubectl('delete', 'statefulset', 'data', '-n', NS);
+    await until('data-0 and www-data-0 gone', async () => {
+      const pod = await k!.kubectl('get', 'pod', 'data-0', '-n', NS);
+      const pvc = await k!.kubectl('get', 'pvc', 'www-data-0', '-n', NS);
+      return pod.code !== 0 && pvc.code !== 0 ? true : undefined;
+    });
   });
 });
