@@ -50,6 +50,20 @@ export interface RegistryConfig {
   hooks?: RegistryHooks;
   /** The other resources' writes the strategy's afterCreate makes (the API server's registries); without it, afterCreate is not called. */
   related?: RelatedWrites;
+  /**
+   * For a resource served in a version other than the one it is stored in (autoscaling/v1
+   * HorizontalPodAutoscalers over the stored autoscaling/v2 ones): converts every object
+   * on its way to and from the store. Without it, objects are stored as served.
+   */
+  codec?: StorageCodec;
+}
+
+/** Conversion between a served version and the storage version (the apiserver's codec of a resource). */
+export interface StorageCodec {
+  /** The storage form of a served object (its apiVersion included); must not fail for a valid object. */
+  toStorage(obj: KubeObject): KubeObject;
+  /** The served form of a stored object. */
+  fromStorage(obj: KubeObject): KubeObject;
 }
 
 /**
@@ -148,6 +162,8 @@ export class Registry {
   private readonly uid: () => string;
   private readonly hooks: RegistryHooks;
   private readonly related: RelatedWrites | undefined;
+  /** The conversion to and from the storage version, if the resource is not stored as served. */
+  readonly codec: StorageCodec | undefined;
 
   constructor(cfg: RegistryConfig) {
     if (!cfg.store || !cfg.resource || !cfg.strategy)
@@ -160,6 +176,25 @@ export class Registry {
     this.uid = cfg.uid ?? randomUUID;
     this.hooks = cfg.hooks ?? {};
     this.related = cfg.related;
+    this.codec = cfg.codec ?? cfg.strategy.storageCodec;
+  }
+
+  /** The stored form of an API object (through the codec of a resource served in a version it is not stored in). */
+  private encode(obj: KubeObject): string {
+    return encode(this.codec ? this.codec.toStorage(obj) : obj);
+  }
+
+  /** The API form of a stored value. */
+  private decode(kv: KeyValue): KubeObject {
+    const obj = decode(kv);
+    return this.codec ? this.codec.fromStorage(obj) : obj;
+  }
+
+  /** See the module function written(): the owned object itself, else the stored value decoded. */
+  private written(obj: KubeObject, kv: KeyValue, owned: boolean | undefined): KubeObject {
+    if (!owned) return this.decode(kv);
+    (obj.metadata ??= {}).resourceVersion = String(kv.modRevision);
+    return obj;
   }
 
   /**
@@ -214,9 +249,9 @@ export class Registry {
     let stored: KubeObject;
     for (let attempt = 1; ; attempt++) {
       try {
-        const kv = await this.store.create(this.key(namespace, meta.name!), encode(obj));
+        const kv = await this.store.create(this.key(namespace, meta.name!), this.encode(obj));
         await finish?.(true);
-        stored = written(obj, kv, opts.owned);
+        stored = this.written(obj, kv, opts.owned);
         break;
       } catch (err) {
         if (generated && isStorageError(err, 'KeyExists') && attempt < GENERATE_NAME_ATTEMPTS) {
@@ -237,7 +272,7 @@ export class Registry {
    */
   async get(namespace: string | undefined, name: string): Promise<KubeObject> {
     const kv = await this.read(namespace, name);
-    return decode(kv);
+    return this.decode(kv);
   }
 
   /**
@@ -257,7 +292,7 @@ export class Registry {
       });
       const items: KubeObject[] = [];
       for (const kv of page.items) {
-        const obj = decode(kv);
+        const obj = this.decode(kv);
         if (this.matches(obj, q)) items.push(obj);
       }
       const list: KubeList = {
@@ -334,7 +369,7 @@ export class Registry {
     const expected = parseResourceVersion(meta.resourceVersion, 'metadata.resourceVersion');
     const current = await this.read(namespace, name);
     if (expected && expected !== current.modRevision) throw conflict(this.ref(name));
-    const old = decode(current);
+    const old = this.decode(current);
     const next = this.prepareUpdate(obj, old, opts.subresource);
     await opts.admit?.(next, old);
     if (unchanged(next, old)) return old;
@@ -345,9 +380,9 @@ export class Registry {
       return next;
     }
     try {
-      const kv = await this.store.update(current.key, encode(next), current.modRevision);
+      const kv = await this.store.update(current.key, this.encode(next), current.modRevision);
       await finish?.(true);
-      return written(next, kv, opts.owned);
+      return this.written(next, kv, opts.owned);
     } catch (err) {
       await finish?.(false);
       throw toApiError(err, this.ref(name));
@@ -369,9 +404,9 @@ export class Registry {
   ): Promise<KubeObject> {
     for (let attempt = 1; ; attempt++) {
       const kv = await this.read(namespace, name);
-      const current = decode(kv);
+      const current = this.decode(kv);
       // `mutate` gets a copy of its own (decoding again is cheaper than structuredClone).
-      const mutated = await mutate(decode(kv));
+      const mutated = await mutate(this.decode(kv));
       const changed = opts.owned ? mutated : structuredClone(mutated);
       const meta = (changed.metadata ??= {});
       if (meta.name !== name)
@@ -392,9 +427,9 @@ export class Registry {
         return next;
       }
       try {
-        const stored = await this.store.update(kv.key, encode(next), kv.modRevision);
+        const stored = await this.store.update(kv.key, this.encode(next), kv.modRevision);
         await finish?.(true);
-        return written(next, stored, opts.owned);
+        return this.written(next, stored, opts.owned);
       } catch (err) {
         await finish?.(false);
         // Retrying re-applies `mutate` to a fresh read: a resourceVersion the client put in
@@ -423,11 +458,11 @@ export class Registry {
   ): Promise<number | undefined> {
     for (let attempt = 1; ; attempt++) {
       const kv = await this.read(namespace, name);
-      const obj = decode(kv);
+      const obj = this.decode(kv);
       tryUpdate(obj);
       if (opts.dryRun) return undefined;
       try {
-        return (await this.store.update(kv.key, encode(obj), kv.modRevision)).modRevision;
+        return (await this.store.update(kv.key, this.encode(obj), kv.modRevision)).modRevision;
       } catch (err) {
         if (isStorageError(err, 'Conflict') && attempt < GUARANTEED_UPDATE_ATTEMPTS) continue;
         throw toApiError(err, this.ref(name));
@@ -454,7 +489,7 @@ export class Registry {
     }
     for (let attempt = 1; ; attempt++) {
       const kv = await this.read(namespace, name);
-      const current = decode(kv);
+      const current = this.decode(kv);
       const meta = current.metadata!;
       if (opts.preconditions?.uid && opts.preconditions.uid !== meta.uid) {
         throw conflict(
@@ -488,7 +523,7 @@ export class Registry {
         if (finalizers.size === 0 && specFinalizers.length === 0 && grace === 0) {
           if (opts.dryRun) return { object: current, deleted: true };
           const { deleted } = await this.store.delete(kv.key, kv.modRevision);
-          const removed = decode(deleted);
+          const removed = this.decode(deleted);
           await this.hooks.afterDelete?.(removed);
           return { object: removed, deleted: true };
         }
@@ -503,8 +538,8 @@ export class Registry {
         else delete m.finalizers;
         this.strategy.prepareForDelete?.(next);
         if (opts.dryRun) return { object: next, deleted: false };
-        const written = await this.store.update(kv.key, encode(next), kv.modRevision);
-        return { object: decode(written), deleted: false };
+        const stored = await this.store.update(kv.key, this.encode(next), kv.modRevision);
+        return { object: this.decode(stored), deleted: false };
       } catch (err) {
         if (isStorageError(err, 'Conflict') && attempt < GUARANTEED_UPDATE_ATTEMPTS) continue;
         throw toApiError(err, this.ref(name));
@@ -708,16 +743,6 @@ export function encode(obj: KubeObject): string {
   if (obj.metadata?.resourceVersion === undefined) return JSON.stringify(obj);
   const { resourceVersion: _rv, ...metadata } = obj.metadata;
   return JSON.stringify({ ...obj, metadata });
-}
-
-/**
- * What a write answers: `obj` itself once stored as `kv` (resourceVersion set) when the
- * caller owns it (WriteOptions.owned), else the stored value decoded again.
- */
-function written(obj: KubeObject, kv: KeyValue, owned: boolean | undefined): KubeObject {
-  if (!owned) return decode(kv);
-  (obj.metadata ??= {}).resourceVersion = String(kv.modRevision);
-  return obj;
 }
 
 /** The API form of a stored value: its resourceVersion is the key's modRevision. */

@@ -144,6 +144,12 @@ export const RESOURCES: readonly ResourceInfo[] = [
     categories: ['all'],
     subresources: ['status'],
   }),
+  // autoscaling/v1: the same objects, converted (strategies/horizontalpodautoscalers-v1.ts).
+  res('autoscaling', 'v1', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true, {
+    shortNames: ['hpa'],
+    categories: ['all'],
+    subresources: ['status'],
+  }),
   // coordination.k8s.io/v1
   res('coordination.k8s.io', 'v1', 'Lease', 'leases', true),
   // discovery.k8s.io/v1

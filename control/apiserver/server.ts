@@ -22,7 +22,7 @@ import client from 'prom-client';
 import { logsAt, type Logger } from '../../api/log.js';
 import { parseFieldSelector } from '../../api/meta/fields.js';
 import type { KubeObject } from '../../api/object.js';
-import type { Store } from '../storage/store.js';
+import type { KeyValue, Store } from '../storage/store.js';
 import { Registry } from './registry.js';
 import { ServiceAllocator } from './service-allocator/index.js';
 import { requestURL, resolveResource, type ResourceRequest } from './request.js';
@@ -675,10 +675,13 @@ export class ApiServer {
   private async watchCache(r: ResourceInfo): Promise<WatchCache> {
     let entry = this.watchCaches.get(r);
     if (!entry) {
+      // A resource served in another version than it is stored in (autoscaling/v1 HPAs).
+      const codec = this.registries.get(r)?.codec;
       const cache = new WatchCache({
         store: this.cfg.store,
         prefix: storagePrefix(r),
         typeMeta: { apiVersion: groupVersion(r), kind: r.kind },
+        ...(codec ? { decode: (kv: KeyValue) => codec.fromStorage(JSON.parse(kv.value) as KubeObject) } : {}),
         ...(this.cfg.watchCacheSize ? { capacity: this.cfg.watchCacheSize } : {}),
         onError: (err) => this.cfg.logger.warn('watch cache', { resource: r.resource, error: String(err) }),
       });

@@ -18,6 +18,7 @@ import type { UserInfo } from '../../api/auth/user.js';
 import type { FieldError } from '../../api/meta/validation.js';
 import type { KubeObject } from '../../api/object.js';
 import type { PolicyRule } from './auth/rbac.js';
+import type { StorageCodec } from './registry.js';
 
 /**
  * What a strategy's escalation check may learn about the writer of one request (the API
@@ -106,6 +107,13 @@ export interface Strategy {
    * Endpoints and Events, which their writers PUT without a GET first. Omitted: false.
    */
   readonly allowCreateOnUpdate?: boolean;
+
+  /**
+   * For a kind served in a version other than its storage version (autoscaling/v1
+   * HorizontalPodAutoscalers, stored as autoscaling/v2): the conversion the registry and
+   * the watch cache apply to every object written and read. Omitted: stored as served.
+   */
+  readonly storageCodec?: StorageCodec;
 
   /**
    * The field-selector values of an object: `metadata.name` and `metadata.namespace`

@@ -245,6 +245,29 @@ export const MESSAGES: Readonly<Record<string, readonly FieldSpec[]>> = {
     [1, 'maxUnavailable', 'intstr.IntOrString'],
     [2, 'maxSurge', 'intstr.IntOrString'],
   ],
+  'autoscaling.v1.CrossVersionObjectReference': [
+    [1, 'kind', 'string', 'keepZero'],
+    [2, 'name', 'string', 'keepZero'],
+    [3, 'apiVersion', 'string'],
+  ],
+  'autoscaling.v1.HorizontalPodAutoscaler': [
+    [1, 'metadata', 'meta.v1.ObjectMeta'],
+    [2, 'spec', 'autoscaling.v1.HorizontalPodAutoscalerSpec'],
+    [3, 'status', 'autoscaling.v1.HorizontalPodAutoscalerStatus'],
+  ],
+  'autoscaling.v1.HorizontalPodAutoscalerSpec': [
+    [1, 'scaleTargetRef', 'autoscaling.v1.CrossVersionObjectReference'],
+    [2, 'minReplicas', 'int32', 'keepZero'],
+    [3, 'maxReplicas', 'int32', 'keepZero'],
+    [4, 'targetCPUUtilizationPercentage', 'int32', 'keepZero'],
+  ],
+  'autoscaling.v1.HorizontalPodAutoscalerStatus': [
+    [1, 'observedGeneration', 'int64', 'keepZero'],
+    [2, 'lastScaleTime', 'meta.v1.Time'],
+    [3, 'currentReplicas', 'int32', 'keepZero'],
+    [4, 'desiredReplicas', 'int32', 'keepZero'],
+    [5, 'currentCPUUtilizationPercentage', 'int32', 'keepZero'],
+  ],
   'autoscaling.v1.Scale': [
     [1, 'metadata', 'meta.v1.ObjectMeta'],
     [2, 'spec', 'autoscaling.v1.ScaleSpec'],

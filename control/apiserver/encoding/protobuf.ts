@@ -71,6 +71,7 @@ export const PROTOBUF_KINDS: Readonly<Record<string, string>> = {
   'authentication.k8s.io/v1 TokenReview': 'authentication.v1.TokenReview',
   'policy/v1 Eviction': 'policy.v1.Eviction',
   'autoscaling/v1 Scale': 'autoscaling.v1.Scale',
+  'autoscaling/v1 HorizontalPodAutoscaler': 'autoscaling.v1.HorizontalPodAutoscaler',
   'meta.k8s.io/v1 DeleteOptions': 'meta.v1.DeleteOptions',
 };
 

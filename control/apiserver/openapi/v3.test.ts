@@ -21,6 +21,7 @@ describe('OpenAPI v3', () => {
       'api/v1',
       'apis/apps/v1',
       'apis/autoscaling/v2',
+      'apis/autoscaling/v1',
       'apis/batch/v1',
       'apis/coordination.k8s.io/v1',
       'apis/discovery.k8s.io/v1',

@@ -21,6 +21,7 @@ import { endpointSliceStrategy } from './endpointslices.js';
 import { coreEventStrategy, eventsEventStrategy } from './events.js';
 import { cronJobStrategy, jobStrategy } from './jobs.js';
 import { horizontalPodAutoscalerStrategy } from './horizontalpodautoscalers.js';
+import { horizontalPodAutoscalerV1Strategy } from './horizontalpodautoscalers-v1.js';
 import { leaseStrategy } from './leases.js';
 import type { KindStrategy } from './meta.js';
 import { namespaceStrategy } from './namespaces.js';
@@ -62,6 +63,7 @@ const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'apps/v1/controllerrevisions': controllerRevisionStrategy,
   'apps/v1/daemonsets': daemonSetStrategy,
   'autoscaling/v2/horizontalpodautoscalers': horizontalPodAutoscalerStrategy,
+  'autoscaling/v1/horizontalpodautoscalers': horizontalPodAutoscalerV1Strategy,
   'coordination.k8s.io/v1/leases': leaseStrategy,
   'discovery.k8s.io/v1/endpointslices': endpointSliceStrategy,
   'events.k8s.io/v1/events': eventsEventStrategy,

@@ -319,6 +319,8 @@ export interface KindRules {
   /** See Strategy: escalation prevention (RBAC kinds) and what a create writes beside the object (Namespaces). */
   checkEscalation?: Strategy['checkEscalation'];
   afterCreate?: Strategy['afterCreate'];
+  /** See Strategy: the conversion to and from the storage version. */
+  storageCodec?: Strategy['storageCodec'];
 }
 
 /** A kind's strategy, with the `nameFn` the registry should check names with. */
@@ -409,6 +411,7 @@ export function defineStrategy(rules: KindRules): KindStrategy {
       : {}),
     ...(rules.checkEscalation ? { checkEscalation: rules.checkEscalation } : {}),
     ...(rules.afterCreate ? { afterCreate: rules.afterCreate } : {}),
+    ...(rules.storageCodec ? { storageCodec: rules.storageCodec } : {}),
   };
 }
 

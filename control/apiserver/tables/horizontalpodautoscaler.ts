@@ -6,6 +6,7 @@
  */
 import type { HorizontalPodAutoscaler } from '../../../api/types.js';
 import type { KubeObject } from '../../../api/object.js';
+import { hpaFromV1 } from '../strategies/horizontalpodautoscalers-v1.js';
 import { since } from './format.js';
 import { AGE_COLUMN, NAME_COLUMN, column, nameOf, type PrintedRow, type TablePrinter } from './printer.js';
 
@@ -66,7 +67,8 @@ export function formatHPAMetrics(
 }
 
 function printHPA(obj: KubeObject, now: Date): PrintedRow {
-  const hpa = obj as HorizontalPodAutoscaler;
+  // Printed from the v2 form, as upstream prints the internal type whatever version is asked.
+  const hpa = (obj.apiVersion === 'autoscaling/v1' ? hpaFromV1(obj) : obj) as HorizontalPodAutoscaler;
   const spec = hpa.spec ?? ({} as Partial<HorizontalPodAutoscaler['spec']>);
   const ref = spec.scaleTargetRef;
   return {
