@@ -43,7 +43,10 @@ function parseLogLine(line: string): LogLine | undefined {
 
 /**
  * Copies the CRI log file at `path` to `out` as the kubelet shows it: partial lines
- * joined, `sinceTime` (ns) and `tailLines` applied, timestamps prefixed when asked; with
+ * joined and written as they come (a last line without its newline, which containerd
+ * writes as P when the container exits, is shown as the kubelet shows it: without a
+ * newline), `sinceTime` (ns) and `tailLines` applied (a started line counts as one),
+ * timestamps prefixed at the start of each line when asked; with
  * `follow`, polls every 200 ms for more until `running()` resolves false (the container
  * stopped; read once more) or `out` is destroyed. Ends `out`; a missing file reads as empty,
  * a file that shrank (rotated) is read from its start.
@@ -56,25 +59,31 @@ export async function pumpLog(
 ): Promise<void> {
   let offset = 0;
   let carry = '';
-  let pending = '';
+  // The last line written ended with a P entry: what comes next continues it.
+  let midLine = false;
   const emit = (lines: string[]): void => {
     for (const l of lines) out.write(l);
   };
+  // The lines of `chunk` as shown: each ends with '\n' except the last one when it is
+  // still partial (the kubelet writes a P entry's text at once, without a newline).
   const take = (chunk: string): string[] => {
     const done: string[] = [];
+    let current: string | undefined;
     const parts = (carry + chunk).split('\n');
     carry = parts.pop() ?? '';
     for (const raw of parts) {
       const line = parseLogLine(raw);
       if (!line) continue;
       if (opts.sinceTime !== undefined && line.time < opts.sinceTime) continue;
-      if (pending === '' && opts.timestamps) pending = `${line.timestamp} `;
-      pending += line.text;
+      current ??= !midLine && opts.timestamps ? `${line.timestamp} ` : '';
+      current += line.text;
+      midLine = line.partial;
       if (!line.partial) {
-        done.push(`${pending}\n`);
-        pending = '';
+        done.push(`${current}\n`);
+        current = undefined;
       }
     }
+    if (current !== undefined) done.push(current);
     return done;
   };
   const readMore = async (): Promise<string> => {
