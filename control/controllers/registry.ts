@@ -12,7 +12,6 @@ import { endpointSliceController } from './endpointslice/index.js';
 import { garbageCollectorController } from './garbagecollector/index.js';
 import { jobController } from './job/index.js';
 import { horizontalPodAutoscalerController } from './podautoscaler/index.js';
-import { jobController } from './job/index.js';
 import { namespaceController } from './namespace/index.js';
 import { nodeIpamController } from './nodeipam/index.js';
 import { nodeLifecycleController } from './nodelifecycle/index.js';
@@ -24,7 +23,6 @@ import { serviceLBController } from './servicelb/index.js';
 import { statefulSetController } from './statefulset/index.js';
 import { taintEvictionController } from './tainteviction/index.js';
 import { tokenCleanerController } from './tokencleaner/index.js';
-import { ttlAfterFinishedController } from './ttlafterfinished/index.js';
 import { ttlAfterFinishedController } from './ttlafterfinished/index.js';
 
 export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
@@ -38,7 +36,6 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   garbagecollector: garbageCollectorController,
   job: jobController,
   horizontalpodautoscaling: horizontalPodAutoscalerController,
-  job: jobController,
   namespace: namespaceController,
   nodeipam: nodeIpamController,
   nodelifecycle: nodeLifecycleController,
@@ -50,6 +47,5 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   statefulset: statefulSetController,
   'taint-eviction-controller': taintEvictionController,
   tokencleaner: tokenCleanerController,
-  'ttl-after-finished': ttlAfterFinishedController,
   'ttl-after-finished': ttlAfterFinishedController,
 };
