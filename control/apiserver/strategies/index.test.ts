@@ -39,6 +39,7 @@ describe('strategyFor', () => {
     assert.deepEqual(withGeneration.sort(), [
       'apps/deployments',
       'apps/replicasets',
+      'apps/statefulsets',
       'discovery.k8s.io/endpointslices',
     ]);
   });
