@@ -6,17 +6,11 @@
  * carries a revision number; applying one to the set gives the set at that revision
  * (ApplyRevision). `kubectl rollout history|undo statefulset/x` reads and re-applies them.
  */
-import type { KubeObject } from '../../../api/object.js';
-import type { StatefulSet } from '../../../api/types.js';
+import type { ControllerRevision, StatefulSet } from '../../../api/types.js';
 import { canonicalJSON, safeEncodeString } from '../deployment/hash.js';
 import { CONTROLLER_REVISION_HASH_LABEL, setControllerRef } from './utils.js';
 
-/** apps/v1 ControllerRevision, wire form. */
-export interface ControllerRevision extends KubeObject {
-  metadata: NonNullable<KubeObject['metadata']>;
-  data?: unknown;
-  revision: number;
-}
+export type { ControllerRevision } from '../../../api/types.js';
 
 const FNV32_OFFSET = 0x811c9dc5;
 const FNV32_PRIME = 0x01000193;
