@@ -322,3 +322,19 @@ test('kubectl get pdb prints NAME MIN AVAILABLE MAX UNAVAILABLE ALLOWED DISRUPTI
   ]);
   assert.deepEqual(row!.split(/\s+/).slice(0, 4), ['table', 'N/A', '25%', '2']);
 });
+
+test('kubectl create poddisruptionbudget (a protobuf body) stores the budget; kubectl describe shows it', async () => {
+  const created = await api.kubectl(
+    'create',
+    'poddisruptionbudget',
+    'pb',
+    '--selector=app=pb',
+    '--min-available=50%',
+  );
+  assert.equal(created.code, 0, created.stderr);
+  const pdb = await getBudget('pb');
+  assert.deepEqual(pdb.spec, { minAvailable: '50%', selector: { matchLabels: { app: 'pb' } } });
+  const described = await api.kubectl('describe', 'pdb', 'pb');
+  assert.equal(described.code, 0, described.stderr);
+  assert.match(described.stdout, /Min available:\s+50%\nSelector:\s+app=pb\n/);
+});

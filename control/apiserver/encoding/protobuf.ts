@@ -70,8 +70,11 @@ export const PROTOBUF_KINDS: Readonly<Record<string, string>> = {
   'authentication.k8s.io/v1 TokenRequest': 'authentication.v1.TokenRequest',
   'authentication.k8s.io/v1 TokenReview': 'authentication.v1.TokenReview',
   'policy/v1 Eviction': 'policy.v1.Eviction',
+  'policy/v1 PodDisruptionBudget': 'policy.v1.PodDisruptionBudget',
   'autoscaling/v1 Scale': 'autoscaling.v1.Scale',
   'autoscaling/v1 HorizontalPodAutoscaler': 'autoscaling.v1.HorizontalPodAutoscaler',
+  'batch/v1 Job': 'batch.v1.Job',
+  'batch/v1 CronJob': 'batch.v1.CronJob',
   'meta.k8s.io/v1 DeleteOptions': 'meta.v1.DeleteOptions',
 };
 
