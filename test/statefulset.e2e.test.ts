@@ -229,6 +229,10 @@ describe('StatefulSet with real Docker and kubectl', { timeout: 900_000 }, () =>
     );
     const status = await kubectl('rollout', 'status', 'statefulset/web', '-n', NS, '--timeout=60s');
     assert.match(status, /partitioned roll out complete: 3 new pods have been updated/);
+    const described = await kubectl('describe', 'statefulset', 'web', '-n', NS);
+    assert.match(described, /Pods Status:\s+3 Running \/ 0 Waiting/, described);
+    assert.match(described, /SuccessfulCreate\s+.*create Pod web-4 in StatefulSet web successful/, described);
+    assert.match(described, /SuccessfulDelete\s+.*delete Pod web-4 in StatefulSet web successful/, described);
   });
 
   it('web-0.nginx resolves from a busybox pod to web-0', async () => {
