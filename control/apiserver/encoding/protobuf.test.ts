@@ -402,7 +402,7 @@ describe('decodeProtobufObject', () => {
     ],
     [
       'DeleteOptions of an unknown group version',
-      envelope('batch/v1', 'DeleteOptions'),
+      envelope('networking.k8s.io/v1', 'DeleteOptions'),
       /no kind "DeleteOptions"/,
     ],
     [
