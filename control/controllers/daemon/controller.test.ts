@@ -13,6 +13,7 @@ import { isPodReady } from '../../../api/podutil.js';
 import type { ControllerRevision, DaemonSet, Node, Pod } from '../../../api/types.js';
 import { makeNode } from '../../../test/support/fake-nodes.js';
 import { Scheduler } from '../../scheduler/scheduler.js';
+import { garbageCollectorController } from '../garbagecollector/index.js';
 import { startControllers, until, type ControllerTest } from '../testing.js';
 import { daemonSetController } from './index.js';
 
@@ -46,7 +47,7 @@ interface Cluster {
 async function startCluster(nodes: Node[], clock?: FakeClock): Promise<Cluster> {
   const c = await startControllers({
     nodes,
-    controllers: { daemonset: daemonSetController },
+    controllers: { daemonset: daemonSetController, garbagecollector: garbageCollectorController },
     ready: (pod) => pod.spec.containers[0]?.image !== 'bad',
     ...(clock ? { clock } : {}),
   });
@@ -310,6 +311,34 @@ describe('DaemonSet controller', () => {
     await until('revision 1 renumbered 4', async () => {
       const now = await revs();
       return now.find((x) => x.metadata.name === r[0]!.metadata.name)?.revision === 4;
+    });
+  });
+
+  it('adopts a matching orphan instead of creating a second pod, and kubectl delete takes pods and revisions', async () => {
+    // An orphan on n1 matching the selector of a new DaemonSet is adopted, not doubled.
+    await c.api.client.create(resources.pods, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'orphan', namespace: NS, labels: { app: 'adopt' } },
+      spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'v1' }] },
+    });
+    // OnDelete: the adopted pod (no controller-revision-hash) is kept, not rolled.
+    await c.api.client.create(
+      resources.daemonsets,
+      makeDS('adopt', { updateStrategy: { type: 'OnDelete' } }, { nodeSelector: { role: 'web' } }),
+    );
+    const pods = await untilRolled(c, 'adopt', ['n1', 'n3'], 'v1');
+    const orphan = pods.find((p) => p.metadata.name === 'orphan');
+    assert.equal(orphan?.metadata.ownerReferences?.[0]?.kind, 'DaemonSet');
+    assert.equal(orphan?.spec.nodeName, 'n1');
+    const del = await c.api.kubectl('delete', 'daemonset', 'adopt', '-n', NS, '--wait=false');
+    assert.equal(del.code, 0, del.stderr);
+    await until('pods and revisions of adopt gone', async () => {
+      const revs = await c.api.client.list(resources.controllerrevisions, {
+        namespace: NS,
+        labelSelector: 'app=adopt',
+      });
+      return (await podsOf(c, 'adopt')).length === 0 && revs.items.length === 0;
     });
   });
 });
