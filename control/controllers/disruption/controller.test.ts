@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeClock } from '../../../api/clock.js';
 import { resources } from '../../../api/client/resource.js';
-import { rfc3339 } from '../../../api/object.js';
+import { rfc3339, type KubeObject } from '../../../api/object.js';
 import { controllerRef } from '../../../api/podutil.js';
 import type { PodDisruptionBudget } from '../../../api/policy.js';
 import type { CoreEvent, Deployment, Pod, ReplicaSet } from '../../../api/types.js';
@@ -26,7 +26,7 @@ async function replicaSet(name: string, replicas: number, owner?: Deployment): P
 }
 
 /** A Running pod of `owner` (labels app=<app>), Ready unless told. */
-async function pod(name: string, app: string, owner: ReplicaSet | undefined, ready = true): Promise<Pod> {
+async function pod(name: string, app: string, owner: KubeObject | undefined, ready = true): Promise<Pod> {
   const created = await cluster.api.client.create<Pod>(resources.pods, {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -114,6 +114,28 @@ describe('disruption controller', () => {
     // Another ready pod makes room for one disruption.
     await pod('dep-3', 'dep', rs);
     await statusOf('dep', { currentHealthy: 4, disruptionsAllowed: 1 });
+  });
+
+  it('maxUnavailable over a StatefulSet counts its spec.replicas', async () => {
+    const sts = await cluster.api.client.create<KubeObject>(resources.statefulsets, {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'db', namespace: ns },
+      spec: {
+        replicas: 3,
+        serviceName: 'db',
+        selector: { matchLabels: { app: 'db' } },
+        template: {
+          metadata: { labels: { app: 'db' } },
+          spec: { containers: [{ name: 'c', image: 'nginx' }] },
+        },
+      },
+    });
+    await pod('db-0', 'db', sts);
+    await pod('db-1', 'db', sts);
+    await budget('db', 'db', { maxUnavailable: 1 });
+    // 3 expected (the third not yet there), 2 desired, 2 healthy: nothing may go.
+    await statusOf('db', { expectedPods: 3, desiredHealthy: 2, currentHealthy: 2, disruptionsAllowed: 0 });
   });
 
   it('minAvailable as an integer counts the selected pods, managed or not', async () => {
