@@ -4,7 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ApiStatusError } from '../../../api/client/errors.js';
+import { resources } from '../../../api/client/resource.js';
 import type { KubeObject } from '../../../api/object.js';
+import { startTestApi } from '../../../test/support/api.js';
 import { assertErrors, create, created, modified, update, updateStatus, type Json } from './testing.js';
 
 const STS = 'apps/v1/statefulsets';
@@ -246,5 +249,45 @@ describe('PersistentVolumeClaim strategy', () => {
       ).errs,
       [['spec', 'Forbidden']],
     );
+  });
+});
+
+describe('StatefulSets through the API server', () => {
+  it('422 Invalid with field causes for a bad set, and nothing stored; a serviceName change refused', async () => {
+    const api = await startTestApi();
+    try {
+      const bad = modified(web(), (s) => (s.spec.selector = { matchLabels: { app: 'other' } }));
+      const err = await api.client.create(resources.statefulsets, bad).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof ApiStatusError);
+      assert.equal(err.status.code, 422);
+      assert.equal(err.status.reason, 'Invalid');
+      assert.deepEqual(
+        err.status.details?.causes?.map((c) => c.field),
+        ['spec.template.metadata.labels'],
+      );
+      assert.match(err.status.message ?? '', /`selector` does not match template `labels`/);
+      assert.equal((await api.client.list(resources.statefulsets, { namespace: 'default' })).items.length, 0);
+
+      const stored = await api.client.create(resources.statefulsets, web());
+      const renamed = await api.client
+        .patch(resources.statefulsets, 'default', 'web', 'merge', { spec: { serviceName: 'other' } })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      assert.ok(renamed instanceof ApiStatusError);
+      assert.equal(renamed.status.code, 422);
+      assert.match(
+        renamed.status.message ?? '',
+        /spec: Forbidden: updates to statefulset spec for fields other than/,
+      );
+      const after = await api.client.get(resources.statefulsets, 'default', 'web');
+      assert.equal(after.metadata?.resourceVersion, stored.metadata?.resourceVersion);
+    } finally {
+      await api.stop();
+    }
   });
 });
