@@ -183,6 +183,38 @@ describe('autoscaling/v1 through the API server and kubectl', () => {
     assert.match(r.stdout, /cpu: 12%\/50%/);
   });
 
+  it('a v1 watch sees a write made through v2, converted', async () => {
+    const v1Ref = { ...resources.horizontalpodautoscalers, version: 'v1' };
+    const listed = await api.client.list(v1Ref, { namespace: 'default' });
+    const stream = await api.client.watch(v1Ref, {
+      namespace: 'default',
+      resourceVersion: listed.metadata?.resourceVersion ?? '',
+    });
+    try {
+      await api.client.patch(resources.horizontalpodautoscalers, 'default', 'web', 'merge', {
+        spec: {
+          metrics: [
+            {
+              type: 'Resource',
+              resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } },
+            },
+          ],
+        },
+      });
+      for await (const ev of stream) {
+        assert.equal(ev.type, 'MODIFIED');
+        assert.equal(ev.object.apiVersion, 'autoscaling/v1');
+        assert.equal(
+          (ev.object.spec as { targetCPUUtilizationPercentage?: number }).targetCPUUtilizationPercentage,
+          70,
+        );
+        break;
+      }
+    } finally {
+      stream.stop();
+    }
+  });
+
   it('refuses a v1 HPA with maxReplicas below minReplicas with upstream words, storing nothing', async () => {
     const r = await api.kubectlIn(
       JSON.stringify({
