@@ -221,8 +221,9 @@ export function dockerUser(sc: { runAsUser?: number; runAsGroup?: number } | und
 
 /**
  * The `docker create` body of an app container of sandbox `sandboxId`: it joins the
- * sandbox's network and IPC namespaces (so the pod's containers share localhost), or the
- * host's where its namespaceOptions say NODE, and the sandbox's PID namespace for pid POD
+ * sandbox's network namespace (the host's for a hostNetwork sandbox; UTSMode host then) and
+ * IPC namespace (so the pod's containers share localhost), or the host's IPC where its
+ * namespaceOptions say NODE, and the sandbox's PID namespace for pid POD
  * (shareProcessNamespace) or the host's for NODE (dockershim's
  * modifyContainerNamespaceOptions); capabilities → CapAdd/CapDrop; noNewPrivs → SecurityOpt
  * `no-new-privileges`; command → Entrypoint
@@ -240,7 +241,13 @@ export function containerCreateOptions(
   const ns = sc?.namespaceOptions ?? {};
   const sandboxNS = `container:${sandboxId}`;
   const hostConfig: Record<string, unknown> = {
-    NetworkMode: ns.network === 'NODE' ? 'host' : sandboxNS,
+    // Always the sandbox's network namespace, also for hostNetwork (the sandbox's is then the
+    // host's), as dockershim's modifyHostOptionsForContainer: so Docker gives the container the
+    // sandbox's resolv.conf, which holds the kubelet's (ClusterFirstWithHostNet, --resolv-conf),
+    // where NetworkMode host would copy the host's /etc/resolv.conf. UTSMode host keeps the
+    // host's hostname.
+    NetworkMode: sandboxNS,
+    ...(ns.network === 'NODE' ? { UTSMode: 'host' } : {}),
     IpcMode: ns.ipc === 'NODE' ? 'host' : sandboxNS,
     Binds: (config.mounts ?? []).map((m) => `${m.hostPath}:${m.containerPath}${m.readonly ? ':ro' : ''}`),
     ReadonlyRootfs: sc?.readonlyRootfs ?? false,

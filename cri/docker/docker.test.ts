@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import Docker from 'dockerode';
 import type { ContainerConfig, PodSandboxConfig, Runtime } from '../api.js';
@@ -265,7 +266,11 @@ describe('docker adapter', () => {
       assert.equal(caps & NET_ADMIN, NET_ADMIN, 'NET_ADMIN added');
       assert.equal(caps & CHOWN, 0n, 'CHOWN dropped');
       const hc = (await docker.getContainer(id).inspect()).HostConfig;
-      assert.deepEqual([hc.NetworkMode, hc.PidMode, hc.IpcMode], ['host', 'host', 'host']);
+      // The sandbox's network namespace, which is the host's (dockershim's); UTS the host's.
+      assert.deepEqual(
+        [hc.NetworkMode, hc.UTSMode, hc.PidMode, hc.IpcMode],
+        [`container:${sandboxId}`, 'host', 'host', 'host'],
+      );
       assert.deepEqual([hc.CapAdd, hc.CapDrop], [['NET_ADMIN'], ['CHOWN']]);
       assert.equal((await docker.getContainer(sandboxId).inspect()).HostConfig.NetworkMode, 'host');
 
@@ -290,6 +295,41 @@ describe('docker adapter', () => {
       assert.notEqual(ownPid, ns('pid'));
       assert.match(out.stdout.toString(), /pause/, "the sandbox's pause process is in its PID namespace");
       assert.equal((await docker.getContainer(shared).inspect()).HostConfig.PidMode, `container:${ownId}`);
+    }));
+
+  it("a hostNetwork pod's containers get the pod's resolv.conf (ClusterFirstWithHostNet) and the host's hostname", () =>
+    withNode(async (rt) => {
+      const host = { network: 'NODE', pid: 'POD', ipc: 'POD' } as const;
+      const dnsConfig = {
+        servers: ['198.18.0.10'],
+        searches: ['default.svc.cluster.local', 'svc.cluster.local', 'cluster.local'],
+        options: ['ndots:5'],
+      };
+      const sb = sandboxConfig('hostdns', {
+        dnsConfig,
+        linux: { securityContext: { namespaceOptions: host } },
+      });
+      const sandboxId = await rt.runPodSandbox(sb);
+      const id = await rt.createContainer(
+        sandboxId,
+        containerConfig(['sleep', '3600'], { linux: { securityContext: { namespaceOptions: host } } }),
+        sb,
+      );
+      await rt.startContainer(id);
+      const r = await rt.execSync(
+        id,
+        ['sh', '-c', 'cat /etc/resolv.conf; echo ---; hostname; readlink /proc/self/ns/net'],
+        10,
+      );
+      const [resolv, rest] = r.stdout.toString().split('---\n') as [string, string];
+      assert.equal(
+        resolv,
+        'nameserver 198.18.0.10\nsearch default.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n',
+        "the kubelet's resolv.conf, not a copy of the host's",
+      );
+      const [name, net] = rest.split('\n');
+      assert.equal(name, hostname(), "the host's hostname");
+      assert.equal(net, readlinkSync('/proc/self/ns/net'), "the host's network namespace");
     }));
 
   it('a container over its memory limit is EXITED with reason OOMKilled', () =>

@@ -267,9 +267,9 @@ describe('namespaces and capabilities → docker (dockershim’s modify*Namespac
       { NetworkMode: 'container:sb1', IpcMode: 'container:sb1', PidMode: 'container:sb1' },
     ],
     [
-      'NODE: the host’s',
+      'NODE: the host’s (network through the host-network sandbox, so its resolv.conf; UTS the host’s)',
       { securityContext: { namespaceOptions: host } },
-      { NetworkMode: 'host', IpcMode: 'host', PidMode: 'host' },
+      { NetworkMode: 'container:sb1', UTSMode: 'host', IpcMode: 'host', PidMode: 'host' },
     ],
     [
       'capabilities add/drop',
