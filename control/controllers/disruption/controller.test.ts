@@ -174,6 +174,38 @@ describe('disruption controller', () => {
     });
   });
 
+  it('a DisruptionTarget condition left on a pod that was not deleted is set back to False after 2 minutes', async () => {
+    const p = await pod('stale-0', 'stale', undefined);
+    await cluster.api.client.updateStatus<Pod>(resources.pods, {
+      ...p,
+      status: {
+        ...p.status,
+        conditions: [
+          ...(p.status?.conditions ?? []),
+          {
+            type: 'DisruptionTarget',
+            status: 'True',
+            reason: 'EvictionByEvictionAPI',
+            message: 'Eviction API: evicting',
+            lastTransitionTime: rfc3339(new Date(clock.now())),
+          },
+        ],
+      },
+    });
+    const target = async () =>
+      (await cluster.api.client.get<Pod>(resources.pods, ns, 'stale-0')).status?.conditions?.find(
+        (c) => c.type === 'DisruptionTarget',
+      );
+    // The controller has seen the pod (its stale check is queued) once a PDB over it is synced.
+    await budget('stale', 'stale', { minAvailable: 1 });
+    await statusOf('stale', { currentHealthy: 1 });
+    assert.equal((await target())?.status, 'True', 'not stale yet');
+    await clock.advance(2 * 60 * 1000);
+    await until('DisruptionTarget False', async () =>
+      (await target())?.status === 'False' ? true : undefined,
+    );
+  });
+
   it('a pod whose controller cannot be found fails the sync: no disruptions, DisruptionAllowed False/SyncFailed', async () => {
     const ghost = await replicaSet('ghost', 1);
     await pod('ghost-0', 'ghost', ghost);

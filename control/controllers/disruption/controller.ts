@@ -22,6 +22,11 @@
  *     status subresource unless unchanged; then, if an entry will expire, the key again then;
  *  5. a conflict is retried; any other failure sets disruptionsAllowed 0 and
  *     DisruptionAllowed False/SyncFailed with the error (failSafe) and is retried.
+ *
+ * A second queue (syncStalePodDisruption) watches pods that carry DisruptionTarget=True
+ * without being deleted (an eviction whose delete failed after it set the condition):
+ * 2 minutes after the condition's lastTransitionTime it is set back to False, unless the
+ * pod is terminating, terminal, or the kubelet set it (TerminationByKubelet).
  */
 import { isConflict, isNotFound } from '../../../api/client/errors.js';
 import { deletedObject } from '../../../api/client/informer.js';
@@ -52,6 +57,9 @@ import {
   expectedPodCount,
 } from './budget.js';
 
+/** How long a DisruptionTarget condition may stand on a pod that is not deleted (stalePodDisruptionTimeout). */
+export const STALE_POD_DISRUPTION_TIMEOUT_MS = 2 * 60 * 1000;
+
 /** The component name of its events. */
 export const DISRUPTION_CONTROLLER_COMPONENT = 'controllermanager';
 
@@ -81,6 +89,7 @@ export class DisruptionController implements Controller {
   private readonly clock: Clock;
   private readonly recorder: EventRecorder;
   private readonly queue: RateLimitingQueue<string>;
+  private readonly stalePodQueue: RateLimitingQueue<string>;
   private readonly pdbLister: Lister<PodDisruptionBudget>;
   private readonly podLister: Lister<Pod>;
   private readonly rsLister: Lister<ReplicaSet>;
@@ -92,6 +101,7 @@ export class DisruptionController implements Controller {
     this.clock = ctx.clock;
     this.recorder = ctx.recorder(DISRUPTION_CONTROLLER_COMPONENT);
     this.queue = new RateLimitingQueue<string>({ clock: ctx.clock });
+    this.stalePodQueue = new RateLimitingQueue<string>({ clock: ctx.clock });
     const pdbInformer = ctx.informers.informerFor<PodDisruptionBudget>(resources.poddisruptionbudgets);
     const podInformer = ctx.informers.informerFor<Pod>(resources.pods);
     this.pdbLister = pdbInformer.lister();
@@ -104,22 +114,107 @@ export class DisruptionController implements Controller {
       onDelete: (obj) => this.queue.add(metaNamespaceKey(deletedObject(obj))),
     });
     podInformer.addEventHandler({
-      onAdd: (pod) => this.enqueueForPod(pod),
-      onUpdate: (_old, cur) => this.enqueueForPod(cur),
+      onAdd: (pod) => {
+        this.enqueueForPod(pod);
+        this.enqueueStalePodDisruption(pod);
+      },
+      onUpdate: (_old, cur) => {
+        this.enqueueForPod(cur);
+        this.enqueueStalePodDisruption(cur);
+      },
       onDelete: (obj) => this.enqueueForPod(deletedObject(obj)),
     });
   }
 
-  /** Runs one worker (kube-controller-manager runs one for `disruption`) until `signal` aborts. */
-  run(signal: AbortSignal): Promise<void> {
-    return runQueue({
-      name: this.name,
-      queue: this.queue,
-      workers: 1,
-      reconcile: (key) => this.reconcile(key),
-      signal,
-      logger: this.logger,
-    });
+  /** Runs one worker per queue (kube-controller-manager runs one of each) until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    await Promise.all([
+      runQueue({
+        name: this.name,
+        queue: this.queue,
+        workers: 1,
+        reconcile: (key) => this.reconcile(key),
+        signal,
+        logger: this.logger,
+      }),
+      runQueue({
+        name: `${this.name}-stale-pod-disruption`,
+        queue: this.stalePodQueue,
+        workers: 1,
+        reconcile: (key) => this.syncStalePodDisruption(key),
+        signal,
+        logger: this.logger,
+      }),
+    ]);
+  }
+
+  /**
+   * nonTerminatingPodHasStaleDisruptionCondition: undefined when the pod has no
+   * DisruptionTarget=True that could go stale; else the milliseconds until it is stale (≥ 0).
+   */
+  private staleDisruptionIn(pod: Pod): number | undefined {
+    if (pod.metadata.deletionTimestamp) return undefined;
+    const cond = pod.status?.conditions?.find((c) => c.type === 'DisruptionTarget');
+    const phase = pod.status?.phase;
+    if (
+      !cond ||
+      cond.status !== 'True' ||
+      cond.reason === 'TerminationByKubelet' ||
+      phase === 'Succeeded' ||
+      phase === 'Failed'
+    )
+      return undefined;
+    const since = cond.lastTransitionTime ? Date.parse(cond.lastTransitionTime) : NaN;
+    const age = Number.isNaN(since) ? STALE_POD_DISRUPTION_TIMEOUT_MS : this.clock.now() - since;
+    return Math.max(0, STALE_POD_DISRUPTION_TIMEOUT_MS - age);
+  }
+
+  private enqueueStalePodDisruption(pod: Pod): void {
+    const wait = this.staleDisruptionIn(pod);
+    if (wait !== undefined) this.stalePodQueue.addAfter(metaNamespaceKey(pod), wait);
+  }
+
+  /**
+   * syncStalePodDisruption: sets a stale DisruptionTarget condition to False (a status
+   * patch guarded by the pod's resourceVersion); too early: looks again when it will be
+   * stale. Public for tests.
+   * @throws the patch's error but NotFound (retry).
+   */
+  async syncStalePodDisruption(key: string): Promise<void> {
+    const { namespace, name } = splitMetaNamespaceKey(key);
+    const pod = this.podLister.get(namespace, name);
+    if (!pod) return;
+    const wait = this.staleDisruptionIn(pod);
+    if (wait === undefined) return;
+    if (wait > 0) {
+      this.stalePodQueue.addAfter(key, wait);
+      return;
+    }
+    try {
+      await this.ctx.client.patch<Pod>(
+        resources.pods,
+        namespace,
+        name,
+        'strategic',
+        {
+          metadata: { resourceVersion: pod.metadata.resourceVersion },
+          status: {
+            conditions: [
+              {
+                type: 'DisruptionTarget',
+                status: 'False',
+                lastTransitionTime: rfc3339(new Date(this.clock.now())),
+              },
+            ],
+          },
+        },
+        { subresource: 'status' },
+      );
+      this.logger.info('disruption: reset stale DisruptionTarget condition to False', { pod: key });
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
   }
 
   /** getPdbForPod: the first PDB of the pod's namespace selecting it (a warning when several do). */
