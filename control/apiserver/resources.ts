@@ -131,13 +131,6 @@ export const RESOURCES: readonly ResourceInfo[] = [
   }),
   // ControllerRevision: DaemonSet and StatefulSet history (control/controllers/daemon).
   res('apps', 'v1', 'ControllerRevision', 'controllerrevisions', true),
-  // batch/v1
-  res('batch', 'v1', 'CronJob', 'cronjobs', true, {
-    shortNames: ['cj'],
-    categories: ['all'],
-    subresources: ['status'],
-  }),
-  res('batch', 'v1', 'Job', 'jobs', true, { categories: ['all'], subresources: ['status'] }),
   // autoscaling/v2: HorizontalPodAutoscalers (strategies/horizontalpodautoscalers.ts).
   res('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true, {
     shortNames: ['hpa'],
@@ -150,6 +143,13 @@ export const RESOURCES: readonly ResourceInfo[] = [
     categories: ['all'],
     subresources: ['status'],
   }),
+  // batch/v1
+  res('batch', 'v1', 'CronJob', 'cronjobs', true, {
+    shortNames: ['cj'],
+    categories: ['all'],
+    subresources: ['status'],
+  }),
+  res('batch', 'v1', 'Job', 'jobs', true, { categories: ['all'], subresources: ['status'] }),
   // coordination.k8s.io/v1
   res('coordination.k8s.io', 'v1', 'Lease', 'leases', true),
   // discovery.k8s.io/v1
