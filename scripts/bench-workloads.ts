@@ -14,6 +14,10 @@
  *   image (maxUnavailable BENCH_DS_MAX_UNAVAILABLE, default 10%) until all pods are Ready
  *   on it. Target: the first phase < 10 s at 1000 nodes.
  *
+ * - job: a Job of BENCH_JOB_COMPLETIONS (default 1000) completions at parallelism
+ *   BENCH_JOB_PARALLELISM (default 50), each pod succeeding as soon as it runs, until the
+ *   Job is Complete.
+ *
  * BENCH_PROFILE=file.cpuprofile writes a CPU profile of the main thread (controllers,
  * scheduler, kubelet) for the whole run. Not a test.
  */
@@ -21,13 +25,16 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { Worker, isMainThread, parentPort } from 'node:worker_threads';
 import winston from 'winston';
+import type { Job } from '../api/batch.js';
+import { InformerFactory } from '../api/client/factory.js';
 import { resources } from '../api/client/resource.js';
 import { RestClient } from '../api/client/rest.js';
-import type { DaemonSet, Node } from '../api/types.js';
+import type { DaemonSet, Node, Pod } from '../api/types.js';
 import { ApiServer } from '../control/apiserver/server.js';
 import { nameValidatorFor, strategyFor } from '../control/apiserver/strategies/index.js';
 import { silentLogger } from '../control/controllers/context.js';
 import { daemonSetController } from '../control/controllers/daemon/index.js';
+import { jobController } from '../control/controllers/job/index.js';
 import { ControllerManager } from '../control/controllers/manager.js';
 import { Scheduler } from '../control/scheduler/scheduler.js';
 import { MemoryStore } from '../control/storage/memory.js';
@@ -35,7 +42,7 @@ import { FakeKubelet, makeNode } from '../test/support/fake-nodes.js';
 import { table } from './lib/stats.js';
 
 const NODES = Number(process.env.BENCH_NODES ?? 1000);
-const SECTIONS = (process.env.BENCH_SECTIONS ?? 'daemonset').split(',').filter(Boolean);
+const SECTIONS = (process.env.BENCH_SECTIONS ?? 'daemonset,job').split(',').filter(Boolean);
 const DS_MAX_UNAVAILABLE = process.env.BENCH_DS_MAX_UNAVAILABLE ?? '10%';
 const PROFILE = process.env.BENCH_PROFILE;
 
@@ -120,9 +127,95 @@ const daemonSetSection: Section = async (ctx) => {
   return [create, roll];
 };
 
+/**
+ * job: a Job of BENCH_JOB_COMPLETIONS (default 1000) completions at parallelism
+ * BENCH_JOB_PARALLELISM (default 50); every pod succeeds as soon as it runs (a pod informer
+ * here plays the container that exits 0). Ends when the Job is Complete.
+ */
+const jobSection: Section = async (ctx) => {
+  const completions = Number(process.env.BENCH_JOB_COMPLETIONS ?? 1000);
+  const parallelism = Number(process.env.BENCH_JOB_PARALLELISM ?? 50);
+  const factory = new InformerFactory({ client: ctx.client });
+  const pods = factory.informerFor<Pod>(resources.pods);
+  const finishing = new Set<string>();
+  let maxRunning = 0;
+  const succeed = (pod: Pod): void => {
+    if (pod.metadata.labels?.['job-name'] !== 'bench-job' || pod.status?.phase !== 'Running') return;
+    const uid = pod.metadata.uid ?? '';
+    if (finishing.has(uid)) return;
+    finishing.add(uid);
+    const running = pods
+      .lister()
+      .list()
+      .filter(
+        (p) =>
+          p.metadata.labels?.['job-name'] === 'bench-job' &&
+          p.status?.phase === 'Running' &&
+          !p.metadata.deletionTimestamp,
+      ).length;
+    maxRunning = Math.max(maxRunning, running);
+    const now = new Date().toISOString();
+    void ctx.client
+      .patch(
+        resources.pods,
+        pod.metadata.namespace,
+        pod.metadata.name!,
+        'merge',
+        {
+          status: {
+            phase: 'Succeeded',
+            containerStatuses: [
+              {
+                name: 'c',
+                image: 'k8ts/busybox:1.0',
+                imageID: '',
+                ready: false,
+                restartCount: 0,
+                state: { terminated: { exitCode: 0, finishedAt: now } },
+              },
+            ],
+          },
+        },
+        { subresource: 'status' },
+      )
+      .catch(() => finishing.delete(uid));
+  };
+  pods.addEventHandler({ onAdd: succeed, onUpdate: (_, p) => succeed(p) });
+  factory.start();
+  await factory.waitForCacheSync(60_000);
+  const job: Job = {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: 'bench-job', namespace: 'default' },
+    spec: {
+      completions,
+      parallelism,
+      template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'k8ts/busybox:1.0' }] } },
+    },
+  };
+  const run = await ctx.measure(
+    'job',
+    `${completions} completions at parallelism ${parallelism}`,
+    async () => {
+      await ctx.client.create(resources.jobs, job);
+    },
+    async () => {
+      const cur = await ctx.client.get<Job>(resources.jobs, 'default', 'bench-job');
+      const complete = cur.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True');
+      return (
+        !!complete &&
+        `Complete: ${cur.status?.succeeded} succeeded, ${cur.status?.failed ?? 0} failed, at most ${maxRunning} of its pods Running at once`
+      );
+    },
+  );
+  await factory.shutdown();
+  return [run];
+};
+
 /** The sections, in run order. A new workload kind adds its section here. */
 const ALL_SECTIONS: Readonly<Record<string, Section>> = {
   daemonset: daemonSetSection,
+  job: jobSection,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -189,7 +282,7 @@ async function main(): Promise<void> {
   const ac = new AbortController();
   const manager = new ControllerManager({
     client,
-    controllers: { daemonset: daemonSetController },
+    controllers: { daemonset: daemonSetController, job: jobController },
     logger: silentLogger,
   }).run(ac.signal);
   const scheduling = new Scheduler({ client }).run(ac.signal);
