@@ -98,7 +98,7 @@ describe('openAPIResponse', () => {
     assert.equal(cachedByClient.status, 304);
 
     const cases: [string, string | undefined, number | undefined][] = [
-      ['/openapi/v3/apis/batch/v1', 'application/json', 404],
+      ['/openapi/v3/apis/networking.k8s.io/v1', 'application/json', 404],
       ['/openapi/v3/api/v1', CONTENT_TYPE_OPENAPI_V3_PROTOBUF, 406],
       ['/openapi/v3/api/v1/', undefined, 200],
       ['/openapi/v4', undefined, undefined],

@@ -177,7 +177,7 @@ function validateJobSpec(spec: Obj, path: string, withSelector: boolean): FieldE
   }
   errs.push(...validatePodTemplate(template, `${path}.template`));
   const restartPolicy = asObj(template.spec)?.restartPolicy;
-  if (spec.podFailurePolicy && restartPolicy !== 'Never' && restartPolicy === 'OnFailure')
+  if (spec.podFailurePolicy && restartPolicy === 'OnFailure')
     errs.push(
       invalid(
         `${path}.template.spec.restartPolicy`,
