@@ -441,6 +441,7 @@ export interface HorizontalPodAutoscalerMetricTarget {
 export interface HorizontalPodAutoscalerMetricSpec {
   type: 'Resource' | 'ContainerResource' | 'Pods' | 'Object' | 'External';
   resource?: { name: string; target: HorizontalPodAutoscalerMetricTarget };
+  containerResource?: { name: string; container: string; target: HorizontalPodAutoscalerMetricTarget };
   [source: string]: unknown;
 }
 
@@ -473,6 +474,11 @@ export interface HorizontalPodAutoscaler extends KubeObject {
       type: string;
       resource?: {
         name: string;
+        current: { averageUtilization?: number; averageValue?: string; value?: string };
+      };
+      containerResource?: {
+        name: string;
+        container: string;
         current: { averageUtilization?: number; averageValue?: string; value?: string };
       };
     }[];

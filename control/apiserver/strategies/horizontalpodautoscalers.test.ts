@@ -128,6 +128,18 @@ describe('HorizontalPodAutoscaler strategy', () => {
       ],
     ],
     [
+      'a ContainerResource metric without its container',
+      (h) =>
+        (h.spec.metrics = [
+          {
+            type: 'ContainerResource',
+            containerResource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } },
+          },
+        ]),
+      [['spec.metrics[0].containerResource.container', 'Required']],
+      /must populate container name/,
+    ],
+    [
       'behavior out of range',
       (h) =>
         (h.spec.behavior = {

@@ -6,7 +6,7 @@
  * (pkg/apis/autoscaling/validation/validation.go), with upstream's messages.
  */
 import type { FieldError } from '../../../api/meta/validation.js';
-import { forbidden, invalid, notSupported, required } from '../../../api/meta/validation.js';
+import { forbidden, invalid, isDNS1123Label, notSupported, required } from '../../../api/meta/validation.js';
 import {
   asObj,
   child,
@@ -19,6 +19,7 @@ import {
   list,
   nonNegative,
   num,
+  problems,
   section,
   tryQuantity,
   type Obj,
@@ -133,7 +134,14 @@ function validateMetricSpec(m: Obj, p: string): FieldError[] {
   if (!isObj(m[field])) {
     errs.push(required(`${p}.${field}`, 'must populate information for the given metric source'));
   } else if (field === 'resource' || field === 'containerResource') {
-    errs.push(...validateResourceSource(m[field] as Obj, `${p}.${field}`));
+    const src = m[field] as Obj;
+    errs.push(...validateResourceSource(src, `${p}.${field}`));
+    if (field === 'containerResource') {
+      const c = src.container;
+      if (typeof c !== 'string' || c === '')
+        errs.push(required(`${p}.${field}.container`, 'must populate container name'));
+      else errs.push(...problems(`${p}.${field}.container`, c, isDNS1123Label(c)));
+    }
   }
   return errs;
 }

@@ -16,8 +16,8 @@
  *     FailedGetScale event, AbleToScale False;
  *  3. the desired count: 0 replicas with minReplicas > 0 disables scaling (ScalingActive
  *     False ScalingDisabled); above max / below min go to max / min; otherwise the highest
- *     proposal of the metrics (replica-calculator.ts over metrics.ts; only Resource
- *     metrics are computed: k8ts serves no custom or external metrics API), normalized by
+ *     proposal of the metrics (replica-calculator.ts over metrics.ts; only Resource and
+ *     ContainerResource metrics are computed: k8ts serves no custom or external metrics API), normalized by
  *     behavior.ts (stabilization and rate limits, min/max);
  *  4. a changed count is written to the Scale, with a SuccessfulRescale event
  *     (`New size: N; reason: cpu resource utilization (percentage of request) above
@@ -398,20 +398,30 @@ export class HorizontalController implements Controller {
     current: number,
     selectorText: string,
   ): Promise<MetricOutcome> {
-    if (spec.type !== 'Resource' || !spec.resource) {
+    const source =
+      spec.type === 'Resource'
+        ? spec.resource
+        : spec.type === 'ContainerResource'
+          ? spec.containerResource
+          : undefined;
+    if (!source) {
       return {
         ok: false,
         reason: `FailedGet${spec.type}Metric`,
         error: `unable to get metric of source type ${spec.type}: k8ts serves no custom or external metrics API`,
       };
     }
-    const resource = spec.resource.name;
-    const t = spec.resource.target;
+    const resource = source.name;
+    const t = source.target;
+    const container = spec.type === 'ContainerResource' ? spec.containerResource?.container : undefined;
     const namespace = hpa.metadata.namespace ?? '';
     const fail = (err: unknown): MetricOutcome => ({
       ok: false,
-      reason: 'FailedGetResourceMetric',
-      error: `failed to get ${resource} resource metric value: ${errorMessage(err)}`,
+      reason: container === undefined ? 'FailedGetResourceMetric' : 'FailedGetContainerResourceMetric',
+      error:
+        container === undefined
+          ? `failed to get ${resource} resource metric value: ${errorMessage(err)}`
+          : `failed to get ${resource} container metric value: ${errorMessage(err)}`,
     });
     const byValue = t.averageValue !== undefined;
     if (!byValue && t.averageUtilization === undefined)
@@ -424,7 +434,7 @@ export class HorizontalController implements Controller {
       const selector = parseLabelSelector(selectorText);
       let sampled;
       try {
-        sampled = await this.metrics.resourceMetric(resource, namespace, selectorText);
+        sampled = await this.metrics.resourceMetric(resource, namespace, selectorText, container);
       } catch (err) {
         throw new Error(`unable to get metrics for resource ${resource}: ${errorMessage(err)}`);
       }
@@ -446,21 +456,24 @@ export class HorizontalController implements Controller {
           now: this.clock.now(),
         },
         milliValue,
+        container,
       );
       const averageValue = milliQuantity(result.rawUsage);
+      const measured = byValue
+        ? { averageValue }
+        : { averageUtilization: result.utilization ?? 0, averageValue };
+      const what = container === undefined ? `${resource} resource` : `${resource} container resource`;
       return {
         ok: true,
         replicas: result.replicas,
-        name: byValue ? `${resource} resource` : `${resource} resource utilization (percentage of request)`,
-        status: {
-          type: 'Resource',
-          resource: {
-            name: resource,
-            current: byValue
-              ? { averageValue }
-              : { averageUtilization: result.utilization ?? 0, averageValue },
-          },
-        },
+        name: byValue ? what : `${what} utilization (percentage of request)`,
+        status:
+          container === undefined
+            ? { type: 'Resource', resource: { name: resource, current: measured } }
+            : {
+                type: 'ContainerResource',
+                containerResource: { name: resource, container, current: measured },
+              },
       };
     } catch (err) {
       return fail(

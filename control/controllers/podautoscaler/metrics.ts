@@ -12,11 +12,17 @@ import type { PodMetric, PodMetricsInfo } from './replica-calculator.js';
 export interface MetricsSource {
   /**
    * Each matching pod's summed container usage of `resource` (`cpu`, `memory`) in
-   * milli-units (millicores, milli-bytes), with the sample's time and window.
+   * milli-units (millicores, milli-bytes), with the sample's time and window; with
+   * `container`, that container's usage only (pods without it are left out).
    * @throws Error when the metrics API cannot be read or has no pods
    *   (`no metrics returned from resource metrics API`).
    */
-  resourceMetric(resource: string, namespace: string, selector: string): Promise<PodMetricsInfo>;
+  resourceMetric(
+    resource: string,
+    namespace: string,
+    selector: string,
+    container?: string,
+  ): Promise<PodMetricsInfo>;
 }
 
 interface PodMetricsList {
@@ -48,7 +54,12 @@ export function milliValue(q: string): number {
 export class RestMetricsSource implements MetricsSource {
   constructor(private readonly client: RestClient) {}
 
-  async resourceMetric(resource: string, namespace: string, selector: string): Promise<PodMetricsInfo> {
+  async resourceMetric(
+    resource: string,
+    namespace: string,
+    selector: string,
+    container?: string,
+  ): Promise<PodMetricsInfo> {
     const path = `/apis/metrics.k8s.io/v1beta1/namespaces/${encodeURIComponent(namespace)}/pods`;
     const list = await this.client.request<PodMetricsList>('GET', path, {
       query: { labelSelector: selector },
@@ -58,8 +69,11 @@ export class RestMetricsSource implements MetricsSource {
     const out: PodMetricsInfo = new Map();
     for (const item of items) {
       let value = 0;
-      let complete = true;
+      // A pod counts only when every container reports the resource (getPodMetrics), or,
+      // for one container, when that container does (getContainerMetrics).
+      let complete = container === undefined || (item.containers ?? []).some((c) => c.name === container);
       for (const c of item.containers ?? []) {
+        if (container !== undefined && c.name !== container) continue;
         const q = c.usage?.[resource];
         if (q === undefined) {
           complete = false;

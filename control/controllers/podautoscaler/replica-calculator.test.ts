@@ -32,6 +32,8 @@ interface PodCase {
   deleting?: boolean;
   /** Usage in milli-units; undefined: no metric. */
   usage?: number;
+  /** A second container `side` without requests. */
+  sidecar?: boolean;
 }
 
 function pod(i: number, c: PodCase): Pod {
@@ -51,6 +53,7 @@ function pod(i: number, c: PodCase): Pod {
           image: 'busybox',
           resources: c.request === undefined ? {} : { requests: { cpu: c.request, memory: c.request } },
         },
+        ...(c.sidecar ? [{ name: 'side', image: 'busybox' }] : []),
       ],
     },
     status: {
@@ -87,6 +90,7 @@ describe('resourceReplicas (GetResourceReplicas / GetRawResourceReplicas)', () =
     target: ResourceTarget;
     resource?: string;
     pods: PodCase[];
+    container?: string;
     want?: { replicas: number; utilization?: number; rawUsage?: number };
     error?: RegExp;
   }[] = [
@@ -225,12 +229,39 @@ describe('resourceReplicas (GetResourceReplicas / GetRawResourceReplicas)', () =
       pods: [{ usage: 100 }],
       error: /missing request for cpu in container c of Pod p0/,
     },
+    {
+      name: "ContainerResource: only the named container's request counts (a sidecar without one is fine)",
+      current: 2,
+      target: { utilization: 50 },
+      container: 'c',
+      pods: [
+        { ...running(900), sidecar: true },
+        { ...running(900), sidecar: true },
+      ],
+      want: { replicas: 4, utilization: 90 },
+    },
+    {
+      name: 'Resource: a sidecar without a request is an error',
+      current: 2,
+      target: { utilization: 50 },
+      pods: [{ ...running(900), sidecar: true }],
+      error: /missing request for cpu in container side of Pod p0/,
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
       const pods = c.pods.map((p, i) => pod(i, p));
       const run = () =>
-        resourceReplicas(c.current, c.target, c.resource ?? 'cpu', pods, metricsOf(c.pods), CFG, milliValue);
+        resourceReplicas(
+          c.current,
+          c.target,
+          c.resource ?? 'cpu',
+          pods,
+          metricsOf(c.pods),
+          CFG,
+          milliValue,
+          c.container,
+        );
       if (c.error) {
         assert.throws(run, c.error);
         return;

@@ -124,18 +124,21 @@ export function groupPods(
 }
 
 /**
- * calculatePodRequests: each pod's summed container request of `resource`, milli-units.
+ * calculatePodRequests: each pod's summed container request of `resource` (only
+ * `container`'s, when given: a ContainerResource metric), milli-units.
  * @throws Error `missing request for <resource> in container <c> of Pod <p>` (upstream's words).
  */
 export function podRequests(
   pods: readonly Pod[],
   resource: string,
   parseMilli: (q: string) => number,
+  container?: string,
 ): Map<string, number> {
   const out = new Map<string, number>();
   for (const pod of pods) {
     let sum = 0;
     for (const c of pod.spec?.containers ?? []) {
+      if (container !== undefined && c.name !== container) continue;
       const q = (c.resources?.requests as Record<string, string> | undefined)?.[resource];
       if (q === undefined) {
         throw new Error(
@@ -190,7 +193,8 @@ export type ResourceTarget = { utilization: number } | { averageValue: number };
 /**
  * The desired replica count of a Resource metric (GetResourceReplicas for a Utilization
  * target, GetRawResourceReplicas for an AverageValue one); see the file comment.
- * `metrics` is not modified. `parseMilli` reads a request quantity in milli-units.
+ * `metrics` is not modified. `parseMilli` reads a request quantity in milli-units;
+ * `container` limits the requests to one container's (a ContainerResource metric).
  * @throws Error with upstream's message when no pods are selected, none has a usable
  *   metric, a request is missing, or no metric matches a pod.
  */
@@ -202,6 +206,7 @@ export function resourceReplicas(
   sampled: PodMetricsInfo,
   cfg: ReplicaCalculatorConfig,
   parseMilli: (q: string) => number,
+  container?: string,
 ): ResourceReplicas {
   if (pods.length === 0) throw new Error('no pods returned by selector while calculating replica count');
   const metrics: PodMetricsInfo = new Map(sampled);
@@ -211,7 +216,7 @@ export function resourceReplicas(
     throw new Error('did not receive metrics for targeted pods (pods might be unready)');
   const timestamp = oldest(metrics);
   const isUtil = 'utilization' in target;
-  const requests = isUtil ? podRequests(pods, resource, parseMilli) : new Map<string, number>();
+  const requests = isUtil ? podRequests(pods, resource, parseMilli, container) : new Map<string, number>();
   const ratioOf = (m: PodMetricsInfo): { ratio: number; utilization?: number; raw: number } =>
     isUtil ? utilizationRatio(m, requests, target.utilization) : usageRatio(m, target.averageValue);
 
