@@ -43,7 +43,10 @@ import { table } from './lib/stats.js';
 
 const NODES = Number(process.env.BENCH_NODES ?? 1000);
 const SECTIONS = (process.env.BENCH_SECTIONS ?? 'daemonset,job').split(',').filter(Boolean);
-const DS_MAX_UNAVAILABLE = process.env.BENCH_DS_MAX_UNAVAILABLE ?? '10%';
+/** An IntOrString: `10%` stays a string, `1` becomes the integer 1. */
+const DS_MAX_UNAVAILABLE: number | string = /^[0-9]+$/.test(process.env.BENCH_DS_MAX_UNAVAILABLE ?? '')
+  ? Number(process.env.BENCH_DS_MAX_UNAVAILABLE)
+  : (process.env.BENCH_DS_MAX_UNAVAILABLE ?? '10%');
 const PROFILE = process.env.BENCH_PROFILE;
 
 /** One phase's result: a table row. */
