@@ -17,19 +17,30 @@ import { ControllerManager } from '../manager.js';
 import { until } from '../testing.js';
 import { garbageCollectorController } from '../garbagecollector/index.js';
 import { ttlAfterFinishedController } from '../ttlafterfinished/index.js';
-import { JOB_TRACKING_FINALIZER, jobController } from './index.js';
+import { JOB_TRACKING_FINALIZER, JobController } from './index.js';
 
 let api: TestApi;
 let kubelet: FakeKubelet;
 let clock: FakeClock;
 let stopManager: (() => Promise<void>) | undefined;
+/** Finished reconciles per Job key of the running controller (reset at each start). */
+let synced = new Map<string, number>();
 
 function startManager(): void {
   const ac = new AbortController();
   const done = new ControllerManager({
     client: api.client,
     controllers: {
-      job: jobController,
+      job: (ctx) => {
+        const jc = new JobController(ctx);
+        const reconcile = jc.reconcile.bind(jc);
+        synced = new Map();
+        jc.reconcile = async (key) => {
+          await reconcile(key);
+          synced.set(key, (synced.get(key) ?? 0) + 1);
+        };
+        return jc;
+      },
       'ttl-after-finished': ttlAfterFinishedController,
       garbagecollector: garbageCollectorController,
     },
@@ -353,6 +364,24 @@ describe('Job controller', () => {
     assert.equal(j.status?.succeeded, 6);
     assert.equal(j.status?.failed, 1);
     assert.deepEqual(j.status?.uncountedTerminatedPods, {});
+  });
+
+  it('keeps the failure backoff across a controller restart (rebuilt from the failed pods)', async () => {
+    const ns = await namespace();
+    await api.client.create(resources.jobs, job(ns, 'again', { backoffLimit: 6 }));
+    const [pod] = await until('pod', async () => {
+      const r = await running(ns);
+      return r.length === 1 && r;
+    });
+    await finish(pod!, 1);
+    await until('failed 1', async () => (await getJob(ns, 'again')).status?.failed === 1);
+    await stopManager!();
+    startManager();
+    await until('the restarted controller synced the Job', () => (synced.get(`${ns}/again`) ?? 0) > 0);
+    const live = async () => (await pods(ns)).filter((p) => p.status?.phase !== 'Failed');
+    assert.deepEqual(await live(), [], 'no replacement right after the restart');
+    await clock.advance(10_000);
+    await until('replacement after the backoff', async () => (await running(ns)).length === 1);
   });
 
   it('deletes a finished Job ttlSecondsAfterFinished later, its pods with it', async () => {

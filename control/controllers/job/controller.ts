@@ -582,14 +582,34 @@ class JobSync {
     return this.now - Date.parse(this.status.startTime) >= ads * 1000;
   }
 
+  /**
+   * Moves the backoff record by this pass's new successes and failures. A controller that
+   * has no record yet (just started) rebuilds it from the finished pods still there, as
+   * upstream's newBackoffRecord: the failed ones after the last success, by finish time.
+   */
   private recordBackoff(successes: number, failures: number, lastFailure: number): void {
-    const rec = this.c.backoff.get(this.key) ?? { failuresAfterLastSuccess: 0, lastFailureTime: 0 };
+    let rec = this.c.backoff.get(this.key);
+    if (!rec) {
+      rec = { failuresAfterLastSuccess: 0, lastFailureTime: 0 };
+      const finished = this.pods
+        .filter((p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed')
+        .map((p) => ({ phase: p.status!.phase, at: finishTime(p, this.now) }))
+        .sort((a, b) => a.at - b.at);
+      for (const f of finished) {
+        if (f.phase === 'Succeeded') rec.failuresAfterLastSuccess = 0;
+        else {
+          rec.failuresAfterLastSuccess++;
+          rec.lastFailureTime = Math.max(rec.lastFailureTime, f.at);
+        }
+      }
+      this.c.backoff.set(this.key, rec);
+      return;
+    }
     if (successes > 0) rec.failuresAfterLastSuccess = 0;
     if (failures > 0) {
       rec.failuresAfterLastSuccess += failures;
       rec.lastFailureTime = Math.max(rec.lastFailureTime, lastFailure);
     }
-    this.c.backoff.set(this.key, rec);
   }
 
   /** Milliseconds before new pods may be created (getRemainingTime): 10 s · 2^(n-1), at most 6 min, from the last failure. */
