@@ -376,4 +376,39 @@ describe('DaemonSet controller with minReadySeconds on a FakeClock', () => {
       return false;
     });
   });
+
+  it('replaces a failed pod, and backs off (1 s, FakeClock) when the next one fails too', async () => {
+    const c = cl.c;
+    await c.api.client.create(
+      resources.daemonsets,
+      makeDS('fail', {}, { nodeSelector: { 'kubernetes.io/hostname': 'm1' } }),
+    );
+    const fail = async (pod: Pod) =>
+      c.api.client.patch(
+        resources.pods,
+        NS,
+        pod.metadata.name!,
+        'merge',
+        { status: { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False' }] } },
+        {
+          subresource: 'status',
+        },
+      );
+    const [first] = await untilRolled(c, 'fail', ['m1'], 'v1');
+    await fail(first!);
+    const [second] = await until('a new Ready pod replaces the failed one', async () => {
+      const pods = await untilRolled(c, 'fail', ['m1'], 'v1');
+      return pods[0]!.metadata.name !== first!.metadata.name && pods;
+    });
+    await fail(second!);
+    // The sync that counts the failure (numberReady 0) is the one that would delete the pod.
+    await until('status shows the failure', async () => (await getDS(c, 'fail')).status?.numberReady === 0);
+    const kept = await c.api.client.get<Pod>(resources.pods, NS, second!.metadata.name!);
+    assert.equal(kept.metadata.deletionTimestamp, undefined, 'in backoff: not deleted yet');
+    await clock.advance(2_000);
+    await until('replaced after the backoff', async () => {
+      const pods = live(await podsOf(c, 'fail'));
+      return pods.length === 1 && pods[0]!.metadata.name !== second!.metadata.name && isPodReady(pods[0]!);
+    });
+  });
 });

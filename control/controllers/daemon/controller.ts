@@ -13,7 +13,7 @@
  *     pods that stopped matching) and revisions; constructHistory gives the current hash;
  *  3. unless expectations are pending or it is being deleted:
  *     manage — per node (podsShouldBeOnNode): create a pod where one should run and none
- *     is, delete failed/succeeded pods, extra pods (with maxSurge: keep at most an old and a
+ *     is, delete failed (with a per-node backoff, 1 s doubling to 15 min) and succeeded pods, extra pods (with maxSurge: keep at most an old and a
  *     new one), and pods where none may run or whose node is gone; pods are created with
  *     the template's labels plus controller-revision-hash and pod-template-generation, the
  *     default DaemonSet tolerations and a required node affinity `metadata.name In
@@ -76,6 +76,41 @@ export const DAEMONSET_CONTROLLER_COMPONENT = 'daemonset-controller';
 export const DAEMONSET_KIND: OwnerKind = { apiVersion: 'apps/v1', kind: 'DaemonSet' };
 /** Event reason of a failed daemon pod being killed (FailedDaemonPodReason). */
 export const FAILED_DAEMON_POD_REASON = 'FailedDaemonPod';
+
+/** Backoff of replacing a failed daemon pod on one node: 1 s doubling to 15 min (as upstream's failedPodsBackoff). */
+export const FAILED_POD_BACKOFF_INITIAL_MS = 1000;
+export const FAILED_POD_BACKOFF_MAX_MS = 15 * 60 * 1000;
+
+/**
+ * Per-key exponential backoff (client-go flowcontrol.Backoff, IsInBackOffSinceUpdate and
+ * Next): next() starts at `initialMs` and doubles to `maxMs`; an entry untouched for twice
+ * maxMs starts over. Times in ms since the epoch.
+ */
+export class Backoff {
+  private readonly entries = new Map<string, { delayMs: number; lastUpdate: number }>();
+  constructor(
+    private readonly initialMs: number,
+    private readonly maxMs: number,
+  ) {}
+
+  /** The remaining delay when `key` was updated less than its delay ago; undefined when not in backoff. */
+  inBackoff(key: string, nowMs: number): number | undefined {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    const left = e.lastUpdate + e.delayMs - nowMs;
+    return left > 0 ? left : undefined;
+  }
+
+  /** Records an attempt now: the first delay, or the previous one doubled (capped). */
+  next(key: string, nowMs: number): void {
+    const e = this.entries.get(key);
+    if (!e || nowMs - e.lastUpdate > 2 * this.maxMs) {
+      this.entries.set(key, { delayMs: this.initialMs, lastUpdate: nowMs });
+      return;
+    }
+    this.entries.set(key, { delayMs: Math.min(e.delayMs * 2, this.maxMs), lastUpdate: nowMs });
+  }
+}
 
 /** Options beyond the shared context (tests, benchmarks). */
 export interface DaemonSetControllerOptions {
@@ -306,6 +341,9 @@ export class DaemonSetController implements Controller {
     this.queue.add(key);
   }
 
+  /** Backoff of deleting failed daemon pods, per `<ds key>/<node>`. */
+  private readonly failedPodsBackoff = new Backoff(FAILED_POD_BACKOFF_INITIAL_MS, FAILED_POD_BACKOFF_MAX_MS);
+
   /** Uids of pods whose deletion was already observed through their deletionTimestamp. */
   private readonly seenDeleting = new Set<string>();
 
@@ -434,6 +472,14 @@ export class DaemonSetController implements Controller {
         for (const pod of daemonPods) {
           if (pod.metadata.deletionTimestamp) continue;
           if (pod.status?.phase === 'Failed') {
+            // A kubelet that keeps rejecting the pod would fight us in a hot loop: back off
+            // per DaemonSet and node (failedPodsBackoff: 1 s doubling to 15 min).
+            const delay = this.failedPodsBackoff.inBackoff(`${key}/${nodeName}`, s.nowMs);
+            if (delay !== undefined) {
+              this.queue.addAfter(key, delay);
+              continue;
+            }
+            this.failedPodsBackoff.next(`${key}/${nodeName}`, s.nowMs);
             this.ctx
               .recorder(DAEMONSET_CONTROLLER_COMPONENT)
               .event(
