@@ -13,8 +13,9 @@
  *     pods that stopped matching) and revisions; constructHistory gives the current hash;
  *  3. unless expectations are pending or it is being deleted:
  *     manage — per node (podsShouldBeOnNode): create a pod where one should run and none
- *     is, delete failed (with a per-node backoff, 1 s doubling to 15 min) and succeeded pods, extra pods (with maxSurge: keep at most an old and a
- *     new one), and pods where none may run or whose node is gone; pods are created with
+ *     is, delete failed pods (with a per-node backoff, 1 s doubling to 15 min) and
+ *     succeeded ones, extra pods (with maxSurge: keep at most an old and a new one), and
+ *     pods where none may run or whose node is gone; pods are created with
  *     the template's labels plus controller-revision-hash and pod-template-generation, the
  *     default DaemonSet tolerations and a required node affinity `metadata.name In
  *     [node]`, so the default scheduler binds them (ReplaceDaemonSetPodNodeNameNodeAffinity);
