@@ -10,8 +10,8 @@ import { disruptionController } from './disruption/index.js';
 import { endpointsController } from './endpoints/index.js';
 import { endpointSliceController } from './endpointslice/index.js';
 import { garbageCollectorController } from './garbagecollector/index.js';
-import { jobController } from './job/index.js';
 import { horizontalPodAutoscalerController } from './podautoscaler/index.js';
+import { jobController } from './job/index.js';
 import { namespaceController } from './namespace/index.js';
 import { nodeIpamController } from './nodeipam/index.js';
 import { nodeLifecycleController } from './nodelifecycle/index.js';
@@ -34,8 +34,8 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   endpoint: endpointsController,
   endpointslice: endpointSliceController,
   garbagecollector: garbageCollectorController,
-  job: jobController,
   horizontalpodautoscaling: horizontalPodAutoscalerController,
+  job: jobController,
   namespace: namespaceController,
   nodeipam: nodeIpamController,
   nodelifecycle: nodeLifecycleController,

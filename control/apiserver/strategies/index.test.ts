@@ -32,15 +32,22 @@ describe('strategyFor', () => {
     }
   });
 
-  it('gives generation to deployments, replicasets and endpointslices only', () => {
+  it('gives generation to the workloads, autoscalers, budgets and endpointslices only', () => {
     const withGeneration = RESOURCES.filter((r) => strategyFor(r).generationFields.length > 0).map(
       (r) => `${r.group}/${r.resource}`,
     );
     assert.deepEqual(withGeneration.sort(), [
+      'apps/daemonsets',
       'apps/deployments',
       'apps/replicasets',
       'apps/statefulsets',
+      // autoscaling/v1 and autoscaling/v2, one stored kind
+      'autoscaling/horizontalpodautoscalers',
+      'autoscaling/horizontalpodautoscalers',
+      'batch/cronjobs',
+      'batch/jobs',
       'discovery.k8s.io/endpointslices',
+      'policy/poddisruptionbudgets',
     ]);
   });
 });

@@ -11,8 +11,8 @@ import { deploymentPrinter } from './deployment.js';
 import { endpointsPrinter } from './endpoints.js';
 import { endpointSlicePrinter } from './endpointslice.js';
 import { eventPrinter, eventsV1Printer } from './event.js';
-import { cronJobPrinter, jobPrinter } from './job.js';
 import { horizontalPodAutoscalerPrinter } from './horizontalpodautoscaler.js';
+import { cronJobPrinter, jobPrinter } from './job.js';
 import { nodePrinter } from './node.js';
 import { persistentVolumeClaimPrinter } from './persistentvolumeclaim.js';
 import { podPrinter } from './pod.js';
@@ -45,9 +45,9 @@ const PRINTERS: ReadonlyMap<string, TablePrinter> = new Map([
   ['apps/replicasets', replicaSetPrinter],
   ['apps/controllerrevisions', controllerRevisionPrinter],
   ['apps/daemonsets', daemonSetPrinter],
+  ['autoscaling/horizontalpodautoscalers', horizontalPodAutoscalerPrinter],
   ['batch/jobs', jobPrinter],
   ['batch/cronjobs', cronJobPrinter],
-  ['autoscaling/horizontalpodautoscalers', horizontalPodAutoscalerPrinter],
   ['coordination.k8s.io/leases', leasePrinter],
   ['discovery.k8s.io/endpointslices', endpointSlicePrinter],
   ['events.k8s.io/events', eventsV1Printer],
