@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Pod } from '../api/types.js';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
-import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { buildImages, cleanUp, run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 import { until as waitUntil } from './support/wait.js';
 
 const unique = `ds-e2e-${process.pid}`;
@@ -44,11 +44,7 @@ describe('DaemonSet on two nodes (real agents, Docker, kubectl)', { timeout: 600
   let k: K8tsServer | undefined;
   const agents: K8tsAgent[] = [];
 
-  const kubectl = async (...args: string[]) => {
-    const r = await k!.kubectl(...args);
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
+  const kubectl = (...args: string[]) => k!.kubectlOk(...args);
   const pods = async (): Promise<Pod[]> =>
     (JSON.parse(await kubectl('get', 'pods', '-n', NS, '-l', 'app=agent', '-o', 'json')) as { items: Pod[] })
       .items;
@@ -86,8 +82,7 @@ describe('DaemonSet on two nodes (real agents, Docker, kubectl)', { timeout: 600
   before(async () => {
     const started = await run('bash', ['scripts/start-dockerd.sh'], { timeoutMs: 60_000 });
     assert.equal(started.code, 0, `dockerd did not start: ${started.stderr}`);
-    const images = await run('bash', ['scripts/build-images.sh', 'busybox', 'pause'], { timeoutMs: 900_000 });
-    assert.equal(images.code, 0, images.stderr);
+    await buildImages(['busybox', 'pause']);
     k = await startK8tsServer({ readyTimeoutMs: 60_000, args: ['--cluster-cidr', await freeClusterCIDR()] });
     for (let i = 0; i < NODES.length; i++) {
       agents.push(
@@ -106,17 +101,11 @@ describe('DaemonSet on two nodes (real agents, Docker, kubectl)', { timeout: 600
   });
 
   after(async () => {
-    const failures: unknown[] = [];
-    const steps: (() => unknown)[] = [
+    await cleanUp([
       ...agents.map((a) => () => a.stop()),
       () => k?.stop(),
       ...NODES.map((n) => () => removeNodeFromDocker(n)),
-    ];
-    for (const step of steps)
-      await Promise.resolve()
-        .then(step)
-        .catch((err: unknown) => failures.push(err));
-    if (failures.length > 0) throw failures[0];
+    ]);
   });
 
   it('runs one pod on each node', async () => {

@@ -20,7 +20,7 @@ import { clusterIPInterfaceFor } from '../agent/proxy/cluster-ip.js';
 import { startTestResolver, type TestResolver } from '../agent/dns/testing.js';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
-import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { buildImages, cleanUp, run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 import { until as waitUntil } from './support/wait.js';
 
 const NODE = `dns-e2e-${process.pid}`;
@@ -117,11 +117,7 @@ describe('cluster DNS from a pod, with real Docker and kubectl', { timeout: 900_
   let resolver: TestResolver | undefined;
   let dir: string | undefined;
 
-  const kubectl = async (...args: string[]) => {
-    const r = await k!.kubectl(...args);
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
+  const kubectl = (...args: string[]) => k!.kubectlOk(...args);
   /** nslookup inside the client pod; resolves with its output and exit code. */
   const nslookup = async (...args: string[]) => {
     const r = await k!.kubectl('exec', '-n', NS, 'client', '--', 'nslookup', ...args);
@@ -131,10 +127,7 @@ describe('cluster DNS from a pod, with real Docker and kubectl', { timeout: 900_
     (await kubectl('get', 'pod', '-n', NS, name, '-o', 'jsonpath={.status.podIP}')).trim();
 
   before(async () => {
-    const images = await run('bash', ['scripts/build-images.sh', 'spring-server', 'busybox', 'pause'], {
-      timeoutMs: 900_000,
-    });
-    assert.equal(images.code, 0, images.stderr);
+    await buildImages(['spring-server', 'busybox', 'pause']);
     resolver = await startTestResolver({
       'www.outside.test': [{ name: 'www.outside.test', type: 'A', ttl: 60, class: 'IN', data: '198.18.7.7' }],
       'app.outside.test': [{ name: 'app.outside.test', type: 'A', ttl: 60, class: 'IN', data: '198.18.7.8' }],
@@ -172,19 +165,13 @@ describe('cluster DNS from a pod, with real Docker and kubectl', { timeout: 900_
 
   after(async () => {
     // Each step even when an earlier one failed; the first failure is reported.
-    const failures: unknown[] = [];
-    const steps: (() => unknown)[] = [
+    await cleanUp([
       () => agent?.stop(),
       () => k?.stop(),
       () => removeNodeFromDocker(NODE),
       () => resolver?.close(),
       () => dir && rmSync(dir, { recursive: true, force: true }),
-    ];
-    for (const step of steps)
-      await Promise.resolve()
-        .then(step)
-        .catch((err: unknown) => failures.push(err));
-    if (failures.length > 0) throw failures[0];
+    ]);
     const left = await run('ip', ['link', 'show', dnsInterfaceFor(NODE)]);
     assert.notEqual(left.code, 0, `the agent removed its DNS interface: ${left.stdout}`);
   });

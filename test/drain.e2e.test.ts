@@ -7,13 +7,17 @@
 // runs on loopback; the node's containers are labelled with its name and removed at the end.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker } from './support/k8ts-agent.js';
-import { run, start, startK8tsServer, type CommandResult, type K8tsServer } from './support/k8ts-server.js';
+import {
+  buildImages,
+  start,
+  startK8tsServer,
+  type CommandResult,
+  type K8tsServer,
+} from './support/k8ts-server.js';
 import { until as waitUntil } from './support/wait.js';
 
-const REPO = fileURLToPath(new URL('..', import.meta.url));
 const NODE = `drain-e2e-${process.pid}`;
 
 const until = <T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms = 90_000) =>
@@ -79,11 +83,7 @@ interface PodView {
 describe('kubectl drain honours a PodDisruptionBudget', { timeout: 600_000 }, () => {
   let k: K8tsServer;
 
-  const kubectl = async (...args: string[]) => {
-    const r = await k.kubectl(...args);
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
+  const kubectl = (...args: string[]) => k.kubectlOk(...args);
   const podsOf = async (app: string): Promise<PodView[]> => {
     const list = JSON.parse(await kubectl('get', 'pods', '-l', `app=${app}`, '-o', 'json')) as {
       items: {
@@ -110,10 +110,7 @@ describe('kubectl drain honours a PodDisruptionBudget', { timeout: 600_000 }, ()
     ).status;
 
   before(async () => {
-    const images = await run('bash', [`${REPO}scripts/build-images.sh`, 'busybox', 'pause'], {
-      timeoutMs: 600_000,
-    });
-    assert.equal(images.code, 0, images.stderr);
+    await buildImages(['busybox', 'pause'], 600_000);
     k = await startK8tsServer({
       agent: true,
       args: ['--node-name', NODE, '--node-ip', '127.0.0.1', '--cluster-cidr', await freeClusterCIDR()],

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
-import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { buildImages, cleanUp, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 import { until as waitUntil } from './support/wait.js';
 
 const NODE = `hpa-e2e-${process.pid}`;
@@ -52,11 +52,7 @@ describe('HorizontalPodAutoscaler with real Docker and kubectl', { timeout: 300_
   let k: K8tsServer | undefined;
   let agent: K8tsAgent | undefined;
 
-  const kubectl = async (...args: string[]) => {
-    const r = await k!.kubectl(...args);
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
+  const kubectl = (...args: string[]) => k!.kubectlOk(...args);
   const replicas = async () =>
     Number(await kubectl('get', 'deployment', 'busy', '-n', NS, '-o', 'jsonpath={.spec.replicas}'));
   const rescales = async () =>
@@ -76,8 +72,7 @@ describe('HorizontalPodAutoscaler with real Docker and kubectl', { timeout: 300_
       .filter(Boolean);
 
   before(async () => {
-    const images = await run('bash', ['scripts/build-images.sh', 'busybox', 'pause'], { timeoutMs: 900_000 });
-    assert.equal(images.code, 0, images.stderr);
+    await buildImages(['busybox', 'pause']);
     k = await startK8tsServer({
       readyTimeoutMs: 60_000,
       args: ['--horizontal-pod-autoscaler-sync-period', '2s', '--cluster-cidr', await freeClusterCIDR()],
@@ -88,13 +83,7 @@ describe('HorizontalPodAutoscaler with real Docker and kubectl', { timeout: 300_
   });
 
   after(async () => {
-    const failures: unknown[] = [];
-    const steps: (() => unknown)[] = [() => agent?.stop(), () => k?.stop(), () => removeNodeFromDocker(NODE)];
-    for (const step of steps)
-      await Promise.resolve()
-        .then(step)
-        .catch((err: unknown) => failures.push(err));
-    if (failures.length > 0) throw failures[0];
+    await cleanUp([() => agent?.stop(), () => k?.stop(), () => removeNodeFromDocker(NODE)]);
   });
 
   it('kubectl autoscale creates the HPA; a busy pod scales the Deployment up to maxReplicas', async () => {

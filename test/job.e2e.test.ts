@@ -12,7 +12,7 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
-import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { buildImages, cleanUp, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 import { until as waitUntil } from './support/wait.js';
 
 const NODE = `job-e2e-${process.pid}`;
@@ -76,11 +76,7 @@ describe('Job and CronJob with real Docker and kubectl', { timeout: 900_000 }, (
   let k: K8tsServer | undefined;
   let agent: K8tsAgent | undefined;
 
-  const kubectl = async (...args: string[]) => {
-    const r = await k!.kubectl(...args);
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
+  const kubectl = (...args: string[]) => k!.kubectlOk(...args);
   const jobJson = async (name: string) =>
     JSON.parse(await kubectl('get', 'job', name, '-n', NS, '-o', 'json')) as {
       status?: { succeeded?: number; failed?: number; completedIndexes?: string };
@@ -88,8 +84,7 @@ describe('Job and CronJob with real Docker and kubectl', { timeout: 900_000 }, (
     };
 
   before(async () => {
-    const images = await run('bash', ['scripts/build-images.sh', 'busybox', 'pause'], { timeoutMs: 900_000 });
-    assert.equal(images.code, 0, images.stderr);
+    await buildImages(['busybox', 'pause']);
     k = await startK8tsServer({ readyTimeoutMs: 60_000, args: ['--cluster-cidr', await freeClusterCIDR()] });
     agent = await startK8tsAgent({
       server: k.url,
@@ -102,18 +97,12 @@ describe('Job and CronJob with real Docker and kubectl', { timeout: 900_000 }, (
   });
 
   after(async () => {
-    const failures: unknown[] = [];
-    const steps: (() => unknown)[] = [
+    await cleanUp([
       () => agent?.stop(),
       () => k?.stop(),
       () => removeNodeFromDocker(NODE),
       () => rmSync(MARKS, { recursive: true, force: true }),
-    ];
-    for (const step of steps)
-      await Promise.resolve()
-        .then(step)
-        .catch((err: unknown) => failures.push(err));
-    if (failures.length > 0) throw failures[0];
+    ]);
   });
 
   it('an Indexed Job of 5 at parallelism 2 survives one failed pod and completes', async () => {

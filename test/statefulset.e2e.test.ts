@@ -19,7 +19,7 @@ import { after, before, describe, it } from 'node:test';
 import { startTestResolver, type TestResolver } from '../agent/dns/testing.js';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
-import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { buildImages, cleanUp, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 import { until as waitUntil } from './support/wait.js';
 
 const NODE = `sts-e2e-${process.pid}`;
@@ -88,11 +88,7 @@ describe('StatefulSet with real Docker and kubectl', { timeout: 900_000 }, () =>
   let resolver: TestResolver | undefined;
   let dir: string | undefined;
 
-  const kubectl = async (...args: string[]) => {
-    const r = await k!.kubectl(...args);
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
+  const kubectl = (...args: string[]) => k!.kubectlOk(...args);
 
   /** The set's pods as kubectl shows them, by ordinal. */
   const setPods = async (): Promise<PodView[]> => {
@@ -145,8 +141,7 @@ describe('StatefulSet with real Docker and kubectl', { timeout: 900_000 }, () =>
     pods.length === n && pods.every((p) => p.ready && !p.terminating);
 
   before(async () => {
-    const images = await run('bash', ['scripts/build-images.sh', 'busybox', 'pause'], { timeoutMs: 900_000 });
-    assert.equal(images.code, 0, images.stderr);
+    await buildImages(['busybox', 'pause']);
     resolver = await startTestResolver({});
     dir = mkdtempSync(join(tmpdir(), 'k8ts-sts-e2e-'));
     const resolvConf = join(dir, 'resolv.conf');
@@ -167,19 +162,13 @@ describe('StatefulSet with real Docker and kubectl', { timeout: 900_000 }, () =>
   });
 
   after(async () => {
-    const failures: unknown[] = [];
-    const steps: (() => unknown)[] = [
+    await cleanUp([
       () => agent?.stop(),
       () => k?.stop(),
       () => removeNodeFromDocker(NODE),
       () => resolver?.close(),
       () => dir && rmSync(dir, { recursive: true, force: true }),
-    ];
-    for (const step of steps)
-      await Promise.resolve()
-        .then(step)
-        .catch((err: unknown) => failures.push(err));
-    if (failures.length > 0) throw failures[0];
+    ]);
   });
 
   it('creates web-0, web-1, web-2 in order, each once the one before is Ready', async () => {

@@ -10,6 +10,7 @@
  * kubeconfig written — no sleeping. stop() signals exactly the server's PID and removes
  * the data dir.
  */
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { hostMounter, mountPointsUnder } from '../../agent/kubelet/pods/mount.js';
@@ -48,6 +49,11 @@ export interface K8tsServer {
   pid: number;
   /** Runs kubectl with this cluster's kubeconfig and a private cache dir; never rejects on a non-zero exit. */
   kubectl(...args: string[]): Promise<CommandResult>;
+  /**
+   * Runs kubectl like kubectl() and resolves with its stdout; fails the test (an
+   * AssertionError naming the command and its stderr) on a non-zero exit.
+   */
+  kubectlOk(...args: string[]): Promise<string>;
   /** Like kubectl(), writing `stdin` to it. */
   kubectlIn(stdin: string, ...args: string[]): Promise<CommandResult>;
   /**
@@ -118,6 +124,30 @@ export function start(
   return { output: () => ({ stdout, stderr }), done };
 }
 
+/**
+ * Builds the test images named (`scripts/build-images.sh busybox pause`; none: all of
+ * them) into the machine's Docker. Fails the test with the script's stderr on a non-zero
+ * exit or after `timeoutMs` (default 15 min: a cold build pulls base layers).
+ */
+export async function buildImages(names: string[], timeoutMs = 900_000): Promise<void> {
+  const r = await run('bash', [join(REPO, 'scripts/build-images.sh'), ...names], { timeoutMs });
+  assert.equal(r.code, 0, r.stderr);
+}
+
+/**
+ * Runs every cleanup step in order, each even when one before it failed, so nothing of a
+ * test stays behind; then rejects with the first failure, if any. A step may be sync or
+ * async; `undefined` results (an agent never started: `() => agent?.stop()`) are fine.
+ */
+export async function cleanUp(steps: readonly (() => unknown)[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const step of steps)
+    await Promise.resolve()
+      .then(step)
+      .catch((err: unknown) => failures.push(err));
+  if (failures.length > 0) throw failures[0];
+}
+
 export async function startK8tsServer(opts: K8tsServerOptions = {}): Promise<K8tsServer> {
   const ownDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'k8ts-e2e-'));
@@ -181,6 +211,11 @@ export async function startK8tsServer(opts: K8tsServerOptions = {}): Promise<K8t
     kubeconfig,
     pid: child.pid!,
     kubectl: (...args) => run('kubectl', ['--cache-dir', cacheDir, ...args], { env }),
+    kubectlOk: async (...args) => {
+      const r = await run('kubectl', ['--cache-dir', cacheDir, ...args], { env });
+      assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+      return r.stdout;
+    },
     kubectlIn: (stdin, ...args) => run('kubectl', ['--cache-dir', cacheDir, ...args], { env, stdin }),
     kubectlStart: (...args) => start('kubectl', ['--cache-dir', cacheDir, ...args], { env }),
     logs: () => stderr,
