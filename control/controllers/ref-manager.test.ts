@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { ApiStatusError, isNotFound } from '../../api/client/errors.js';
+import { Indexer } from '../../api/client/indexer.js';
+import { Lister } from '../../api/client/lister.js';
 import { resources } from '../../api/client/resource.js';
 import type { ResourceRef } from '../../api/client/resource.js';
 import { labelSelectorFromObject } from '../../api/meta/labels.js';
@@ -12,11 +14,63 @@ import {
   adoptPatch,
   ControllerRefManager,
   freshOwnerGetter,
+  ownersSelecting,
   recheckDeletionTimestamp,
   releasePatch,
+  resolveControllerRef,
 } from './ref-manager.js';
 
 const RS_KIND = { apiVersion: 'apps/v1', kind: 'ReplicaSet' };
+
+describe("resolveControllerRef and ownersSelecting (the informer handlers' owner lookups)", () => {
+  const rs = (ns: string, name: string, uid: string, selector?: Record<string, string>): ReplicaSet =>
+    ({
+      metadata: { namespace: ns, name, uid },
+      spec: { selector: { matchLabels: selector } },
+    }) as unknown as ReplicaSet;
+  const ix = new Indexer<ReplicaSet>();
+  ix.add(rs('a', 'web', 'u1', { app: 'web' }));
+  ix.add(rs('a', 'all', 'u2', {}));
+  ix.add(rs('b', 'web', 'u3', { app: 'web' }));
+  const lister = new Lister(ix);
+  const ref = (kind: string, name: string, uid: string): OwnerReference => ({
+    apiVersion: 'apps/v1',
+    kind,
+    name,
+    uid,
+    controller: true,
+  });
+
+  it('resolves a ref only to a cached owner of that kind, namespace, name and uid', () => {
+    const cases: [string, string | undefined, OwnerReference | undefined, string | undefined][] = [
+      ['the owner', 'a', ref('ReplicaSet', 'web', 'u1'), 'u1'],
+      ["the other namespace's owner", 'b', ref('ReplicaSet', 'web', 'u3'), 'u3'],
+      ['a new object under the name (uid differs)', 'a', ref('ReplicaSet', 'web', 'u3'), undefined],
+      ['another kind', 'a', ref('Deployment', 'web', 'u1'), undefined],
+      ['not cached', 'a', ref('ReplicaSet', 'gone', 'u9'), undefined],
+      ['no ref', 'a', undefined, undefined],
+    ];
+    for (const [what, ns, r, want] of cases)
+      assert.equal(resolveControllerRef(lister, RS_KIND, ns, r)?.metadata.uid, want, what);
+  });
+
+  it('finds the owners of the namespace whose non-empty selector matches', () => {
+    const selectorOf = (o: ReplicaSet) => labelSelectorFromObject(o.spec?.selector);
+    const pod = (labels: Record<string, string>): Pod => ({
+      metadata: { namespace: 'a', name: 'p', labels },
+      spec: { containers: [] },
+    });
+    assert.deepEqual(
+      ownersSelecting(lister, pod({ app: 'web' }), selectorOf).map((o) => o.metadata.uid),
+      ['u1'],
+    );
+    assert.deepEqual(ownersSelecting(lister, pod({ app: 'db' }), selectorOf), []);
+    assert.deepEqual(
+      ownersSelecting(lister, pod({ app: 'web' }), () => undefined),
+      [],
+    );
+  });
+});
 
 describe('patches', () => {
   it('adopt: the controllerRef keyed by uid plus the dependent uid', () => {

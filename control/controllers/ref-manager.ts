@@ -21,6 +21,7 @@
  * touching the newcomer.
  */
 import { ApiStatusError, isNotFound } from '../../api/client/errors.js';
+import type { Lister } from '../../api/client/lister.js';
 import type { ResourceRef } from '../../api/client/resource.js';
 import type { RestClient } from '../../api/client/rest.js';
 import type { LabelSelector } from '../../api/meta/labels.js';
@@ -34,6 +35,42 @@ export interface OwnerKind {
   apiVersion: string;
   /** e.g. `ReplicaSet`. */
   kind: string;
+}
+
+/**
+ * The owner a controllerRef names, when `lister` caches an object of `kind.kind` under that
+ * name in `namespace` with the ref's uid; else undefined (no ref, another kind, or a new
+ * object that took the name). Upstream's resolveControllerRef, written once per workload
+ * controller there (replicaset, deployment, daemon, statefulset).
+ */
+export function resolveControllerRef<T extends KubeObject>(
+  lister: Lister<T>,
+  kind: OwnerKind,
+  namespace: string | undefined,
+  ref: OwnerReference | undefined,
+): T | undefined {
+  if (!ref || ref.kind !== kind.kind) return undefined;
+  const owner = lister.get(namespace, ref.name);
+  return owner?.metadata?.uid === ref.uid ? owner : undefined;
+}
+
+/**
+ * The owners cached in `dependent`'s namespace whose selector (`selectorOf`: undefined
+ * when missing or invalid) is non-empty and matches its labels: who might adopt an orphan
+ * (upstream's getPodDaemonSets, getPodStatefulSets, getDeploymentsForReplicaSet).
+ */
+export function ownersSelecting<T extends KubeObject>(
+  lister: Lister<T>,
+  dependent: KubeObject,
+  selectorOf: (owner: T) => LabelSelector | undefined,
+): T[] {
+  return lister
+    .namespace(dependent.metadata?.namespace ?? '')
+    .list()
+    .filter((owner) => {
+      const sel = selectorOf(owner);
+      return sel !== undefined && !sel.empty && sel.matches(dependent.metadata?.labels);
+    });
 }
 
 /** Settings of a ControllerRefManager. */

@@ -48,7 +48,9 @@ import type { PodControl } from '../podcontrol.js';
 import {
   ControllerRefManager,
   freshOwnerGetter,
+  ownersSelecting,
   recheckDeletionTimestamp,
+  resolveControllerRef,
   type OwnerKind,
 } from '../ref-manager.js';
 import { SLOW_START_INITIAL_BATCH_SIZE } from '../replicaset/slow-start.js';
@@ -270,19 +272,11 @@ export class DaemonSetController implements Controller {
   }
 
   private resolveControllerRef(namespace: string | undefined, ref: OwnerReference): DaemonSet | undefined {
-    if (ref.kind !== DAEMONSET_KIND.kind) return undefined;
-    const ds = this.dsLister.get(namespace ?? '', ref.name);
-    return ds?.metadata.uid === ref.uid ? ds : undefined;
+    return resolveControllerRef(this.dsLister, DAEMONSET_KIND, namespace, ref);
   }
 
   private podDaemonSets(pod: Pod): DaemonSet[] {
-    return this.dsLister
-      .namespace(pod.metadata.namespace ?? '')
-      .list()
-      .filter((ds) => {
-        const sel = selectorOf(ds);
-        return sel !== undefined && !sel.empty && sel.matches(pod.metadata.labels);
-      });
+    return ownersSelecting(this.dsLister, pod, selectorOf);
   }
 
   private addPod(pod: Pod): void {

@@ -20,7 +20,13 @@ import { labelSelectorFromObject } from '../../../api/meta/labels.js';
 import { controllerOf } from '../../../api/podutil.js';
 import type { Deployment, Pod, ReplicaSet } from '../../../api/types.js';
 import { RateLimitingQueue } from '../../../api/workqueue/rateLimited.js';
-import { ControllerRefManager, freshOwnerGetter, recheckDeletionTimestamp } from '../ref-manager.js';
+import {
+  ControllerRefManager,
+  freshOwnerGetter,
+  ownersSelecting,
+  recheckDeletionTimestamp,
+  resolveControllerRef,
+} from '../ref-manager.js';
 import type { Controller, ControllerContext, Logger } from '../context.js';
 import { runQueue } from '../run.js';
 import { rolloutRecreate } from './recreate.js';
@@ -110,21 +116,12 @@ export class DeploymentController implements Controller, SyncContext {
     namespace: string | undefined,
     ref: ReturnType<typeof controllerOf>,
   ): Deployment | undefined {
-    if (!ref || ref.kind !== OWNER_KIND.kind) return undefined;
-    const d = this.deployments.lister().get(namespace, ref.name);
-    return d?.metadata.uid === ref.uid ? d : undefined;
+    return resolveControllerRef(this.deployments.lister(), OWNER_KIND, namespace, ref);
   }
 
   /** Deployments in the ReplicaSet's namespace whose (non-empty) selector matches its labels. */
   private deploymentsForReplicaSet(rs: ReplicaSet): Deployment[] {
-    return this.deployments
-      .lister()
-      .namespace(rs.metadata.namespace ?? '')
-      .list()
-      .filter((d) => {
-        const sel = labelSelectorFromObject(d.spec.selector);
-        return !sel.empty && sel.matches(rs.metadata.labels);
-      });
+    return ownersSelecting(this.deployments.lister(), rs, (d) => labelSelectorFromObject(d.spec.selector));
   }
 
   private addReplicaSet(rs: ReplicaSet): void {

@@ -44,6 +44,7 @@ import {
   ControllerRefManager,
   freshOwnerGetter,
   recheckDeletionTimestamp,
+  resolveControllerRef,
   type OwnerKind,
 } from '../ref-manager.js';
 import { runQueue } from '../run.js';
@@ -154,9 +155,7 @@ export class ReplicaSetController implements Controller {
 
   /** The ReplicaSet a controllerRef points to, if cached with that uid (resolveControllerRef). */
   private resolveControllerRef(namespace: string | undefined, ref: OwnerReference): ReplicaSet | undefined {
-    if (ref.kind !== REPLICASET_KIND.kind) return undefined;
-    const rs = this.rsLister.get(namespace ?? '', ref.name);
-    return rs?.metadata.uid === ref.uid ? rs : undefined;
+    return resolveControllerRef(this.rsLister, REPLICASET_KIND, namespace, ref);
   }
 
   /**

@@ -31,7 +31,13 @@ import { controllerOf, isPodReady } from '../../../api/podutil.js';
 import type { PersistentVolumeClaim, Pod, StatefulSet } from '../../../api/types.js';
 import { RateLimitingQueue } from '../../../api/workqueue/rateLimited.js';
 import type { Controller, ControllerContext, Logger } from '../context.js';
-import { ControllerRefManager, freshOwnerGetter, recheckDeletionTimestamp } from '../ref-manager.js';
+import {
+  ControllerRefManager,
+  freshOwnerGetter,
+  ownersSelecting,
+  recheckDeletionTimestamp,
+  resolveControllerRef,
+} from '../ref-manager.js';
 import { runQueue } from '../run.js';
 import { StatefulSetControl, type StatefulSetStatus } from './control.js';
 import type { ControllerRevision } from './history.js';
@@ -113,20 +119,12 @@ export class StatefulSetController implements Controller {
   }
 
   private resolveControllerRef(namespace: string | undefined, ref: OwnerReference): StatefulSet | undefined {
-    if (ref.kind !== STATEFULSET_KIND.kind) return undefined;
-    const set = this.setLister.get(namespace ?? '', ref.name);
-    return set?.metadata.uid === ref.uid ? set : undefined;
+    return resolveControllerRef(this.setLister, STATEFULSET_KIND, namespace, ref);
   }
 
   /** Sets of the pod's namespace whose selector matches it (getPodStatefulSets). */
   private podStatefulSets(pod: Pod): StatefulSet[] {
-    return this.setLister
-      .namespace(pod.metadata.namespace ?? '')
-      .list()
-      .filter((s) => {
-        const sel = selectorOf(s);
-        return sel !== undefined && !sel.empty && sel.matches(pod.metadata.labels);
-      });
+    return ownersSelecting(this.setLister, pod, selectorOf);
   }
 
   private podChanged(pod: Pod): void {
