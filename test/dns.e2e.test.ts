@@ -18,9 +18,8 @@ import { after, before, describe, it } from 'node:test';
 import { dnsInterfaceFor } from '../agent/dns/cluster-dns.js';
 import { clusterIPInterfaceFor } from '../agent/proxy/cluster-ip.js';
 import { startTestResolver, type TestResolver } from '../agent/dns/testing.js';
-import { freeClusterCIDR } from './support/cluster-cidr.js';
-import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
-import { buildImages, cleanUp, run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { removeNodeFromDocker, startServerAndAgent, type K8tsAgent } from './support/k8ts-agent.js';
+import { buildImages, cleanUp, run, type K8tsServer } from './support/k8ts-server.js';
 import { until as waitUntil } from './support/wait.js';
 
 const NODE = `dns-e2e-${process.pid}`;
@@ -136,17 +135,12 @@ describe('cluster DNS from a pod, with real Docker and kubectl', { timeout: 900_
     const resolvConf = join(dir, 'resolv.conf');
     // The agent's upstream (a port other than 53: the agent's parser takes ip:port).
     writeFileSync(resolvConf, `nameserver ${resolver.host}:${resolver.port}\n`);
-    k = await startK8tsServer({
-      readyTimeoutMs: 60_000,
-      args: ['--service-cluster-ip-range', SERVICE_CIDR, '--cluster-cidr', await freeClusterCIDR()],
-    });
-    agent = await startK8tsAgent({
-      server: k.url,
-      token: k.nodeToken(),
+    ({ k, agent } = await startServerAndAgent({
       nodeName: NODE,
       nodeIP: NODE_IP,
-      args: ['--resolv-conf', resolvConf],
-    });
+      serverArgs: ['--service-cluster-ip-range', SERVICE_CIDR],
+      agentArgs: ['--resolv-conf', resolvConf],
+    }));
     const applied = await k.kubectlIn(manifests, 'apply', '-f', '-');
     assert.equal(applied.code, 0, applied.stderr);
     await until('the pods running', async () => {

@@ -11,9 +11,8 @@
 // Every container is labelled with the test's node name and removed at the end.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freeClusterCIDR } from './support/cluster-cidr.js';
-import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
-import { buildImages, cleanUp, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { removeNodeFromDocker, startServerAndAgent, type K8tsAgent } from './support/k8ts-agent.js';
+import { buildImages, cleanUp, type K8tsServer } from './support/k8ts-server.js';
 import { until as waitUntil } from './support/wait.js';
 
 const NODE = `hpa-e2e-${process.pid}`;
@@ -73,11 +72,11 @@ describe('HorizontalPodAutoscaler with real Docker and kubectl', { timeout: 300_
 
   before(async () => {
     await buildImages(['busybox', 'pause']);
-    k = await startK8tsServer({
-      readyTimeoutMs: 60_000,
-      args: ['--horizontal-pod-autoscaler-sync-period', '2s', '--cluster-cidr', await freeClusterCIDR()],
-    });
-    agent = await startK8tsAgent({ server: k.url, token: k.nodeToken(), nodeName: NODE, nodeIP: NODE_IP });
+    ({ k, agent } = await startServerAndAgent({
+      nodeName: NODE,
+      nodeIP: NODE_IP,
+      serverArgs: ['--horizontal-pod-autoscaler-sync-period', '2s'],
+    }));
     const applied = await k.kubectlIn(manifests, 'apply', '-f', '-');
     assert.equal(applied.code, 0, applied.stderr);
   });

@@ -10,9 +10,8 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { freeClusterCIDR } from './support/cluster-cidr.js';
-import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
-import { buildImages, cleanUp, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { removeNodeFromDocker, startServerAndAgent, type K8tsAgent } from './support/k8ts-agent.js';
+import { buildImages, cleanUp, type K8tsServer } from './support/k8ts-server.js';
 import { until as waitUntil } from './support/wait.js';
 
 const NODE = `job-e2e-${process.pid}`;
@@ -85,13 +84,7 @@ describe('Job and CronJob with real Docker and kubectl', { timeout: 900_000 }, (
 
   before(async () => {
     await buildImages(['busybox', 'pause']);
-    k = await startK8tsServer({ readyTimeoutMs: 60_000, args: ['--cluster-cidr', await freeClusterCIDR()] });
-    agent = await startK8tsAgent({
-      server: k.url,
-      token: k.nodeToken(),
-      nodeName: NODE,
-      nodeIP: '127.0.0.1',
-    });
+    ({ k, agent } = await startServerAndAgent({ nodeName: NODE, nodeIP: '127.0.0.1' }));
     const applied = await k.kubectlIn(manifests, 'apply', '-f', '-');
     assert.equal(applied.code, 0, applied.stderr);
   });

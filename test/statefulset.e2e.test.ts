@@ -17,9 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startTestResolver, type TestResolver } from '../agent/dns/testing.js';
-import { freeClusterCIDR } from './support/cluster-cidr.js';
-import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
-import { buildImages, cleanUp, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { removeNodeFromDocker, startServerAndAgent, type K8tsAgent } from './support/k8ts-agent.js';
+import { buildImages, cleanUp, type K8tsServer } from './support/k8ts-server.js';
 import { until as waitUntil } from './support/wait.js';
 
 const NODE = `sts-e2e-${process.pid}`;
@@ -146,17 +145,12 @@ describe('StatefulSet with real Docker and kubectl', { timeout: 900_000 }, () =>
     dir = mkdtempSync(join(tmpdir(), 'k8ts-sts-e2e-'));
     const resolvConf = join(dir, 'resolv.conf');
     writeFileSync(resolvConf, `nameserver ${resolver.host}:${resolver.port}\n`);
-    k = await startK8tsServer({
-      readyTimeoutMs: 60_000,
-      args: ['--service-cluster-ip-range', SERVICE_CIDR, '--cluster-cidr', await freeClusterCIDR()],
-    });
-    agent = await startK8tsAgent({
-      server: k.url,
-      token: k.nodeToken(),
+    ({ k, agent } = await startServerAndAgent({
       nodeName: NODE,
       nodeIP: NODE_IP,
-      args: ['--resolv-conf', resolvConf],
-    });
+      serverArgs: ['--service-cluster-ip-range', SERVICE_CIDR],
+      agentArgs: ['--resolv-conf', resolvConf],
+    }));
     const applied = await k.kubectlIn(manifests, 'apply', '-f', '-');
     assert.equal(applied.code, 0, applied.stderr);
   });

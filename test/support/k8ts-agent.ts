@@ -15,7 +15,8 @@ import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { hostMounter, mountPointsUnder } from '../../agent/kubelet/pods/mount.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cliCommand, run } from './k8ts-server.js';
+import { freeClusterCIDR } from './cluster-cidr.js';
+import { cliCommand, run, startK8tsServer, type K8tsServer } from './k8ts-server.js';
 
 export interface K8tsAgentOptions {
   server: string;
@@ -124,6 +125,44 @@ export async function startK8tsAgent(opts: K8tsAgentOptions): Promise<K8tsAgent>
         return exited;
       })()),
   };
+}
+
+/** What startServerAndAgent() starts. */
+export interface ServerAndAgentOptions {
+  nodeName: string;
+  nodeIP: string;
+  /** Extra `k8ts server` flags; `--cluster-cidr` (a free one, freeClusterCIDR()) is added. */
+  serverArgs?: string[];
+  /** Extra `k8ts agent` flags (e.g. `['--resolv-conf', path]`). */
+  agentArgs?: string[];
+}
+
+/**
+ * A `k8ts server` (a free `--cluster-cidr`, 60 s to be ready) and one `k8ts agent` joined
+ * to it with the server's node token: the one-node cluster of most end-to-end tests. The
+ * caller stops both and removes the node's containers (removeNodeFromDocker); when the
+ * agent does not join, the server is stopped here before the error is rethrown.
+ */
+export async function startServerAndAgent(
+  opts: ServerAndAgentOptions,
+): Promise<{ k: K8tsServer; agent: K8tsAgent }> {
+  const k = await startK8tsServer({
+    readyTimeoutMs: 60_000,
+    args: [...(opts.serverArgs ?? []), '--cluster-cidr', await freeClusterCIDR()],
+  });
+  try {
+    const agent = await startK8tsAgent({
+      server: k.url,
+      token: k.nodeToken(),
+      nodeName: opts.nodeName,
+      nodeIP: opts.nodeIP,
+      ...(opts.agentArgs ? { args: opts.agentArgs } : {}),
+    });
+    return { k, agent };
+  } catch (err) {
+    await k.stop();
+    throw err;
+  }
 }
 
 /**
