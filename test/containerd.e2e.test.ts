@@ -237,6 +237,11 @@ describe(
       assert.equal(r.stdout, `in ${pod.name}\n`);
       assert.match(r.stderr, /oops/);
       assert.equal(r.code, 3);
+      // The end of kubectl's stdin reaches the container (`echo hi | kubectl exec -i … -- cat`
+      // returns; kubectlIn kills kubectl after 30 s, code null).
+      const cat = await k.kubectlIn('hi\n', 'exec', '-i', pod.name, '--', 'cat');
+      assert.equal(cat.code, 0, cat.stderr);
+      assert.equal(cat.stdout, 'hi\n');
       // The kubelet's resolv.conf (CRI dns_config, written by containerd) and Service variables.
       const dnsIP = await kubectl(
         'get',

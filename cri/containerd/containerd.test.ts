@@ -544,6 +544,34 @@ describe('containerd adapter', { skip: SKIP_ALL ?? false }, () => {
         assert.equal(await out, 'out hello\n');
         assert.equal(await err, 'err\n');
 
+        // stdin's end reaches the process (`echo hi | kubectl exec -i … -- cat`): cat exits 0.
+        const cat = await rt.exec(id, ['cat'], { stdin: true, stdout: true, stderr: true, tty: false });
+        const catOut = collect(cat.stdout);
+        cat.stdin?.end('hi\n');
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('cat did not exit 20 s after stdin ended')), 20_000);
+        });
+        try {
+          assert.equal(await Promise.race([cat.exitCode, deadline]), 0);
+        } finally {
+          clearTimeout(timer);
+          cat.close();
+        }
+        assert.equal(await catOut, 'hi\n');
+
+        // A tty session: stdin and stdout are the terminal, output on stdout, resize accepted.
+        const tty = await rt.exec(id, ['sh', '-c', '[ -t 0 ] && [ -t 1 ] && echo terminal; exit 3'], {
+          stdin: true,
+          stdout: true,
+          stderr: false,
+          tty: true,
+        });
+        const ttyOut = collect(tty.stdout);
+        await tty.resize({ width: 80, height: 24 });
+        assert.equal(await tty.exitCode, 3);
+        assert.equal(await ttyOut, 'terminal\r\n');
+
         const at = await rt.attach(id, { stdin: true, stdout: true, stderr: true, tty: false });
         const atOut = collect(at.stdout);
         at.stdin?.write('there\n');

@@ -1,24 +1,26 @@
 /**
- * A client of the CRI streaming server (the URL a runtime's Exec or Attach returns), over
- * WebSocket with the `v4.channel.k8s.io` subprotocol of k8s.io/apiserver's wsstream, as
- * `kubectl exec` speaks it to an API server: every binary message starts with its channel
- * (0 stdin, 1 stdout, 2 stderr, 3 error: the final Status as JSON, 4 resize), and the
- * session ends when the server closes the connection.
+ * Clients of the CRI streaming server (the URL a runtime's Exec, Attach or PortForward
+ * returns).
  *
- * v4 has no way to close only stdin (v5.channel.k8s.io has, but containerd 1.6's server
- * predates it): ending `stdin` here stops sending; the process's stdin closes when the
- * session does.
+ * Exec and attach go over SPDY/3.1 with `X-Stream-Protocol-Version: v4.channel.k8s.io`,
+ * as the kubelet's client-go remotecommand executor dials the runtime (spdy-client.ts):
+ * one SPDY stream per channel, named by its `streamType` header (`error`, then `stdin`,
+ * `stdout`, `stderr` as asked, `resize` with a tty); the caller's end of stdin half-closes
+ * the stdin stream (FIN), so the process sees EOF; the error stream carries the final
+ * metav1.Status as JSON. WebSocket `v4.channel.k8s.io` cannot close stdin alone (only
+ * v5.channel.k8s.io can, which containerd 1.6's server predates), so `echo hi | kubectl
+ * exec -i … -- cat` never ended over it.
+ *
+ * Port-forward stays on WebSocket `v4.channel.k8s.io` (k8s.io/apiserver's wsstream): every
+ * binary message starts with its channel, and the first on each is the port.
  */
+import { request } from 'node:http';
+import type { Socket } from 'node:net';
 import { Duplex, PassThrough, Writable } from 'node:stream';
 import WebSocket from 'ws';
 import type { StreamOptions, StreamSession } from '../api.js';
 import { CriError } from '../errors.js';
-
-const STDIN = 0;
-const STDOUT = 1;
-const STDERR = 2;
-const ERROR = 3;
-const RESIZE = 4;
+import { SpdyClientSession } from './spdy-client.js';
 
 /** The exit code in the v4 error channel's Status (`Success`: 0; `NonZeroExitCode`: its cause). */
 export function exitCodeOfStatus(text: string): number {
@@ -60,70 +62,164 @@ function messagesFrom(ws: WebSocket): (handler: (data: Buffer, isBinary: boolean
   };
 }
 
-/** Opens the session at `url` (http://… as the runtime returned it). */
+/** The remotecommand protocol asked for (the only one containerd 1.6 and the kubelet share that has an error stream with a Status). */
+export const STREAM_PROTOCOL = 'v4.channel.k8s.io';
+
+/** The streams a client asking for `opts` opens, in client-go's order. */
+export function streamTypes(opts: StreamOptions): string[] {
+  const types = ['error'];
+  if (opts.stdin) types.push('stdin');
+  if (opts.stdout || opts.tty) types.push('stdout');
+  if (opts.stderr && !opts.tty) types.push('stderr');
+  if (opts.tty) types.push('resize');
+  return types;
+}
+
+/** Upgrades `url` to SPDY/3.1 (POST, as client-go's SPDY round tripper) and resolves with the socket and the bytes after the 101. */
+function upgradeToSpdy(url: string, what: string): Promise<{ socket: Socket; head: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'POST',
+      headers: {
+        Connection: 'Upgrade',
+        Upgrade: 'SPDY/3.1',
+        'X-Stream-Protocol-Version': STREAM_PROTOCOL,
+      },
+    });
+    req.once('upgrade', (res, socket: Socket, head: Buffer) => {
+      const chosen = res.headers['x-stream-protocol-version'];
+      if (chosen !== STREAM_PROTOCOL) {
+        socket.destroy();
+        reject(
+          new CriError(
+            'Internal',
+            `${what}: the streaming server chose protocol ${JSON.stringify(chosen ?? '')}, not ${STREAM_PROTOCOL}`,
+          ),
+        );
+        return;
+      }
+      resolve({ socket, head });
+    });
+    req.once('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        reject(
+          new CriError(
+            'Internal',
+            `${what}: the streaming server answered ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8').trim()}`,
+          ),
+        ),
+      );
+    });
+    req.once('error', (err) =>
+      reject(new CriError('Unavailable', `${what}: ${err.message}`, { cause: err })),
+    );
+    req.end();
+  });
+}
+
+/**
+ * Opens the exec or attach session at `url` (http://… as the runtime returned it) over
+ * SPDY/3.1, `v4.channel.k8s.io`. Ending the returned `stdin` half-closes the stdin stream
+ * (the process reads EOF). `exitCode` settles when the error stream ends (FIN or reset),
+ * the server sends GOAWAY or the connection closes: 0 for a Success status (or none),
+ * the cause's code for NonZeroExitCode; the connection is closed then, as client-go's
+ * executor does once the error stream is read.
+ * @throws CriError Unavailable when the server cannot be reached, Internal when it refuses
+ *   the upgrade, the protocol or a stream.
+ */
 export async function openStreamSession(
   url: string,
   opts: StreamOptions,
   what: string,
 ): Promise<StreamSession> {
-  const ws = new WebSocket(url.replace(/^http/, 'ws'), ['v4.channel.k8s.io']);
-  const onMessage = messagesFrom(ws);
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', (err) => reject(new CriError('Unavailable', `${what}: ${err.message}`, { cause: err })));
-    ws.once('unexpected-response', (_req, res) =>
-      reject(new CriError('Internal', `${what}: the streaming server answered ${res.statusCode}`)),
-    );
+  const { socket, head } = await upgradeToSpdy(url, what);
+  const spdy = new SpdyClientSession((bytes, done) => {
+    if (socket.destroyed) return done();
+    socket.write(bytes, () => done());
   });
   const stdout = opts.stdout || opts.tty ? new PassThrough() : undefined;
   const stderr = opts.stderr && !opts.tty ? new PassThrough() : undefined;
+  const ids = new Map<string, number>();
+  const typeOf = new Map<number, string>();
   let status = '';
+  let ended = false;
+  let settle: (() => void) | undefined;
   const exitCode = new Promise<number>((resolve, reject) => {
-    onMessage((data: Buffer, isBinary: boolean) => {
-      const buf = isBinary ? data : Buffer.from(data);
-      if (buf.length === 0) return;
-      const channel = buf[0];
-      const payload = buf.subarray(1);
-      if (payload.length === 0) return;
-      if (channel === STDOUT) stdout?.write(payload);
-      else if (channel === STDERR) stderr?.write(payload);
-      else if (channel === ERROR) status += payload.toString('utf8');
-    });
-    ws.once('close', () => {
+    settle = () => {
+      if (ended) return;
+      ended = true;
       stdout?.end();
       stderr?.end();
+      spdy.close('session ended');
+      socket.destroy();
       try {
         resolve(exitCodeOfStatus(status));
       } catch (err) {
         reject(err as Error);
       }
-    });
-    ws.once('error', (err) => reject(new CriError('Internal', `${what}: ${err.message}`, { cause: err })));
+    };
   });
   exitCode.catch(() => undefined);
-  const send = (channel: number, payload: Buffer, done: (err?: Error | null) => void): void => {
-    if (ws.readyState !== WebSocket.OPEN) return done();
-    ws.send(Buffer.concat([Buffer.from([channel]), payload]), { binary: true }, (err) => done(err ?? null));
+  const end = () => settle?.();
+  // Frames that came with the 101 are handled only after the listeners are on.
+  spdy.on('data', (id, data) => {
+    const type = typeOf.get(id);
+    if (type === 'stdout') stdout?.write(data);
+    else if (type === 'stderr') stderr?.write(data);
+    else if (type === 'error') status += data.toString('utf8');
+  });
+  const streamEnded = (id: number) => {
+    const type = typeOf.get(id);
+    if (type === 'error') end();
+    else if (type === 'stdout') stdout?.end();
+    else if (type === 'stderr') stderr?.end();
   };
+  spdy.on('fin', streamEnded);
+  spdy.on('rst', streamEnded);
+  spdy.on('close', end);
+  socket.on('data', (d: Buffer) => spdy.receive(d));
+  socket.on('close', end);
+  socket.on('error', () => socket.destroy());
+  if (head.length > 0) spdy.receive(head);
+  try {
+    for (const type of streamTypes(opts)) {
+      // client-go opens the streams one after another, each once the last was accepted.
+      const id = await spdy.openStream({ streamtype: type });
+      ids.set(type, id);
+      typeOf.set(id, type);
+    }
+  } catch (err) {
+    socket.destroy();
+    throw new CriError('Internal', `${what}: ${(err as Error).message}`, { cause: err });
+  }
   let stdin: Writable | undefined;
-  if (opts.stdin) {
-    stdin = new Writable({ write: (chunk: Buffer, _enc, done) => send(STDIN, chunk, done) });
+  const stdinId = ids.get('stdin');
+  if (stdinId !== undefined) {
+    stdin = new Writable({
+      write: (chunk: Buffer, _enc, done) => {
+        if (ended) return done();
+        void spdy.data(stdinId, chunk).then(() => done());
+      },
+      final: (done) => {
+        if (ended) return done();
+        void spdy.data(stdinId, Buffer.alloc(0), true).then(() => done());
+      },
+    });
     stdin.on('error', () => undefined);
   }
+  const resizeId = ids.get('resize');
   return {
     ...(stdin ? { stdin } : {}),
     ...(stdout ? { stdout } : {}),
     ...(stderr ? { stderr } : {}),
     resize: (size) =>
-      opts.tty
-        ? new Promise<void>((resolve) =>
-            send(RESIZE, Buffer.from(JSON.stringify({ Width: size.width, Height: size.height })), () =>
-              resolve(),
-            ),
-          )
+      resizeId !== undefined && !ended
+        ? spdy.data(resizeId, Buffer.from(JSON.stringify({ Width: size.width, Height: size.height })))
         : Promise.resolve(),
     exitCode,
-    close: () => ws.close(),
+    close: end,
   };
 }
 
