@@ -71,6 +71,8 @@ const COUNTERS = [
   'numberUnavailable',
 ] as const;
 
+const OMITEMPTY_COUNTERS = ['updatedNumberScheduled', 'numberAvailable', 'numberUnavailable'] as const;
+
 /**
  * storeDaemonSetStatus: writes the status of calculateStatus (and, with
  * `updateObservedGen`, observedGeneration = the generation acted on) through the status
@@ -95,6 +97,9 @@ export async function updateDaemonSetStatus(
     (cur.observedGeneration ?? 0) >= generation;
   if (!same) {
     const next: DaemonSetStatus = { ...status };
+    // updatedNumberScheduled, numberAvailable and numberUnavailable are omitempty in
+    // Kubernetes' DaemonSetStatus (the other four counters are always there): a zero is left out.
+    for (const k of OMITEMPTY_COUNTERS) if (next[k] === 0) delete next[k];
     if (updateObservedGen) next.observedGeneration = generation;
     let obj = ds;
     for (let attempt = 0; ; attempt++) {

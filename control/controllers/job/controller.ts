@@ -537,14 +537,18 @@ class JobSync {
   }
 
   private async writeStatus(): Promise<void> {
-    if (JSON.stringify(this.status) === JSON.stringify(this.job.status ?? {})) return;
+    // active, succeeded and failed are omitempty in Kubernetes' JobStatus (ready and
+    // terminating are pointers, so their 0 is kept): a zero is left out of what is written.
+    const status = structuredClone(this.status);
+    for (const k of ['active', 'succeeded', 'failed'] as const) if (status[k] === 0) delete status[k];
+    if (JSON.stringify(status) === JSON.stringify(this.job.status ?? {})) return;
     try {
       const updated = await this.c.ctx.client.updateStatus<Job>(resources.jobs, {
         ...this.job,
-        status: this.status,
+        status,
       });
       this.job.metadata.resourceVersion = updated.metadata.resourceVersion;
-      this.job.status = structuredClone(this.status);
+      this.job.status = status;
     } catch (err) {
       if (isConflict(err)) throw new Error(`job ${this.key}: status conflict, retrying`, { cause: err });
       throw err;

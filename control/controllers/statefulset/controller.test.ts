@@ -328,6 +328,12 @@ describe('StatefulSet controller, Parallel and updates', () => {
     await api.client.create(resources.statefulsets, makeSet(ns, 'p', 3, { podManagementPolicy: 'Parallel' }));
     await d.sync(ns, 'p');
     assert.deepEqual(names(await livePods(ns)), ['p-0', 'p-1', 'p-2']);
+    // None ready: readyReplicas is omitempty in Kubernetes' StatefulSetStatus (left out),
+    // availableReplicas is not (0).
+    const set = await getSet(ns, 'p');
+    assert.equal(set.status?.replicas, 3);
+    assert.equal(set.status?.readyReplicas, undefined);
+    assert.equal(set.status?.availableReplicas, 0);
     await until('all running', async () => (await livePods(ns)).every(running));
     await api.client.patch(resources.statefulsets, ns, 'p', 'merge', { spec: { replicas: 0 } });
     const before = d.pods.deleted.length;

@@ -217,6 +217,10 @@ export class StatefulSetController implements Controller {
   /** Writes status through the subresource unless nothing changed (updateStatefulSetStatus). */
   private async updateStatus(set: StatefulSet, status: StatefulSetStatus): Promise<void> {
     const next: StatefulSetStatus = { ...status };
+    // readyReplicas, currentReplicas and updatedReplicas are omitempty in Kubernetes'
+    // StatefulSetStatus (replicas and availableReplicas are not): a zero is left out.
+    for (const k of ['readyReplicas', 'currentReplicas', 'updatedReplicas'] as const)
+      if (next[k] === 0) delete next[k];
     if (set.status?.conditions) next.conditions = set.status.conditions;
     if (isDeepStrictEqual(normalize(set.status), normalize(next))) return;
     await this.ctx.client.updateStatus<StatefulSet>(resources.statefulsets, { ...set, status: next });
