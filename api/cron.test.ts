@@ -8,6 +8,8 @@ describe('parseSchedule (robfig/cron ParseStandard)', () => {
   const next: [string, string, string, string?][] = [
     ['*/5 * * * *', '2026-01-01T00:03:00Z', '2026-01-01T00:05:00Z'],
     ['0 3 * * mon-fri', '2026-01-02T04:00:00Z', '2026-01-05T03:00:00Z'],
+    ['0 3 ? JAN-Mar SUN', '2026-01-01T00:00:00Z', '2026-01-04T03:00:00Z'],
+    ['5/20 * * * *', '2026-01-01T00:06:00Z', '2026-01-01T00:25:00Z'],
     ['@hourly', '2026-01-01T00:00:00Z', '2026-01-01T01:00:00Z'],
     ['@daily', '2026-01-01T00:00:01Z', '2026-01-02T00:00:00Z'],
     ['@midnight', '2026-01-01T00:00:01Z', '2026-01-02T00:00:00Z'],
@@ -29,7 +31,18 @@ describe('parseSchedule (robfig/cron ParseStandard)', () => {
     ['0 * * * * *', 'expected exactly 5 fields, found 6: [0 * * * * *]'],
     ['@sometimes', 'unrecognized descriptor: @sometimes'],
     ['@every never', /failed to parse duration @every never/],
-    ['61 * * * *', /61/],
+    // robfig's words for its field grammar; cron-parser's extensions (L, #, H, dow 7) are
+    // refused as Kubernetes refuses them.
+    ['61 * * * *', 'end of range (61) above maximum (59): 61'],
+    ['0 0 * * 7', 'end of range (7) above maximum (6): 7'],
+    ['0 0 L * *', 'failed to parse int from L: strconv.Atoi: parsing "L": invalid syntax'],
+    ['0 0 * * 5#2', 'failed to parse int from 5#2: strconv.Atoi: parsing "5#2": invalid syntax'],
+    ['H * * * *', 'failed to parse int from H: strconv.Atoi: parsing "H": invalid syntax'],
+    ['0 0 0 * *', 'beginning of range (0) below minimum (1): 0'],
+    ['10-5 * * * *', 'beginning of range (10) beyond end of range (5): 10-5'],
+    ['*/0 * * * *', 'step of range should be a positive number: */0'],
+    ['1-2-3 * * * *', 'too many hyphens: 1-2-3'],
+    ['0 0 * foo *', 'failed to parse int from foo: strconv.Atoi: parsing "foo": invalid syntax'],
   ];
   for (const [spec, msg] of bad)
     it(`refuses ${JSON.stringify(spec)}`, () =>

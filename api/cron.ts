@@ -58,11 +58,76 @@ function parseGoDuration(s: string): number | undefined {
   return pos === 0 ? undefined : total;
 }
 
+/** A field's bounds and names as robfig/cron's parser has them (minutes, hours, dom, month, dow). */
+interface FieldBounds {
+  min: number;
+  max: number;
+  names?: Readonly<Record<string, number>>;
+}
+
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+const FIELD_BOUNDS: readonly FieldBounds[] = [
+  { min: 0, max: 59 },
+  { min: 0, max: 23 },
+  { min: 1, max: 31 },
+  { min: 1, max: 12, names: Object.fromEntries(MONTHS.map((m, i) => [m, i + 1])) },
+  { min: 0, max: 6, names: Object.fromEntries(DAYS.map((d, i) => [d, i])) },
+];
+
+/** robfig's mustParseInt (strconv.Atoi, then no negatives). */
+function robfigInt(expr: string): number {
+  if (!/^[+-]?[0-9]+$/.test(expr))
+    throw new ScheduleError(
+      `failed to parse int from ${expr}: strconv.Atoi: parsing ${JSON.stringify(expr)}: invalid syntax`,
+    );
+  const n = Number(expr);
+  if (n < 0) throw new ScheduleError(`negative number (${n}) not allowed: ${expr}`);
+  return n;
+}
+
+/**
+ * robfig/cron's getField/getRange grammar for one field: comma-separated `*`, `?`, `N`,
+ * `N-M` (numbers, or month/day names), each with an optional `/step`. cron-parser takes
+ * more (`L`, `W`, `#`, `H`, day-of-week 7), which Kubernetes refuses: refused here too,
+ * with robfig's words.
+ * @throws ScheduleError (`end of range (7) above maximum (6): 7`, `failed to parse int from L: ...`).
+ */
+function checkRobfigField(field: string, r: FieldBounds): void {
+  for (const expr of field.split(',').filter((x) => x !== '')) {
+    const rangeAndStep = expr.split('/');
+    const lowAndHigh = rangeAndStep[0]!.split('-');
+    const named = (x: string) => r.names?.[x.toLowerCase()] ?? robfigInt(x);
+    let start: number;
+    let end: number;
+    if (lowAndHigh[0] === '*' || lowAndHigh[0] === '?') {
+      start = r.min;
+      end = r.max;
+    } else {
+      start = named(lowAndHigh[0]!);
+      if (lowAndHigh.length === 1) end = start;
+      else if (lowAndHigh.length === 2) end = named(lowAndHigh[1]!);
+      else throw new ScheduleError(`too many hyphens: ${expr}`);
+    }
+    let step = 1;
+    if (rangeAndStep.length === 2) {
+      step = robfigInt(rangeAndStep[1]!);
+      if (lowAndHigh.length === 1) end = r.max;
+    } else if (rangeAndStep.length > 2) throw new ScheduleError(`too many slashes: ${expr}`);
+    if (start < r.min)
+      throw new ScheduleError(`beginning of range (${start}) below minimum (${r.min}): ${expr}`);
+    if (end > r.max) throw new ScheduleError(`end of range (${end}) above maximum (${r.max}): ${expr}`);
+    if (start > end)
+      throw new ScheduleError(`beginning of range (${start}) beyond end of range (${end}): ${expr}`);
+    if (step === 0) throw new ScheduleError(`step of range should be a positive number: ${expr}`);
+  }
+}
+
 /**
  * Parses `spec` in `timeZone` (IANA name; default `UTC`).
- * @throws ScheduleError with robfig/cron's words where known (`expected exactly 5 fields,
- *   found 4: [* * * *]`, `unrecognized descriptor: @foo`, `empty spec string`), else
- *   cron-parser's description of the bad field.
+ * @throws ScheduleError with robfig/cron's words (`expected exactly 5 fields, found 4:
+ *   [* * * *]`, `unrecognized descriptor: @foo`, `empty spec string`, `end of range (61)
+ *   above maximum (59): 61`), else cron-parser's description of what it cannot take.
  */
 export function parseSchedule(spec: string, timeZone = 'UTC'): Schedule {
   const trimmed = spec.trim();
@@ -89,6 +154,7 @@ export function parseSchedule(spec: string, timeZone = 'UTC'): Schedule {
     const fields = trimmed.split(/\s+/);
     if (fields.length !== 5)
       throw new ScheduleError(`expected exactly 5 fields, found ${fields.length}: [${fields.join(' ')}]`);
+    fields.forEach((f, i) => checkRobfigField(f, FIELD_BOUNDS[i]!));
   }
   try {
     // Parsed once here so a bad field is reported at validation, not at the first run.

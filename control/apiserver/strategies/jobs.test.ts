@@ -176,7 +176,7 @@ describe('CronJob strategy', () => {
       'a minute out of range',
       { schedule: '61 * * * *' },
       'spec.schedule',
-      'Constraint error, got value 61 expected range 0-59',
+      'end of range (61) above maximum (59): 61',
     ],
     [
       'an unknown descriptor',
