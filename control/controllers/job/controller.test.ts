@@ -141,6 +141,13 @@ describe('Job controller', () => {
   it('runs 5 completions 2 at a time, counts each success once and completes', async () => {
     const ns = await namespace();
     await api.client.create(resources.jobs, job(ns, 'five', { completions: 5, parallelism: 2 }));
+    const started = await until('active counted', async () => {
+      const j = await getJob(ns, 'five');
+      return (j.status?.active ?? 0) > 0 && j;
+    });
+    // omitempty upstream: a running Job has no conditions (not []) and no zero counters.
+    assert.equal(started.status?.conditions, undefined);
+    assert.equal(started.status?.succeeded, undefined);
     for (let done = 0; done < 5; done++) {
       const run = await until(`a running pod (${done} done)`, async () => {
         const r = await running(ns);

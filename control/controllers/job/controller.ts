@@ -541,6 +541,8 @@ class JobSync {
     // terminating are pointers, so their 0 is kept): a zero is left out of what is written.
     const status = structuredClone(this.status);
     for (const k of ['active', 'succeeded', 'failed'] as const) if (status[k] === 0) delete status[k];
+    // conditions is omitempty too: a Job still running has none in the object.
+    if (status.conditions?.length === 0) delete status.conditions;
     if (JSON.stringify(status) === JSON.stringify(this.job.status ?? {})) return;
     try {
       const updated = await this.c.ctx.client.updateStatus<Job>(resources.jobs, {
