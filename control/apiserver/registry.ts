@@ -100,9 +100,13 @@ export interface WriteOptions {
   dryRun?: boolean;
   /**
    * Called with the final object (defaulted and valid) and the stored one just before the
-   * write, e.g. to record managedFields. May mutate `obj`.
+   * write, e.g. to record managedFields. May mutate `obj`. On create, `sent` is what the
+   * client sent with the kind's defaults but before the strategy's prepareForCreate (and
+   * admission): the object Kubernetes' create handler records managedFields from
+   * (fieldManager.UpdateNoErrors runs before rest.BeforeCreate), so what the server adds
+   * (a Job's generated selector and labels) belongs to no manager.
    */
-  beforeWrite?: (obj: KubeObject, old: KubeObject | undefined) => void;
+  beforeWrite?: (obj: KubeObject, old: KubeObject | undefined, sent?: KubeObject) => void;
   /**
    * Validating admission (admission/index.ts): called with the object about to be
    * written — defaulted and valid, a create's generated name set — and the stored one it
@@ -233,13 +237,15 @@ export class Registry {
     delete meta.deletionGracePeriodSeconds;
     if (this.strategy.generationFields.length > 0) meta.generation = 1;
     else delete meta.generation;
+    const sent = opts.beforeWrite ? structuredClone(obj) : undefined;
     this.strategy.prepareForCreate(obj);
     this.strategy.defaults(obj);
+    if (sent) this.strategy.defaults(sent);
     const generated = !meta.name;
     if (generated) meta.name = `${meta.generateName}${randomSuffix()}`;
     this.validate(obj, this.strategy.validate(obj));
     await opts.admit?.(obj, undefined);
-    opts.beforeWrite?.(obj, undefined);
+    opts.beforeWrite?.(obj, undefined, sent);
     const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun === true });
     if (opts.dryRun) {
       await finish?.(false);

@@ -124,12 +124,19 @@ export function newRequestScope(init: RequestScopeInit): RequestScope {
     dryRun,
     owned: true,
     admit: validate,
-    beforeWrite: (obj, old) => {
-      recordUpdate(obj, old, manager, gv, now, {
+    beforeWrite: (obj, old, sent) => {
+      // On create, ownership is of what the client sent (defaulted), as upstream: fields the
+      // strategy or admission add are nobody's.
+      const recorded = recordUpdate(sent ?? obj, old, manager, gv, now, {
         model: rr.resource.model,
         ...(sub ? { subresource: sub } : {}),
         resetFields,
       });
+      if (recorded !== obj) {
+        const meta = (obj.metadata ??= {});
+        if (recorded.metadata?.managedFields) meta.managedFields = recorded.metadata.managedFields;
+        else delete meta.managedFields;
+      }
     },
   };
   return {
