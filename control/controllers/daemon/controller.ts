@@ -26,6 +26,10 @@
  *  4. status (desired/current/misscheduled/ready/updated/available/unavailable,
  *     observedGeneration) through the status subresource; with minReadySeconds it looks
  *     again when pods are ready but not yet available.
+ *
+ * Why one file of about 600 lines: it is one class, upstream's DaemonSetsController (its
+ * handlers and syncDaemonSet); placement (placement.ts), the rolling update (rolling.ts),
+ * history (history.ts) and status (status.ts) are already apart.
  */
 import { isNotFound } from '../../../api/client/errors.js';
 import { deletedObject } from '../../../api/client/informer.js';

@@ -35,6 +35,11 @@
  *     6 min from the last failure, per consecutive failure since the last success);
  *  6. status through the status subresource; a requeue at the backoff's end and at the
  *     active deadline.
+ *
+ * Why one file of about 800 lines: it is one class, upstream's Job controller, whose reconcile
+ * is syncJob with its three-step pod tracking, and the steps share the Job's state within one
+ * sync; the pure parts (podFailurePolicy in failure-policy.ts, completion indexes in
+ * indexes.ts) are already apart.
  */
 import { isConflict, isNotFound } from '../../../api/client/errors.js';
 import { deletedObject } from '../../../api/client/informer.js';
