@@ -10,6 +10,7 @@
  *     s.next(new Date('2026-01-01T00:03:00Z'));          // 2026-01-01T00:05:00Z
  */
 import { CronExpressionParser } from 'cron-parser';
+import { errorMessage } from './errors.js';
 
 /** A schedule that does not parse; `message` is what Kubernetes' validation would say. */
 export class ScheduleError extends Error {}
@@ -160,7 +161,7 @@ export function parseSchedule(spec: string, timeZone = 'UTC'): Schedule {
     // Parsed once here so a bad field is reported at validation, not at the first run.
     CronExpressionParser.parse(expr, { tz: timeZone, currentDate: new Date(0) }).next();
   } catch (err) {
-    throw new ScheduleError(err instanceof Error ? err.message : String(err));
+    throw new ScheduleError(errorMessage(err));
   }
   return {
     next(after) {

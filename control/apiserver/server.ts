@@ -13,6 +13,11 @@
  * This file keeps what is not a verb: construction, serving, upgrades, non-resource paths,
  * bootstrap and metrics, and what the strategies' write hooks are given (the writer's
  * authority for RBAC escalation checks, the other registries for afterCreate).
+ *
+ * Why one file of about 740 lines: it is the one place the server is put together, as
+ * kube-apiserver's GenericAPIServer with its installer; every verb is in handlers/, and
+ * what it wires in (service account tokens, the OIDC documents, the storage codecs) lives in
+ * modules of its own.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';

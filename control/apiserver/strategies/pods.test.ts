@@ -1,3 +1,8 @@
+/**
+ * The Pod strategy's defaults, validation, update, status and field-selector cases. Why one
+ * file of about 620 lines: it is one table-driven suite of one strategy (strategies/pods.ts
+ * with podspec/), each describe one phase of the strategy, as upstream keeps validation_test.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';

@@ -29,6 +29,7 @@
  * pod is terminating, terminal, or the kubelet set it (TerminationByKubelet).
  */
 import { isConflict, isNotFound } from '../../../api/client/errors.js';
+import { errorMessage } from '../../../api/errors.js';
 import { deletedObject } from '../../../api/client/informer.js';
 import type { Lister } from '../../../api/client/lister.js';
 import { resources, type ResourceRef } from '../../../api/client/resource.js';
@@ -267,7 +268,7 @@ export class DisruptionController implements Controller {
         pdb,
         'Warning',
         'CalculateExpectedPodCountFailed',
-        `Failed to calculate the number of expected pods: ${err instanceof Error ? err.message : String(err)}`,
+        `Failed to calculate the number of expected pods: ${errorMessage(err)}`,
       );
       throw err;
     }
@@ -400,7 +401,7 @@ export class DisruptionController implements Controller {
         type: DISRUPTION_ALLOWED_CONDITION,
         status: 'False',
         reason: SYNC_FAILED_REASON,
-        message: err instanceof Error ? err.message : String(err),
+        message: errorMessage(err),
         ...(status.observedGeneration !== undefined ? { observedGeneration: status.observedGeneration } : {}),
       },
       rfc3339(new Date(this.clock.now())),
