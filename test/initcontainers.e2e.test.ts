@@ -21,7 +21,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ContainerStatus, Pod } from '../api/types.js';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker } from './support/k8ts-agent.js';
-import { run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
+import { cleanUp, run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
 
 const NODE = `init-e2e-${process.pid}-${Date.now().toString(36)}`;
 const NS = 'default';
@@ -44,9 +44,13 @@ describe('init containers and lifecycle hooks on real Docker', { timeout: 300_00
   });
 
   after(async () => {
-    await k?.stop();
-    await removeNodeFromDocker(NODE);
-    rmSync(hostDir, { recursive: true, force: true });
+    // Every step even when one fails: a server whose stop threw once left this node's
+    // containers behind.
+    await cleanUp([
+      () => k?.stop(),
+      () => removeNodeFromDocker(NODE),
+      () => rmSync(hostDir, { recursive: true, force: true }),
+    ]);
   });
 
   function server(): K8tsServer {
