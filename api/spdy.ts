@@ -12,6 +12,7 @@
  *   control: 1 bit 1 | 15 bits version (3) | 16 bits type | 8 bits flags | 24 bits length | data
  *   data:    1 bit 0 | 31 bits stream id   | 8 bits flags | 24 bits length | data
  */
+import { EventEmitter } from 'node:events';
 import { constants, createDeflate, createInflate, type Deflate, type Inflate } from 'node:zlib';
 
 export const SPDY_VERSION = 3;
@@ -234,5 +235,164 @@ export class BlockCodec {
 
   close(): void {
     this.z.close();
+  }
+}
+
+/** What both ends of a session emit (each end adds its own stream-opening event). */
+export interface SpdyCommonEvents {
+  data: [id: number, data: Buffer];
+  /** The peer half-closed the stream. */
+  fin: [id: number];
+  rst: [id: number, status: number];
+  /** The session ended (GOAWAY from the peer, a protocol error, or close()). */
+  close: [reason: string];
+}
+
+/**
+ * What the two ends of one SPDY/3.1 session over a byte transport share, as moby/spdystream
+ * serves both: receive() cuts frames from what arrives and handles them one at a time in
+ * arrival order (the peer's header blocks share one inflate context); frames are sent in
+ * the order they are queued, each handed to `write` (which calls `done` once the transport
+ * took it); DATA, HEADERS, RST_STREAM, PING (the peer's are echoed) and GOAWAY are handled
+ * here, SYN_STREAM and SYN_REPLY by the end (handleSyn).
+ */
+export abstract class SpdySessionCore<
+  E extends SpdyCommonEvents & Record<keyof E, unknown[]>,
+> extends EventEmitter<E> {
+  private buffered: Buffer = Buffer.alloc(0);
+  protected readonly inflater = new BlockCodec('inflate');
+  protected readonly deflater = new BlockCodec('deflate');
+  private inbound: Promise<void> = Promise.resolve();
+  private outbound: Promise<void> = Promise.resolve();
+  protected closed = false;
+
+  /**
+   * @param peer which end the other side is: its PINGs are echoed (a client's have odd ids,
+   *   a server's even) and its GOAWAY is named in the close reason.
+   */
+  constructor(
+    private readonly write: (bytes: Buffer, done: () => void) => void,
+    private readonly peer: 'client' | 'server',
+  ) {
+    super();
+  }
+
+  /** The common events, emitted through the subclass's typed emitter. */
+  private get common(): EventEmitter<SpdyCommonEvents> {
+    return this as unknown as EventEmitter<SpdyCommonEvents>;
+  }
+
+  /** Bytes from the peer. */
+  receive(chunk: Buffer): void {
+    if (this.closed) return;
+    this.buffered = this.buffered.length ? Buffer.concat([this.buffered, chunk]) : chunk;
+    while (this.buffered.length >= 8) {
+      const length = this.buffered.readUInt32BE(4) & 0xffffff;
+      if (length > MAX_FRAME) return this.close('frame too large');
+      if (this.buffered.length < 8 + length) break;
+      const frame = this.buffered.subarray(0, 8 + length);
+      this.buffered = this.buffered.subarray(8 + length);
+      this.inbound = this.inbound
+        .then(() => this.handle(frame))
+        .catch((err: unknown) => this.close(`protocol error: ${(err as Error).message}`));
+    }
+  }
+
+  /**
+   * Sends data on a stream in frames of at most MAX_DATA_CHUNK, with FIN when `fin` (an
+   * empty payload with `fin` only half-closes); resolves once the transport took the last.
+   */
+  data(id: number, payload: Buffer, fin = false): Promise<void> {
+    if (payload.length === 0) return this.send(() => dataFrame(id, fin ? FLAG_FIN : 0, payload));
+    let last: Promise<void> = Promise.resolve();
+    for (let at = 0; at < payload.length; at += MAX_DATA_CHUNK) {
+      const part = payload.subarray(at, at + MAX_DATA_CHUNK);
+      const end = at + MAX_DATA_CHUNK >= payload.length;
+      last = this.send(() => dataFrame(id, fin && end ? FLAG_FIN : 0, part));
+    }
+    return last;
+  }
+
+  /** Tells the peer that `bytes` of stream `id` (and of the session) were consumed. */
+  windowUpdate(id: number, bytes: number): void {
+    if (bytes <= 0) return;
+    void this.send(() => controlFrame(FRAME_TYPES.WINDOW_UPDATE, 0, Buffer.concat([u32(id), u32(bytes)])));
+    void this.send(() => controlFrame(FRAME_TYPES.WINDOW_UPDATE, 0, Buffer.concat([u32(0), u32(bytes)])));
+  }
+
+  /** Resolves once every frame queued so far has been handed to the transport. */
+  flushed(): Promise<void> {
+    return this.outbound;
+  }
+
+  /** Ends the session (idempotent). */
+  close(reason = 'closed'): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.inflater.close();
+    void this.outbound.finally(() => this.deflater.close());
+    this.common.emit('close', reason);
+  }
+
+  /** Queues the frame `build` gives; resolves once the transport took it (or it was dropped). */
+  protected send(build: () => Buffer | Promise<Buffer>): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const sent = this.outbound.then(async () => {
+      const bytes = await build();
+      if (this.closed) return;
+      await new Promise<void>((resolve) => this.write(bytes, resolve));
+    });
+    this.outbound = sent.catch((err: unknown) => this.close(`send failed: ${(err as Error).message}`));
+    return this.outbound;
+  }
+
+  /** Called for every DATA frame with a payload, after the data event. */
+  protected consumed(_id: number, _bytes: number): void {}
+
+  /** SYN_STREAM and SYN_REPLY, which each end treats its own way. */
+  protected abstract handleSyn(type: number, flags: number, payload: Buffer): Promise<void>;
+
+  private async handle(frame: Buffer): Promise<void> {
+    if (this.closed) return;
+    const flags = frame[4]!;
+    const payload = frame.subarray(8);
+    if ((frame[0]! & 0x80) === 0) {
+      const id = frame.readUInt32BE(0) & 0x7fffffff;
+      if (payload.length > 0) {
+        this.common.emit('data', id, payload);
+        this.consumed(id, payload.length);
+      }
+      if (flags & FLAG_FIN) this.common.emit('fin', id);
+      return;
+    }
+    const version = frame.readUInt16BE(0) & 0x7fff;
+    if (version !== SPDY_VERSION) throw new Error(`unsupported SPDY version ${version}`);
+    const type = frame.readUInt16BE(2);
+    switch (type) {
+      case FRAME_TYPES.SYN_STREAM:
+      case FRAME_TYPES.SYN_REPLY:
+        return this.handleSyn(type, flags, payload);
+      case FRAME_TYPES.HEADERS:
+        // Decompressed to keep the shared context in step; the headers are not used.
+        if (payload.length > 4) await this.inflater.process(payload.subarray(4));
+        return;
+      case FRAME_TYPES.RST_STREAM:
+        if (payload.length >= 8)
+          this.common.emit('rst', payload.readUInt32BE(0) & 0x7fffffff, payload.readUInt32BE(4));
+        return;
+      case FRAME_TYPES.PING: {
+        // Pings the peer started are echoed; ours are never sent.
+        const peerParity = this.peer === 'client' ? 1 : 0;
+        if (payload.length >= 4 && (payload.readUInt32BE(0) & 1) === peerParity)
+          void this.send(() => controlFrame(FRAME_TYPES.PING, 0, payload.subarray(0, 4)));
+        return;
+      }
+      case FRAME_TYPES.GOAWAY:
+        this.close(`GOAWAY from the ${this.peer}`);
+        return;
+      default:
+        // SETTINGS, WINDOW_UPDATE and unknown types.
+        return;
+    }
   }
 }
