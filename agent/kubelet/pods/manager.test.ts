@@ -628,6 +628,29 @@ describe('PodManager', () => {
     );
   });
 
+  it('a readiness probe on a port name no container has: Warning Unhealthy "errored" every period, never Ready', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'badport', {
+        containers: [
+          {
+            name: 'app',
+            image: 'spring-server:1.0',
+            ports: [{ name: 'http', containerPort: 8080 }],
+            readinessProbe: { httpGet: { path: '/', port: 'web' }, periodSeconds: 2 },
+          },
+        ],
+      }),
+    );
+    const want = 'Readiness probe errored: strconv.Atoi: parsing "web": invalid syntax';
+    const errored = () => h.events.filter((e) => e.reason === 'Unhealthy' && e.message === want);
+    await until(h.clock, 'three errored events', () => errored().length >= 3);
+    assert.equal(errored()[0]!.fieldPath, 'spec.containers{app}');
+    const p = await getPod(created);
+    assert.equal(p?.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
+  });
+
   /** The filesystem type mounted at `path` ('' when nothing is). */
   const fsTypeAt = (path: string): string => {
     for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {

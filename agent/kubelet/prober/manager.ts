@@ -7,8 +7,12 @@
  * Failure makes the pod worker kill and restart the container. A published change calls
  * `onChange(podUid)` so the pod worker syncs again.
  *
- * Failed runs are recorded as Warning `Unhealthy` events on the container
- * ("Readiness probe failed: HTTP probe failed with statuscode: 503").
+ * Each run's event on the container, as pkg/kubelet/prober/prober.go: a Failure is Warning
+ * `Unhealthy` "Readiness probe failed: HTTP probe failed with statuscode: 503", a probe
+ * that could not run (Unknown) Warning `Unhealthy` "Readiness probe errored: strconv.Atoi:
+ * parsing \"web\": invalid syntax", a Warning result Warning `ProbeWarning` "Liveness
+ * probe warning: Probe terminated redirects, Response body: …". The recorder aggregates
+ * the repeats (count).
  */
 import type { Logger } from '../../../api/log.js';
 import type { Clock } from '../../../api/clock.js';
@@ -94,7 +98,7 @@ export class ProbeManager {
               ? this.cfg.runProbe(probe, { ...t, container })
               : runProbe(probe, { ...t, container }, this.cfg.exec),
           publish: (cid, result) => this.publish(uid, container.name, type, cid, result),
-          onFailure: (o) => this.recordFailure(e.pod, container.name, type, o),
+          record: (o) => this.recordEvent(e.pod, container.name, type, o),
         });
         entry.workers.set(key, { worker, abort, done: worker.run(abort.signal) });
       }
@@ -153,7 +157,7 @@ export class ProbeManager {
     }
   }
 
-  private recordFailure(pod: KubeletPod, name: string, type: ProbeType, o: ProbeOutcome): void {
+  private recordEvent(pod: KubeletPod, name: string, type: ProbeType, o: ProbeOutcome): void {
     const ref: ObjectReference = {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -162,6 +166,12 @@ export class ProbeManager {
       uid: pod.metadata.uid ?? '',
       fieldPath: `spec.containers{${name}}`,
     };
-    this.cfg.recorder.event(ref, 'Warning', 'Unhealthy', `${TITLE[type]} probe failed: ${o.output}`);
+    const [reason, words] =
+      o.result === 'Warning'
+        ? ['ProbeWarning', 'warning']
+        : o.result === 'Unknown'
+          ? ['Unhealthy', 'errored']
+          : ['Unhealthy', 'failed'];
+    this.cfg.recorder.event(ref, 'Warning', reason, `${TITLE[type]} probe ${words}: ${o.output}`);
   }
 }

@@ -31,8 +31,9 @@ describe('probes', () => {
 
   for (const [code, want] of [
     [200, 'Success'],
-    [302, 'Success'],
-    [399, 'Success'],
+    [204, 'Success'],
+    [302, 'Warning'],
+    [399, 'Warning'],
     [404, 'Failure'],
     [503, 'Failure'],
   ] as const) {
@@ -40,6 +41,7 @@ describe('probes', () => {
       const r = await probeHttp({ port, path: `/${code}` }, target, 1);
       assert.equal(r.result, want);
       if (want === 'Failure') assert.equal(r.output, `HTTP probe failed with statuscode: ${code}`);
+      if (want === 'Warning') assert.equal(r.output, 'Probe terminated redirects, Response body: body');
     });
   }
 
@@ -80,7 +82,19 @@ describe('probes', () => {
   it('named ports resolve through the container ports', () => {
     assert.equal(resolvePort('http', container), 8080);
     assert.equal(resolvePort(81, container), 81);
-    assert.equal(resolvePort('nope', container), undefined);
+    assert.equal(resolvePort('8081', container), 8081);
+    // probe.ResolveContainerPort's errors, which the "probe errored" event carries.
+    assert.deepEqual(resolvePort('nope', container), {
+      error: 'strconv.Atoi: parsing "nope": invalid syntax',
+    });
+    assert.deepEqual(resolvePort(0, container), { error: 'invalid port number: 0' });
+    assert.deepEqual(resolvePort(70000, container), { error: 'invalid port number: 70000' });
+  });
+
+  it('httpGet and tcpSocket on a port name no container port has: Unknown with the error', async () => {
+    const want = { result: 'Unknown', output: 'strconv.Atoi: parsing "web": invalid syntax' };
+    assert.deepEqual(await probeHttp({ port: 'web' }, target, 1), want);
+    assert.deepEqual(await probeTcp({ port: 'web' }, target, 1), want);
   });
 
   it('exec: exit 0 → Success, non-zero → Failure with the output, timeout → Failure, runtime error → Unknown', async () => {

@@ -5,13 +5,18 @@
  *
  * - httpGet: GET `scheme://host:port/path` (host defaults to the pod IP, port may name a
  *   container port) with the probe's headers plus `User-Agent: kube-probe/1.32` and
- *   `Accept: *\/*`; a status from 200 to 399 is Success (redirects are not followed),
- *   anything else "HTTP probe failed with statuscode: N"; HTTPS certificates are not
- *   verified, as the kubelet does not.
+ *   `Accept: *\/*`; a status from 200 to 299 is Success, 300 to 399 is Warning
+ *   "Probe terminated redirects, Response body: …" (pkg/probe/http DoHTTPProbe, where the
+ *   kubelet stops at a redirect to another host; it follows one to the same host, which
+ *   k8ts does not); a Warning counts as a Success, anything else "HTTP probe failed with statuscode: N"; HTTPS certificates
+ *   are not verified, as the kubelet does not.
  * - tcpSocket: a TCP connection opens within the timeout.
  * - exec: the command exits 0 in the container (runtime ExecSync), else its output.
- * Errors of the runtime itself (not of the probed program) are `Unknown`, which the
- * prober discards. The HTTP and TCP timeouts are real time (they bound network I/O); the
+ * A probe that cannot run at all is `Unknown` with the error as its output: a port name
+ * no container port has (`strconv.Atoi: parsing "web": invalid syntax`, as
+ * probe.ResolveContainerPort), no handler, an error of the runtime itself (not of the
+ * probed program). The prober discards its verdict and records "… probe errored: …"
+ * (pkg/kubelet/prober/prober.go). The HTTP and TCP timeouts are real time (they bound network I/O); the
  * probe periods are on the prober's injected clock.
  */
 import { request as httpRequest } from 'node:http';
@@ -22,12 +27,16 @@ import { isCriError } from '../../../cri/index.js';
 import type { IntOrString, KubeletContainer, ProbeHandler } from '../pods/types.js';
 import { errorMessage } from '../../../api/errors.js';
 
-/** The kubelet's probe.Result (Warning counts as Success and is not used here). */
+/** The kubelet's results.Result: what a probe publishes. */
 export type ProbeVerdict = 'Success' | 'Failure' | 'Unknown';
 
-/** What one probe run found: `output` is the failure's words (or the command's output). */
+/**
+ * What one probe run found (pkg/probe's Result): `output` is the failure's words (or the
+ * command's output); for Unknown, the error that kept the probe from running. Warning is
+ * a Success the kubelet records an event for (ProbeWarning).
+ */
 export interface ProbeOutcome {
-  result: ProbeVerdict;
+  result: ProbeVerdict | 'Warning';
   output: string;
 }
 
@@ -51,13 +60,20 @@ export const PROBE_USER_AGENT = 'kube-probe/1.32';
 const MAX_BODY = 10 * 1024;
 
 /**
- * The port number `port` names: a number as is, a name looked up in the container's
- * ports. Undefined when the name is unknown.
+ * The port number `port` names (probe.ResolveContainerPort): a number as is, a name looked
+ * up in the container's ports, else a decimal string. Returns the error's words, in Go's,
+ * when there is none: `strconv.Atoi: parsing "web": invalid syntax`, `invalid port number: 0`.
  */
-export function resolvePort(port: IntOrString, container: KubeletContainer): number | undefined {
-  if (typeof port === 'number') return port;
-  if (/^\d+$/.test(port)) return Number(port);
-  return container.ports?.find((p) => p.name === port)?.containerPort;
+export function resolvePort(port: IntOrString, container: KubeletContainer): number | { error: string } {
+  let n: number;
+  if (typeof port === 'number') n = port;
+  else {
+    const named = container.ports?.find((p) => p.name === port)?.containerPort;
+    if (named !== undefined) n = named;
+    else if (/^[+-]?\d+$/.test(port)) n = Number(port);
+    else return { error: `strconv.Atoi: parsing ${JSON.stringify(port)}: invalid syntax` };
+  }
+  return n > 0 && n < 65536 ? n : { error: `invalid port number: ${n}` };
 }
 
 function describeNetError(err: unknown, hostPort: string, timedOut: boolean): string {
@@ -79,9 +95,7 @@ export function probeHttp(
   timeoutSeconds: number,
 ): Promise<ProbeOutcome> {
   const port = resolvePort(action.port, target.container);
-  if (port === undefined) {
-    return Promise.resolve({ result: 'Unknown', output: `unknown port ${JSON.stringify(action.port)}` });
-  }
+  if (typeof port !== 'number') return Promise.resolve({ result: 'Unknown', output: port.error });
   const host = action.host || target.podIP;
   const scheme = (action.scheme ?? 'HTTP').toLowerCase();
   let path = action.path ?? '/';
@@ -108,9 +122,11 @@ export function probeHttp(
       });
       res.on('end', () =>
         finish(
-          code >= 200 && code < 400
+          code >= 200 && code < 300
             ? { result: 'Success', output: body }
-            : { result: 'Failure', output: `HTTP probe failed with statuscode: ${code}` },
+            : code >= 300 && code < 400
+              ? { result: 'Warning', output: `Probe terminated redirects, Response body: ${body}` }
+              : { result: 'Failure', output: `HTTP probe failed with statuscode: ${code}` },
         ),
       );
       res.on('error', (err) =>
@@ -139,9 +155,7 @@ export function probeTcp(
   timeoutSeconds: number,
 ): Promise<ProbeOutcome> {
   const port = resolvePort(action.port, target.container);
-  if (port === undefined) {
-    return Promise.resolve({ result: 'Unknown', output: `unknown port ${JSON.stringify(action.port)}` });
-  }
+  if (typeof port !== 'number') return Promise.resolve({ result: 'Unknown', output: port.error });
   const host = action.host || target.podIP;
   const hp = hostPortOf(host, port);
   return new Promise((resolve) => {
@@ -198,5 +212,5 @@ export function runProbe(
   if (probe.exec) return probeExec(probe.exec, target, timeout, exec);
   if (probe.httpGet) return probeHttp(probe.httpGet, target, timeout);
   if (probe.tcpSocket) return probeTcp(probe.tcpSocket, target, timeout);
-  return Promise.resolve({ result: 'Unknown', output: 'probe has no handler' });
+  return Promise.resolve({ result: 'Unknown', output: 'missing probe handler' });
 }

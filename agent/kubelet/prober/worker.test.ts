@@ -6,11 +6,14 @@ import type { ProbeVerdict } from './probe.js';
 import { ProbeWorker, type ContainerView } from './worker.js';
 
 /** A worker over a scripted probe; `verdicts` are returned in turn. */
+type Scripted = ProbeVerdict | 'Warning';
+
 function harness(type: ProbeType, probe: Probe, opts: { started?: boolean } = {}) {
   const clock = new FakeClock();
-  const script: ProbeVerdict[] = [];
+  const script: Scripted[] = [];
   const published: ProbeVerdict[] = [];
   const failures: string[] = [];
+  const recorded: string[] = [];
   let runs = 0;
   let view: ContainerView | undefined = {
     containerId: 'c1',
@@ -27,10 +30,13 @@ function harness(type: ProbeType, probe: Probe, opts: { started?: boolean } = {}
     run: async () => {
       runs++;
       const result = script.shift() ?? 'Success';
-      return { result, output: result === 'Failure' ? `failure ${runs}` : '' };
+      return { result, output: result === 'Success' ? '' : `${result.toLowerCase()} ${runs}` };
     },
     publish: (_id, r) => published.push(r),
-    onFailure: (o) => failures.push(o.output),
+    record: (o) => {
+      recorded.push(`${o.result}: ${o.output}`);
+      if (o.result === 'Failure') failures.push(o.output);
+    },
   });
   return {
     clock,
@@ -38,12 +44,13 @@ function harness(type: ProbeType, probe: Probe, opts: { started?: boolean } = {}
     script,
     published,
     failures,
+    recorded,
     runs: () => runs,
     setView: (v: ContainerView | undefined) => (view = v),
   };
 }
 
-async function ticks(h: ReturnType<typeof harness>, verdicts: ProbeVerdict[]): Promise<void> {
+async function ticks(h: ReturnType<typeof harness>, verdicts: Scripted[]): Promise<void> {
   h.script.push(...verdicts);
   for (let i = 0; i < verdicts.length; i++) await h.worker.tick();
 }
@@ -82,6 +89,22 @@ describe('ProbeWorker', () => {
     await ticks(h, ['Success']);
     assert.deepEqual(h.published.slice(-1), ['Success'], 'a new container starts from the initial value');
     assert.ok(h.runs() > before);
+  });
+
+  it('an errored run (Unknown) is recorded every time and its verdict thrown away', async () => {
+    const h = harness('readiness', { failureThreshold: 1 });
+    await ticks(h, ['Unknown', 'Unknown', 'Unknown']);
+    assert.deepEqual(h.recorded, ['Unknown: unknown 1', 'Unknown: unknown 2', 'Unknown: unknown 3']);
+    assert.deepEqual(h.published, ['Failure'], 'only the initial value: no threshold counts an error');
+    await ticks(h, ['Success']);
+    assert.deepEqual(h.published, ['Failure', 'Success']);
+  });
+
+  it('a Warning is recorded and counts as a Success', async () => {
+    const h = harness('readiness', { successThreshold: 2 });
+    await ticks(h, ['Success', 'Warning']);
+    assert.deepEqual(h.published, ['Failure', 'Success']);
+    assert.deepEqual(h.recorded, ['Warning: warning 2']);
   });
 
   it('initialDelaySeconds: nothing is probed before it passed', async () => {

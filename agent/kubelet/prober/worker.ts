@@ -12,7 +12,10 @@
  *   failures or `successThreshold` consecutive successes.
  * - A published liveness or startup Failure puts the worker on hold until the container
  *   is replaced (the kubelet kills and restarts it; probing a dying container is useless).
- * - Every failed run is reported (the Unhealthy event: "Liveness probe failed: ...").
+ * - Every run that is not a plain Success is reported, each period (prober.go's events):
+ *   a Failure ("Liveness probe failed: ..."), an Unknown — the probe could not run, its
+ *   verdict is thrown away, as worker.go's doProbe does on an error ("Readiness probe
+ *   errored: ...") — and a Warning, which counts as a Success ("... probe warning: ...").
  * Defaults: initialDelaySeconds 0, periodSeconds 10, timeoutSeconds 1, successThreshold
  * 1, failureThreshold 3. Time comes from the injected clock.
  */
@@ -42,8 +45,8 @@ export interface ProbeWorkerConfig {
   run(target: Omit<ProbeTarget, 'container'>): Promise<ProbeOutcome>;
   /** Publishes a result for `containerId`. */
   publish(containerId: string, result: ProbeVerdict): void;
-  /** Told about each failed run (for the Unhealthy event). */
-  onFailure(outcome: ProbeOutcome): void;
+  /** Told about each run that failed, errored (Unknown) or warned, for its event. */
+  record(outcome: ProbeOutcome): void;
 }
 
 /** The value a probe has before any verdict (the kubelet's initialValue). */
@@ -93,19 +96,19 @@ export class ProbeWorker {
     const outcome = await this.cfg.run({ podIP: view.podIP, containerId: view.containerId });
     // The container may have been replaced while the probe ran: the verdict is stale.
     if (this.cfg.view()?.containerId !== view.containerId) return;
+    if (outcome.result !== 'Success') this.cfg.record(outcome);
     if (outcome.result === 'Unknown') return;
-    if (outcome.result === 'Failure') this.cfg.onFailure(outcome);
-    if (outcome.result === this.lastResult) this.resultRun++;
+    const result = outcome.result === 'Warning' ? 'Success' : outcome.result;
+    if (result === this.lastResult) this.resultRun++;
     else {
-      this.lastResult = outcome.result;
+      this.lastResult = result;
       this.resultRun = 1;
     }
-    const threshold =
-      outcome.result === 'Failure' ? probe.failureThreshold || 3 : probe.successThreshold || 1;
+    const threshold = result === 'Failure' ? probe.failureThreshold || 3 : probe.successThreshold || 1;
     if (this.resultRun < threshold) return;
-    this.cfg.publish(view.containerId, outcome.result);
-    if (type === 'startup' && outcome.result === 'Success') this.succeededStartup = true;
-    if ((type === 'liveness' || type === 'startup') && outcome.result === 'Failure') {
+    this.cfg.publish(view.containerId, result);
+    if (type === 'startup' && result === 'Success') this.succeededStartup = true;
+    if ((type === 'liveness' || type === 'startup') && result === 'Failure') {
       this.onHold = true;
       this.resultRun = 0;
     }
