@@ -628,6 +628,30 @@ describe('PodManager', () => {
     );
   });
 
+  it('a deleted pod held by a finalizer goes to a terminal phase (Failed) once its containers stopped', async () => {
+    const h = await harness();
+    const pod = makePod(h, 'held', {
+      containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sleep', '3600'] }],
+    });
+    pod.metadata.finalizers = ['example.com/hold'];
+    const created = await api.client.create<Pod>(resources.pods, pod);
+    cleanups.push(async () => {
+      await api.client.patch(resources.pods, 'default', created.metadata.name!, 'merge', {
+        metadata: { finalizers: null },
+      });
+    });
+    await until(h.clock, 'running', async () => statusOf(await getPod(created))?.state?.running);
+    await api.client.delete(resources.pods, 'default', created.metadata.name!, { gracePeriodSeconds: 1 });
+    // SIGTERM ends the fake's container with 143: Failed, as a kubelet since 1.27.
+    const p = await until(h.clock, 'Failed', async () => {
+      const p = await getPod(created);
+      return p?.status?.phase === 'Failed' ? p : undefined;
+    });
+    assert.ok(p.metadata.deletionTimestamp, 'the finalizer keeps the object');
+    assert.equal((statusOf(p)?.state?.terminated as { exitCode?: number } | undefined)?.exitCode, 143);
+    assert.equal(p.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
+  });
+
   it('a readiness probe on a port name no container has: Warning Unhealthy "errored" every period, never Ready', async () => {
     const h = await harness();
     const created = await api.client.create<Pod>(

@@ -190,6 +190,41 @@ describe('generateAPIPodStatus', () => {
   });
 });
 
+describe('generateAPIPodStatus of a terminal pod (podIsTerminal: stopped for good)', () => {
+  const exited = (exitCode: number) =>
+    ctr('c1', {
+      state: 'CONTAINER_EXITED',
+      exitCode,
+      reason: exitCode ? 'Error' : 'Completed',
+      finishedAt: T0 + 1000,
+    });
+  for (const [what, containers, want] of [
+    ['every container exited 0 under Always: Succeeded', [exited(0)], 'Succeeded'],
+    ['SIGTERM (143) under Always: Failed', [exited(143)], 'Failed'],
+    ['a container never created: Failed, ContainerStatusUnknown 137', [], 'Failed'],
+  ] as const) {
+    it(what, () => {
+      const s = generateAPIPodStatus(input(pod(), [...containers], { podIsTerminal: true }));
+      assert.equal(s.phase, want);
+      assert.equal(s.conditions!.find((c) => c.type === 'Ready')!.status, 'False');
+      const t = s.containerStatuses![0]!.state!.terminated as { exitCode: number; reason: string };
+      if (containers.length === 0) assert.deepEqual([t.exitCode, t.reason], [137, 'ContainerStatusUnknown']);
+    });
+  }
+
+  it('a start failure no longer shows: the last termination is the state', () => {
+    const failures = new Map([['app', { reason: 'CrashLoopBackOff', message: 'back-off 10s ...' }]]);
+    const s = generateAPIPodStatus(input(pod(), [exited(1)], { failures, podIsTerminal: true }));
+    assert.equal((s.containerStatuses![0]!.state!.terminated as { exitCode: number }).exitCode, 1);
+    assert.equal(s.phase, 'Failed');
+  });
+
+  it('a terminal phase already posted stays', () => {
+    const p = { ...pod(), status: { phase: 'Succeeded' as const } };
+    assert.equal(generateAPIPodStatus(input(p, [exited(143)], { podIsTerminal: true })).phase, 'Succeeded');
+  });
+});
+
 describe('podPhase', () => {
   const running: ContainerStatus = {
     name: 'a',

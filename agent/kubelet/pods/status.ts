@@ -26,6 +26,13 @@
  *   types (set by others) are kept.
  * - podIP(s) from the sandbox (kept once the sandbox is gone), hostIP(s) the node IP,
  *   startTime kept once set.
+ * - podIsTerminal (the pod was deleted or finished and its containers were stopped:
+ *   SyncTerminatingPod's generateAPIPodStatus(…, podIsTerminal) with the status manager's
+ *   TerminatePod, Kubernetes ≥ 1.27): no start failure shows any more; an app container
+ *   that has no terminated state is terminated with exit code 137, reason
+ *   ContainerStatusUnknown (unless the pod never got past its init containers); the phase
+ *   is Succeeded when every app container exited 0, else Failed — so a deleted pod a
+ *   finalizer holds no longer stays Running.
  */
 import { rfc3339 } from '../../../api/object.js';
 import type { Condition, ContainerStatus, PodPhase, PodStatus } from '../../../api/types.js';
@@ -57,7 +64,16 @@ export interface StatusInput {
   failures: ReadonlyMap<string, StartFailure>;
   ready(container: KubeletContainer, containerId: string): boolean;
   started(container: KubeletContainer, containerId: string): boolean;
+  /** Every container of the pod was stopped for good (see the file comment). */
+  podIsTerminal?: boolean;
 }
+
+/** The state of a container the kubelet could not find when the pod terminated (TerminatePod). */
+const CONTAINER_STATUS_UNKNOWN = {
+  exitCode: 137,
+  reason: 'ContainerStatusUnknown',
+  message: 'The container could not be located when the pod was terminated',
+} as const;
 
 const time = (ms: number) => rfc3339(new Date(ms));
 
@@ -153,7 +169,7 @@ export function containerStatusOf(
     ? latest.state !== 'CONTAINER_EXITED' ||
       (latest.exitCode !== 0 && (pod.spec.restartPolicy ?? 'Always') !== 'Never')
     : shouldContainerBeRestarted(container, pod, runtime);
-  if (failure && !running && restart) {
+  if (failure && !running && restart && !input.podIsTerminal) {
     if (status.state?.terminated) status.lastState = status.state;
     status.state = { waiting: { reason: failure.reason, message: failure.message } };
   }
@@ -269,6 +285,14 @@ export function generateAPIPodStatus(input: StatusInput, phaseOverride?: PodPhas
     (s) => s.state?.running || s.state?.terminated || s.lastState?.terminated,
   );
   let phase = phaseOverride ?? podPhase(pod, containerStatuses, appRan ? [] : initContainerStatuses);
+  if (input.podIsTerminal) {
+    const initializing =
+      !appRan &&
+      initContainerStatuses.some(
+        (s) => (s.state?.terminated as { exitCode?: number } | undefined)?.exitCode !== 0,
+      );
+    phase = terminalPhase(containerStatuses, phase, initializing);
+  }
   // A pod in a terminal phase never leaves it (the kubelet's status manager refuses to).
   if (old.phase === 'Succeeded' || old.phase === 'Failed') phase = old.phase;
 
@@ -322,6 +346,29 @@ export function generateAPIPodStatus(input: StatusInput, phaseOverride?: PodPhas
     status.podIPs = [{ ip: podIP }];
   }
   return status;
+}
+
+/**
+ * The phase of a pod whose containers were all stopped for good (getPhase with
+ * podIsTerminal, then TerminatePod): app containers without a terminated state become
+ * ContainerStatusUnknown (in place), unless the pod is still initializing (its init
+ * containers' failure tells why it failed); Succeeded when every one exited 0, else Failed.
+ */
+function terminalPhase(statuses: ContainerStatus[], phase: PodPhase, initializing: boolean): PodPhase {
+  if (phase === 'Succeeded' || phase === 'Failed') return phase;
+  let succeeded = 0;
+  for (const s of statuses) {
+    const t = s.state?.terminated as { exitCode?: number } | undefined;
+    if (t) {
+      if (t.exitCode === 0) succeeded++;
+      continue;
+    }
+    if (initializing) continue;
+    s.state = { terminated: { ...CONTAINER_STATUS_UNKNOWN } };
+    s.ready = false;
+    s.started = false;
+  }
+  return statuses.length > 0 && succeeded === statuses.length ? 'Succeeded' : 'Failed';
 }
 
 /** JSON with object keys sorted (for comparing statuses whatever their key order). */

@@ -400,7 +400,9 @@ export class RuntimePodSyncer implements PodSyncer {
   async syncTerminatingPod(pod: KubeletPod, sync: PodSyncContext): Promise<void> {
     await this.killPod(pod, sync, gracePeriodOf(pod), 'Stopping container');
     await this.deps.prober.removePod(this.uid);
-    if (!sync.isPodRemoved()) await this.syncStatus(pod, await this.runtimeStatus(pod));
+    // Kubernetes ≥ 1.27: the stopped pod's status is terminal (Succeeded or Failed), also
+    // for a deleted pod a finalizer keeps (status.ts, podIsTerminal).
+    if (!sync.isPodRemoved()) await this.syncStatus(pod, await this.runtimeStatus(pod), true);
   }
 
   /**
@@ -550,8 +552,11 @@ export class RuntimePodSyncer implements PodSyncer {
     }
   }
 
-  /** Generates the status and patches pods/<name>/status when it changed; returns it. */
-  private async syncStatus(pod: KubeletPod, status: PodRuntimeStatus): Promise<PodStatus> {
+  /**
+   * Generates the status (terminal: every container stopped for good) and patches
+   * pods/<name>/status when it changed; returns it.
+   */
+  private async syncStatus(pod: KubeletPod, status: PodRuntimeStatus, terminal = false): Promise<PodStatus> {
     const base = this.lastPosted ?? pod.status;
     const next = generateAPIPodStatus({
       pod: { ...pod, status: { ...pod.status, ...base } },
@@ -562,6 +567,7 @@ export class RuntimePodSyncer implements PodSyncer {
       failures: this.failures,
       ready: (c, id) => this.deps.prober.ready(this.uid, c, id),
       started: (c, id) => this.deps.prober.started(this.uid, c, id),
+      podIsTerminal: terminal,
     });
     if (!statusChanged(base, next)) return next;
     try {
