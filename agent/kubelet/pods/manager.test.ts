@@ -335,6 +335,37 @@ describe('PodManager', () => {
     assert.ok(containersOf(h.runtime, uid).length <= 2, 'dead containers are pruned to the newest one');
   });
 
+  it('CrashLoopBackOff holds into a new sandbox: a pod in back-off 20s whose sandbox dies waits it out', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'crash-sb', {
+        containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'exit 1'] }],
+      }),
+    );
+    const uid = created.metadata.uid!;
+    await until(h.clock, 'back-off 20s', async () => {
+      const w = statusOf(await getPod(created))?.state?.waiting as { message?: string } | undefined;
+      return w?.message?.startsWith('back-off 20s');
+    });
+    const before = containersOf(h.runtime, uid);
+    const finishedAt = Number(before.at(-1)!.finishedAt / 1_000_000n);
+    const sandbox = [...h.runtime.state.sandboxes.values()].find(
+      (sb) => sb.config.labels['io.kubernetes.pod.uid'] === uid && sb.state === 'SANDBOX_READY',
+    )!;
+    // The pause container is killed behind the kubelet's back.
+    await h.runtime.stopPodSandbox(sandbox.id);
+    const next = await until(
+      h.clock,
+      'the next start',
+      () => containersOf(h.runtime, uid).find((c) => !before.some((b) => b.id === c.id) && c.startedAt > 0n),
+      500,
+    );
+    const delay = Number(next.startedAt / 1_000_000n) - finishedAt;
+    assert.ok(delay >= 20_000, `restarted ${delay} ms after the crash, inside its 20 s back-off`);
+    assert.notEqual(next.podSandboxId, sandbox.id, 'into a new sandbox');
+  });
+
   it('a container whose command does not exist: RunContainerError, then CrashLoopBackOff 10 s doubling', async () => {
     const h = await harness();
     const created = await api.client.create<Pod>(

@@ -8,7 +8,8 @@
  *
  * - syncPod: read the runtime's view of the pod, computePodActions, kill what must go,
  *   create the sandbox if needed, start containers (image per pull policy,
- *   CrashLoopBackOff: 10 s doubling to 300 s, reset after 10 minutes of running), prune
+ *   CrashLoopBackOff: 10 s doubling to 300 s, reset after 10 minutes of running, for
+ *   every start of a container that exited before, into a new sandbox too), prune
  *   dead containers (the newest dead one per container is kept for lastState), then post
  *   the status if it changed. As the kubelet, the status is posted even when an action
  *   failed (the pod then shows ContainerCreating or the failure's reason), and the
@@ -296,6 +297,8 @@ export class RuntimePodSyncer implements PodSyncer {
             dataDir: this.deps.dataDir,
             client: this.deps.client,
             mounter: this.deps.mounter,
+            // A claim's PV must have node affinity to this node (claims.ts).
+            nodeName: this.deps.nodeName,
             ...this.tokenOptions(soon),
             onTmpfsUnavailable: (volume, err) => {
               if (this.tmpfsWarned) return;
@@ -315,9 +318,13 @@ export class RuntimePodSyncer implements PodSyncer {
           if (sync.signal.aborted || sync.isPodTerminationRequested()) break;
           const container = specContainer(pod, name)!;
           const last = latestContainer(status, name);
-          if (last && last.state === 'CONTAINER_EXITED' && !actions.createSandbox) {
+          // doBackOff: every start, also into a new sandbox, waits out the back-off counted
+          // from the newest exited container's finish (a dead pause container gave a pod
+          // in back-off a restart at once).
+          const exited = status.containers.find((c) => c.name === name && c.state === 'CONTAINER_EXITED');
+          if (exited) {
             const key = crashBackoffKey(pod, container);
-            const remaining = this.deps.crashBackoff.remainingSince(key, last.finishedAt);
+            const remaining = this.deps.crashBackoff.remainingSince(key, exited.finishedAt);
             if (remaining > 0) {
               const delay = goDuration(this.deps.crashBackoff.get(key));
               this.failures.set(name, {
@@ -333,7 +340,7 @@ export class RuntimePodSyncer implements PodSyncer {
               soon(clock.now() + remaining);
               continue;
             }
-            this.deps.crashBackoff.next(key, last.finishedAt);
+            this.deps.crashBackoff.next(key, exited.finishedAt);
           }
           const restartCount = last ? last.restartCount + 1 : 0;
           try {
