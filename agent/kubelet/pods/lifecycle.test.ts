@@ -105,7 +105,7 @@ describe('runLifecycleHandler', () => {
     );
     await assert.rejects(
       runLifecycleHandler(pod, c, 'c1', { httpGet: { path: '/', port: 'nope' } }, ctx()),
-      /unknown port/,
+      /strconv.Atoi: parsing "nope": invalid syntax/,
     );
   });
 

@@ -59,11 +59,12 @@ afterEach(async () => {
 let nodes = 0;
 async function harness(
   over: Partial<PodManagerConfig> = {},
-  runtime?: FakeRuntime,
+  runtime?: FakeRuntime | ((clock: FakeClock) => FakeRuntime),
   node = `node-${++nodes}`,
 ): Promise<Harness> {
   const clock = new FakeClock();
-  const rt = runtime ?? new FakeRuntime({ clock, images: IMAGES });
+  const rt =
+    typeof runtime === 'function' ? runtime(clock) : (runtime ?? new FakeRuntime({ clock, images: IMAGES }));
   await rt.ensurePodNetwork({
     name: `k8ts-${node}`,
     subnet: '10.42.0.0/24',
@@ -681,6 +682,89 @@ describe('PodManager', () => {
     assert.ok(p.metadata.deletionTimestamp, 'the finalizer keeps the object');
     assert.equal((statusOf(p)?.state?.terminated as { exitCode?: number } | undefined)?.exitCode, 143);
     assert.equal(p.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
+  });
+
+  it('status manager: the status is written before the image pull (ContainerCreating, hostIP, startTime)', async () => {
+    const h = await harness(
+      {},
+      (clock) => new FakeRuntime({ clock, images: IMAGES, registry: ['slow:1.0'], pullDelayMs: 65_000 }),
+    );
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'slow', { containers: [{ name: 'app', image: 'slow:1.0' }] }),
+    );
+    const p = await until(h.clock, 'a status during the pull', async () => {
+      const p = await getPod(created);
+      return statusOf(p) ? p : undefined;
+    });
+    assert.equal(h.runtime.state.pulls.length, 0, 'the pull has not finished');
+    assert.deepEqual(statusOf(p)!.state, { waiting: { reason: 'ContainerCreating' } });
+    assert.equal(p.status?.phase, 'Pending');
+    assert.equal(p.status?.hostIP, '127.0.0.2');
+    assert.ok(p.status?.startTime);
+    assert.equal(p.status?.conditions?.find((c) => c.type === 'Initialized')?.status, 'True');
+    await until(
+      h.clock,
+      'running after the pull',
+      async () => statusOf(await getPod(created))?.state?.running,
+      5_000,
+    );
+  });
+
+  it('status manager: a Ready=False written by someone else is put right within 10 s, other conditions kept', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'reconciled', { containers: [{ name: 'app', image: 'spring-server:1.0' }] }),
+    );
+    const ready = (p: Pod | undefined) => p?.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    const p = await until(h.clock, 'Ready', async () => {
+      const p = await getPod(created);
+      return ready(p) === 'True' ? p : undefined;
+    });
+    // Settled: the syncs of the start are over (the next is the 60 s resync).
+    for (let i = 0; i < 10; i++) {
+      await h.clock.advance(500);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // As the node lifecycle controller's MarkPodsNotReady while the node recovers.
+    const conditions = p.status!.conditions!.map((c) =>
+      c.type === 'Ready' ? { ...c, status: 'False' as const, reason: 'NodeNotReady' } : c,
+    );
+    conditions.push({
+      type: 'example.com/Other',
+      status: 'True',
+      lastProbeTime: null,
+      lastTransitionTime: null,
+    });
+    await api.client.patch(
+      resources.pods,
+      'default',
+      created.metadata.name!,
+      'merge',
+      {
+        status: { conditions },
+      },
+      { subresource: 'status' },
+    );
+    const from = h.clock.now();
+    const fixed = await until(
+      h.clock,
+      'Ready=True again',
+      async () => {
+        const p = await getPod(created);
+        return ready(p) === 'True' ? p : undefined;
+      },
+      1_000,
+    );
+    assert.ok(
+      h.clock.now() - from <= 12_000,
+      `put right after ${h.clock.now() - from} ms, not at the 60 s resync`,
+    );
+    assert.ok(
+      fixed.status?.conditions?.some((c) => c.type === 'example.com/Other'),
+      "the others' condition stays",
+    );
   });
 
   it('a readiness probe on a port name no container has: Warning Unhealthy "errored" every period, never Ready', async () => {

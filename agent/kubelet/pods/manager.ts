@@ -16,6 +16,9 @@
  * - While the runtime does not answer (dockerd restarting), relists are retried with
  *   backoff (1 s doubling to 30 s); when it answers again every worker is woken and
  *   resyncs (sandboxes that died are recreated, containers restarted).
+ * - Every `statusReconcileMs` (10 s, the status manager's syncBatch period) each pod's
+ *   status in the informer is compared with the one its syncer last posted, and written
+ *   again where someone else changed a field the kubelet owns (sync.ts reconcileStatus).
  * - stop() ends the informer, the relist, the workers and the probers; containers keep
  *   running.
  *
@@ -76,6 +79,11 @@ export interface PodManagerConfig {
   dataDir: string;
   /** Milliseconds between relists of the runtime (default 1000). */
   relistPeriodMs?: number;
+  /**
+   * Milliseconds between checks of the API's pod statuses against the kubelet's own
+   * (default 10 000, the status manager's syncPeriod).
+   */
+  statusReconcileMs?: number;
   /** Milliseconds between syncs of a pod nothing happens to (default 60 000). */
   resyncIntervalMs?: number;
   /** CrashLoopBackOff's first delay, ms (default 10 000). */
@@ -113,6 +121,9 @@ export class PodManager {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly workers = new Map<string, PodWorker>();
+  /** The syncer of each worker (its status manager part is reconciled from here). */
+  private readonly syncers = new Map<string, RuntimePodSyncer>();
+  private statusLoop: Promise<void> | undefined;
   /** UIDs whose worker is done; later informer updates of them (before the delete arrives) are ignored. */
   private readonly finished = new Set<string>();
   private readonly informer: SharedInformer<Pod>;
@@ -257,6 +268,7 @@ export class PodManager {
     if (this.abort.signal.aborted) return;
     this.synced = true;
     this.relist = this.relistLoop(this.abort.signal);
+    this.statusLoop = this.statusReconcileLoop(this.abort.signal);
     this.logger.info('pod manager started', { node: this.cfg.nodeName, pods: this.workers.size });
   }
 
@@ -267,6 +279,7 @@ export class PodManager {
     this.abort.abort();
     await this.informer.stop();
     await this.relist;
+    await this.statusLoop;
     await Promise.all([...this.workers.values()].map((w) => w.stop()));
     await this.prober.stop();
     this.logger.info('pod manager stopped', { node: this.cfg.nodeName });
@@ -297,14 +310,17 @@ export class PodManager {
     if (!uid || this.finished.has(uid)) return;
     let worker = this.workers.get(uid);
     if (!worker) {
+      const syncer = new RuntimePodSyncer(this.deps, uid);
+      this.syncers.set(uid, syncer);
       worker = new PodWorker({
         pod,
-        syncer: new RuntimePodSyncer(this.deps, uid),
+        syncer,
         clock: this.clock,
         logger: this.logger,
         resyncIntervalMs: this.resyncIntervalMs,
         onDone: (done) => {
           this.workers.delete(done);
+          this.syncers.delete(done);
           this.finished.add(done);
         },
       });
@@ -315,6 +331,34 @@ export class PodManager {
       return;
     }
     worker.update(pod);
+  }
+
+  /** The status manager's syncBatch: see the file comment. */
+  private async statusReconcileLoop(signal: AbortSignal): Promise<void> {
+    const period = this.cfg.statusReconcileMs ?? 10_000;
+    while (!signal.aborted) {
+      await this.clock.sleep(period, signal);
+      if (signal.aborted) return;
+      const pods = new Map(
+        this.informer
+          .lister()
+          .list()
+          .map((p) => [p.metadata.uid ?? '', p]),
+      );
+      await Promise.all(
+        [...this.syncers].map(async ([uid, syncer]) => {
+          const pod = pods.get(uid);
+          if (!pod || this.workers.get(uid)?.state !== 'syncing') return;
+          await syncer.reconcileStatus(pod).catch((err: unknown) =>
+            this.logger.warn('pod status write failed', {
+              pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
+              uid,
+              error: errorMessage(err),
+            }),
+          );
+        }),
+      );
+    }
   }
 
   /** The PLEG: see the file comment. */

@@ -90,6 +90,28 @@ export const KUBELET_STATUS_FIELDS = [
   'initContainerStatuses',
 ] as const;
 
+/** The condition types generateAPIPodStatus writes; others' conditions are kept as they are. */
+export const KUBELET_CONDITION_TYPES: ReadonlySet<string> = new Set([
+  'PodScheduled',
+  'Initialized',
+  'ContainersReady',
+  'Ready',
+]);
+
+/**
+ * `mine` (a status the kubelet generated) with the conditions others own taken from `api`
+ * (the pod's status in the API now): what the status manager writes back (mergePodStatus).
+ */
+export function withOthersConditions(api: PodStatus | undefined, mine: PodStatus): PodStatus {
+  return {
+    ...mine,
+    conditions: [
+      ...(api?.conditions ?? []).filter((c) => !KUBELET_CONDITION_TYPES.has(c.type)),
+      ...(mine.conditions ?? []).filter((c) => KUBELET_CONDITION_TYPES.has(c.type)),
+    ],
+  };
+}
+
 function terminatedState(c: ContainerRuntimeStatus, runtimeName: string): Record<string, unknown> {
   const t: Record<string, unknown> = {
     exitCode: c.exitCode,
@@ -306,7 +328,7 @@ export function generateAPIPodStatus(input: StatusInput, phaseOverride?: PodPhas
       : phase === 'Failed'
         ? ['PodFailed', undefined]
         : [undefined, undefined];
-  const mine = new Set(['PodScheduled', 'Initialized', 'ContainersReady', 'Ready']);
+  const mine = KUBELET_CONDITION_TYPES;
   const scheduled = old.conditions?.find((c) => c.type === 'PodScheduled');
   const conditions: Condition[] = [
     ...(old.conditions ?? []).filter((c) => !mine.has(c.type)),

@@ -55,7 +55,7 @@ import type { ImageManager } from './images.js';
 import { hashContainer } from './labels.js';
 import type { Mounter } from './mount.js';
 import { getPodRuntimeStatus, latestContainer, type PodRuntimeStatus } from './runtime-status.js';
-import { generateAPIPodStatus, statusChanged, type StartFailure } from './status.js';
+import { generateAPIPodStatus, statusChanged, withOthersConditions, type StartFailure } from './status.js';
 import { podDesc, specContainer, type KubeletContainer, type KubeletPod } from './types.js';
 import type { TokenManager } from '../token/manager.js';
 import {
@@ -137,6 +137,8 @@ export class RuntimePodSyncer implements PodSyncer {
   /** The status we last posted, and the resourceVersion the API gave it. */
   private lastPosted: PodStatus | undefined;
   private lastPostedRV: string | undefined;
+  /** The status write in flight (postStatus chains them). */
+  private posting: Promise<void> = Promise.resolve();
   private sidecarsReported = false;
   private tmpfsWarned = false;
 
@@ -147,15 +149,33 @@ export class RuntimePodSyncer implements PodSyncer {
     this.uid = uid;
   }
 
-  podUpdated(pod: Pod): void {
-    if (
-      this.lastPosted &&
-      pod.metadata.resourceVersion !== this.lastPostedRV &&
-      statusChanged(pod.status, this.lastPosted)
-    ) {
-      // Someone else wrote the status (or an older version arrived late): compare with it again.
-      this.lastPosted = undefined;
-    }
+  podUpdated(): void {
+    // The status someone else wrote is put right by reconcileStatus (every 10 s), not here.
+  }
+
+  /**
+   * The status manager's syncBatch for this pod (pkg/kubelet/status/status_manager.go,
+   * needsReconcile): when `apiPod`, the pod as the API has it now, differs from the status
+   * this syncer last posted in a field the kubelet owns — someone else wrote it (the node
+   * lifecycle controller's Ready=False while the node recovered) — the kubelet's status is
+   * written again, with the conditions others own kept. Nothing is written for an older
+   * version than the one last posted, nor over a terminal phase another writer set.
+   * @throws the API's error of the patch (NotFound is ignored).
+   */
+  async reconcileStatus(apiPod: Pod): Promise<void> {
+    const mine = this.lastPosted;
+    if (!mine || apiPod.metadata.uid !== this.uid) return;
+    const rv = Number(apiPod.metadata.resourceVersion);
+    const postedRV = Number(this.lastPostedRV);
+    if (apiPod.metadata.resourceVersion === this.lastPostedRV || rv < postedRV) return;
+    const apiPhase = apiPod.status?.phase;
+    if ((apiPhase === 'Succeeded' || apiPhase === 'Failed') && apiPhase !== mine.phase) return;
+    const desired = withOthersConditions(apiPod.status, mine);
+    if (!statusChanged(apiPod.status, desired)) return;
+    this.deps.logger.info("pod status differs from the kubelet's; writing it again", {
+      ...this.logFields(apiPod),
+    });
+    await this.postStatus(apiPod, desired);
   }
 
   /** What setUpVolumes and refreshVolumes need for tokens: the manager, the next sync at a refresh. */
@@ -212,6 +232,12 @@ export class RuntimePodSyncer implements PodSyncer {
           : 'Unknown',
     });
     this.logActions(pod, actions);
+    // SyncPod writes the pod's status first, before any sandbox or image pull: a pod whose
+    // image takes a minute shows ContainerCreating (Initialized, hostIP, startTime), not
+    // Pending. A failed write does not hold the sync up; the one at the end tries again.
+    await this.syncStatus(pod, status).catch((err: unknown) =>
+      logger.warn('pod status write failed', { ...ctx.log, error: errorMessage(err) }),
+    );
 
     let syncError: unknown;
     const podIP0 = status.sandboxes[0]?.ip ?? '';
@@ -564,7 +590,9 @@ export class RuntimePodSyncer implements PodSyncer {
    * pods/<name>/status when it changed; returns it.
    */
   private async syncStatus(pod: KubeletPod, status: PodRuntimeStatus, terminal = false): Promise<PodStatus> {
-    const base = this.lastPosted ?? pod.status;
+    // What the kubelet last wrote (with the conditions others own now): a status someone
+    // else changed is compared with ours, and put right by reconcileStatus.
+    const base = this.lastPosted ? withOthersConditions(pod.status, this.lastPosted) : pod.status;
     const next = generateAPIPodStatus({
       pod: { ...pod, status: { ...pod.status, ...base } },
       runtime: status,
@@ -577,24 +605,37 @@ export class RuntimePodSyncer implements PodSyncer {
       podIsTerminal: terminal,
     });
     if (!statusChanged(base, next)) return next;
-    try {
-      const updated = await this.deps.client.patch<Pod>(
-        resources.pods,
-        pod.metadata.namespace,
-        pod.metadata.name ?? '',
-        'merge',
-        { status: { ...next, podIP: next.podIP ?? null, podIPs: next.podIPs ?? null } },
-        { subresource: 'status' },
-      );
-      if (updated.metadata.uid !== this.uid) return next;
-      this.lastPosted = next;
-      this.lastPostedRV = updated.metadata.resourceVersion;
-      this.deps.logger.debug('pod status posted', { ...this.logFields(pod), phase: next.phase });
-    } catch (err) {
-      // The pod is gone: the informer will say so; nothing to post any more.
-      if (!isNotFound(err)) throw err;
-    }
+    await this.postStatus(pod, next);
     return next;
+  }
+
+  /**
+   * PATCHes pods/<name>/status with `next`, one write at a time (a sync's and a
+   * reconcile's never cross), and remembers it as the status last posted.
+   */
+  private postStatus(pod: Pod, next: PodStatus): Promise<void> {
+    const write = async () => {
+      try {
+        const updated = await this.deps.client.patch<Pod>(
+          resources.pods,
+          pod.metadata.namespace,
+          pod.metadata.name ?? '',
+          'merge',
+          { status: { ...next, podIP: next.podIP ?? null, podIPs: next.podIPs ?? null } },
+          { subresource: 'status' },
+        );
+        if (updated.metadata.uid !== this.uid) return;
+        this.lastPosted = next;
+        this.lastPostedRV = updated.metadata.resourceVersion;
+        this.deps.logger.debug('pod status posted', { ...this.logFields(pod), phase: next.phase });
+      } catch (err) {
+        // The pod is gone: the informer will say so; nothing to post any more.
+        if (!isNotFound(err)) throw err;
+      }
+    };
+    const done = this.posting.then(write, write);
+    this.posting = done.catch(() => undefined);
+    return done;
   }
 
   /** The final delete: grace 0 with a uid precondition, so a new pod of the same name is safe. */
