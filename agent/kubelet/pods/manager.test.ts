@@ -735,7 +735,7 @@ describe('PodManager', () => {
       type: 'example.com/Other',
       status: 'True',
       lastProbeTime: null,
-      lastTransitionTime: null,
+      lastTransitionTime: '2026-01-01T00:00:00Z',
     });
     await api.client.patch(
       resources.pods,
