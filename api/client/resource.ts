@@ -40,6 +40,7 @@ export const resources = {
   events: ref('', 'v1', 'events', 'Event', true),
   serviceaccounts: ref('', 'v1', 'serviceaccounts', 'ServiceAccount', true),
   persistentvolumeclaims: ref('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true),
+  persistentvolumes: ref('', 'v1', 'persistentvolumes', 'PersistentVolume', false),
   statefulsets: ref('apps', 'v1', 'statefulsets', 'StatefulSet', true),
   deployments: ref('apps', 'v1', 'deployments', 'Deployment', true),
   replicasets: ref('apps', 'v1', 'replicasets', 'ReplicaSet', true),
@@ -57,6 +58,7 @@ export const resources = {
   leases: ref('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
   endpointslices: ref('discovery.k8s.io', 'v1', 'endpointslices', 'EndpointSlice', true),
   poddisruptionbudgets: ref('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true),
+  storageclasses: ref('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false),
 } as const satisfies Record<string, ResourceRef>;
 
 /** `group/version`, or `version` alone for the core group: the `apiVersion` of the resource's objects. */

@@ -43,3 +43,14 @@ export class ContainerStartError extends Error {
 export function isContainerStartError(err: unknown): err is ContainerStartError {
   return err instanceof ContainerStartError;
 }
+
+/** A volume that could not be set up; the kubelet's FailedMount event says `message`. */
+export class MountError extends Error {
+  constructor(
+    readonly volume: string,
+    message: string,
+  ) {
+    super(`MountVolume.SetUp failed for volume "${volume}" : ${message}`);
+    this.name = 'MountError';
+  }
+}

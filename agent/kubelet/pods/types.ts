@@ -70,6 +70,7 @@ export interface Volume {
   secret?: { secretName?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
   downwardAPI?: { items?: DownwardAPIVolumeFile[]; defaultMode?: number };
   projected?: { sources?: VolumeProjection[]; defaultMode?: number };
+  persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
 }
 
 /** A file of a downwardAPI volume or projection: one pod field or container resource. */

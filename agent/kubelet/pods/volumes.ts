@@ -23,6 +23,10 @@
  *   refreshed as a projected volume.
  * - hostPath: the host's path itself, checked or created per `type` (DirectoryOrCreate,
  *   Directory, FileOrCreate, File; '' checks nothing).
+ * - persistentVolumeClaim: the directory of the claim's bound PersistentVolume (a hostPath
+ *   PV, checked or created per its `type`, or a local PV, which must exist), read-only when
+ *   the pod's claim says so; a claim that is not bound yet fails with the kubelet's
+ *   FailedMount words and the pod worker retries (claims.ts).
  * - subPath / subPathExpr: resolved inside the volume without following links out of it
  *   and bind-mounted under `<dataDir>/pods/<uid>/volume-subpaths/` (subpath.ts).
  * The pod's directory is removed when the pod is cleaned up (tearDown), its mounts first.
@@ -44,21 +48,16 @@ import type { RestClient } from '../../../api/client/rest.js';
 import type { KeyValue, Mount } from '../../../cri/index.js';
 import type { TokenManager } from '../token/manager.js';
 import { expandVars, podFieldValue, readKeyData, resourceFieldValue } from './env.js';
-import { ContainerStartError } from './errors.js';
+import { ContainerStartError, MountError } from './errors.js';
+import { isNotFound } from '../../../api/client/errors.js';
+import { resources } from '../../../api/client/resource.js';
+import type { PersistentVolume, PersistentVolumeClaim } from '../../storage/types.js';
+import { checkLocalPath, resolveClaim, type ClaimReader } from './claims.js';
 import { MountFailure, mountPointsUnder, type Mounter } from './mount.js';
 import { cleanSubPaths, prepareSafeSubpath, safeMakeDir, validatePathNoBacksteps } from './subpath.js';
 import type { DownwardAPIVolumeFile, KeyToPath, KubeletContainer, KubeletPod, Volume } from './types.js';
 
-/** A volume that could not be set up; the kubelet's FailedMount event says `message`. */
-export class MountError extends Error {
-  constructor(
-    readonly volume: string,
-    message: string,
-  ) {
-    super(`MountVolume.SetUp failed for volume "${volume}" : ${message}`);
-    this.name = 'MountError';
-  }
-}
+export { MountError };
 
 /** Host paths of a pod's volumes, by volume name. */
 export type PodVolumes = Map<string, { hostPath: string; readOnly: boolean }>;
@@ -110,7 +109,7 @@ function writeKeyFiles(
   }
 }
 
-function setUpHostPath(v: Volume & { hostPath: { path: string; type?: string } }): string {
+function setUpHostPath(v: { name: string; hostPath: { path: string; type?: string } }): string {
   const { path, type = '' } = v.hostPath;
   const exists = existsSync(path);
   switch (type) {
@@ -157,6 +156,42 @@ export interface VolumeSetUpOptions {
   onTokenRefreshAt?: (at: number) => void;
   /** Node allocatable, for downward API resourceFieldRefs of unset limits. */
   nodeAllocatable?: () => Promise<Record<string, string>>;
+  /** This node's name: a claim's PV must have node affinity to it. Unset: not checked. */
+  nodeName?: string;
+  /** Reads claims and volumes; default GETs through `client`. */
+  claims?: ClaimReader;
+}
+
+/** GETs of claims, volumes and the Node through `client`, a 404 as undefined. */
+export function clientClaimReader(client: RestClient, nodeName?: string): ClaimReader {
+  const orUndefined = async <T>(p: Promise<T>): Promise<T | undefined> => {
+    try {
+      return await p;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  };
+  return {
+    getClaim: (ns, name) =>
+      orUndefined(client.get<PersistentVolumeClaim>(resources.persistentvolumeclaims, ns, name)),
+    getVolume: (name) =>
+      orUndefined(client.get<PersistentVolume>(resources.persistentvolumes, undefined, name)),
+    ...(nodeName ? { getNode: () => orUndefined(client.get(resources.nodes, undefined, nodeName)) } : {}),
+  };
+}
+
+/** The host path of a persistentVolumeClaim volume (see the file comment). */
+async function setUpClaim(
+  v: Volume & { persistentVolumeClaim: { claimName: string; readOnly?: boolean } },
+  namespace: string,
+  opts: VolumeSetUpOptions,
+): Promise<{ hostPath: string; readOnly: boolean }> {
+  const reader = opts.claims ?? clientClaimReader(opts.client, opts.nodeName);
+  const resolved = await resolveClaim(reader, namespace, v.name, v.persistentVolumeClaim);
+  if (resolved.local) checkLocalPath(v.name, resolved);
+  else setUpHostPath({ name: v.name, hostPath: { path: resolved.path, type: resolved.hostPathType ?? '' } });
+  return { hostPath: resolved.path, readOnly: resolved.readOnly };
 }
 
 /** A file a projected or downwardAPI volume holds: path in the volume → bytes and mode. */
@@ -352,7 +387,7 @@ async function setUpSecretDir(dir: string, volume: string, opts: VolumeSetUpOpti
 /**
  * Prepares every volume of `pod` (see the file comment) and returns their host paths.
  * @throws MountError for a missing ConfigMap/Secret (not optional), a missing key, a
- *   failed hostPath check, a token that cannot be had or an unsupported volume type;
+ *   failed hostPath check, a claim not bound yet (ClaimNotReadyError) or a PV that cannot be mounted, a token that cannot be had or an unsupported volume type;
  *   ApiStatusError for API failures.
  */
 export async function setUpVolumes(pod: KubeletPod, opts: VolumeSetUpOptions): Promise<PodVolumes> {
@@ -366,6 +401,11 @@ export async function setUpVolumes(pod: KubeletPod, opts: VolumeSetUpOptions): P
         hostPath: setUpHostPath(v as Volume & { hostPath: { path: string } }),
         readOnly: false,
       });
+    } else if (v.persistentVolumeClaim) {
+      out.set(
+        v.name,
+        await setUpClaim(v as Volume & { persistentVolumeClaim: { claimName: string } }, ns, opts),
+      );
     } else if (v.configMap || v.secret) {
       const kind = v.configMap ? 'ConfigMap' : 'Secret';
       const src = v.configMap ?? v.secret!;
