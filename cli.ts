@@ -42,6 +42,7 @@ Usage:
                    [--cluster-dns IP[,IP]] (default: kube-system/kube-dns's clusterIP)
                    [--cluster-domain cluster.local] [--resolv-conf /etc/resolv.conf ('' for none)]
                    [--disable-cluster-dns]   (no DNS server in this agent; it serves the kube-dns address)
+                   [--disable-local-storage]   (no local-path provisioner for this node's claims)
   k8ts agent       --cleanup [--node-name NAME] [--data-dir DIR] [--cni-conf-dir DIR]   (remove the agent's
                    routes, VXLAN device, firewall rules, and its CNI conflist, bridge and leases)
                    (the token is needed to join once; the node credential is kept in DIR/tls)
@@ -135,6 +136,7 @@ async function agentCommand(argv: string[]): Promise<number> {
   try {
     agent = await startAgent({
       ...(options.disableClusterDNS ? { clusterDNSServer: false } : {}),
+      ...(options.disableLocalStorage ? { localStorage: false } : {}),
       server,
       ...(token ? { token } : {}),
       nodeName,

@@ -14,6 +14,9 @@
  *   the status when the node lifecycle controller marked the Node Unknown;
  * - the pods bound to the node (kubelet/pods/: PodManager), whose sandboxes join the pod
  *   network once it is ready;
+ * - the local-path provisioner of this node (storage/provisioner.ts), unless
+ *   `localStorage: false`: the directories and PersistentVolumes of the claims the
+ *   scheduler placed here, under DATA_DIR/storage/;
  * - the tunnel to the API server (kubelet/tunnel.ts), through which the API server reaches
  *   this node's kubelet API (kubelet/server/: logs, exec, attach, port-forward, stats);
  *   the kubelet API listens on no port.
@@ -49,6 +52,9 @@ import { clusterIPInterfaceFor } from './proxy/cluster-ip.js';
 import { Proxy, type ProxyMode } from './proxy/proxy.js';
 import { connectRuntime } from './runtime.js';
 import { ClusterDNS, type ClusterDNSConfig } from './dns/cluster-dns.js';
+import { hostMounter } from './kubelet/pods/mount.js';
+import { LocalPathProvisioner } from './storage/provisioner.js';
+import { LOCAL_PATH_PROVISIONER } from './storage/volume.js';
 
 /** Settings of an agent (the `k8ts agent` flags, plus what tests inject). */
 export interface AgentConfig {
@@ -97,6 +103,11 @@ export interface AgentConfig {
    * port 0: no address is added) and `upstreams` instead.
    */
   clusterDNSServer?: false | Pick<ClusterDNSConfig, 'address' | 'upstreams'>;
+  /**
+   * The local-path provisioner (storage/provisioner.ts, k3s's `rancher.io/local-path`) for
+   * this node; false turns it off (`--disable-local-storage`). Default on.
+   */
+  localStorage?: boolean;
   /** Default: JSON lines on stderr at info. */
   logger?: Logger;
   clock?: Clock;
@@ -234,6 +245,8 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   const recorder = recorderFor('kubelet');
   // kube-proxy reports with its own source, and its events do not queue behind the kubelet's.
   const proxyRecorder = recorderFor('kube-proxy');
+  // The provisioner's events have the external provisioner's source, `<provisioner>_<identity>`.
+  const storageRecorder = recorderFor(`${LOCAL_PATH_PROVISIONER}_${nodeName}`);
   const running = new AbortController();
   const onStartAbort = () => running.abort(cfg.signal?.reason);
   cfg.signal?.addEventListener('abort', onStartAbort, { once: true });
@@ -425,6 +438,20 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
       : {}),
   });
 
+  const provisioner =
+    cfg.localStorage === false
+      ? undefined
+      : new LocalPathProvisioner({
+          client,
+          nodeName,
+          dataDir: cfg.dataDir,
+          recorder: storageRecorder,
+          mounter: hostMounter,
+          logger,
+          clock,
+        });
+  provisioner?.start();
+
   const loops = [
     status.run(running.signal),
     lease.run(running.signal),
@@ -456,11 +483,16 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
         running.abort();
         kubeletServer.close();
         await proxy.stop();
+        await provisioner?.stop();
         await pods.stop();
         await services.stop();
         await Promise.all(loops);
         await nodes.stop();
-        await Promise.all([recorder.flush(SHUTDOWN_FLUSH_MS), proxyRecorder.flush(SHUTDOWN_FLUSH_MS)]);
+        await Promise.all([
+          recorder.flush(SHUTDOWN_FLUSH_MS),
+          proxyRecorder.flush(SHUTDOWN_FLUSH_MS),
+          storageRecorder.flush(SHUTDOWN_FLUSH_MS),
+        ]);
         client.close();
         await closeRuntime();
         logger.info('agent stopped', { node: nodeName });

@@ -22,6 +22,7 @@ import {
 export const AGENT_FLAGS = {
   server: { type: 'string' },
   'disable-cluster-dns': { type: 'boolean', default: false },
+  'disable-local-storage': { type: 'boolean', default: false },
   token: { type: 'string' },
   'token-file': { type: 'string' },
   'node-name': { type: 'string' },
@@ -58,6 +59,8 @@ export interface AgentOptions extends NodeOptions {
   token?: string;
   /** `--disable-cluster-dns`: no DNS server in this agent (agent/dns/); pods still get --cluster-dns as their nameserver. */
   disableClusterDNS: boolean;
+  /** `--disable-local-storage`: no local-path provisioner in this agent (agent/storage/), as k3s's `--disable local-storage`. */
+  disableLocalStorage: boolean;
   /** --data-dir, or defaultAgentDataDir(). */
   dataDir: string;
   /** The container runtime: Docker (DOCKER_HOST or its default socket), or containerd's CRI. */
@@ -145,6 +148,7 @@ export async function parseAgentOptions(
   const node = await parseNodeFlags(values);
   return {
     disableClusterDNS: values['disable-cluster-dns'],
+    disableLocalStorage: values['disable-local-storage'],
     server,
     ...(token ? { token } : {}),
     ...node,

@@ -209,6 +209,7 @@ describe('k8ts agent options', () => {
         ]),
         {
           disableClusterDNS: false,
+          disableLocalStorage: false,
           server: 'https://s:6443',
           token: 't',
           nodeName: 'n',
@@ -261,6 +262,9 @@ describe('k8ts agent options', () => {
       const noDNS = await parseAgentOptions([...base, '--data-dir', dir, '--disable-cluster-dns']);
       assert.ok(noDNS !== 'help' && !('cleanup' in noDNS));
       assert.equal(noDNS.disableClusterDNS, true);
+      const noStorage = await parseAgentOptions([...base, '--data-dir', dir, '--disable-local-storage']);
+      assert.ok(noStorage !== 'help' && !('cleanup' in noStorage));
+      assert.equal(noStorage.disableLocalStorage, true);
       await assert.rejects(
         parseAgentOptions([...base, '--data-dir', dir, '--proxy-mode', 'iptables']),
         /--proxy-mode must be nftables or userspace, got iptables \(k8ts programs the kernel with nftables only\)/,

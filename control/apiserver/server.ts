@@ -281,6 +281,11 @@ export class ApiServer {
         getPod: (ns, name) => getOrUndefined(pods, ns, name),
         podsOnNode: async (node, ns) =>
           (await pods.list(ns, { fieldSelector: parseFieldSelector(`spec.nodeName=${node}`) })).items,
+        // A node deletes only its own local-path volumes (auth/node.ts).
+        getPersistentVolume: (name) =>
+          findResource('', 'v1', 'persistentvolumes')
+            ? getOrUndefined(this.registry('', 'v1', 'persistentvolumes'), undefined, name)
+            : Promise.resolve(undefined),
       }),
       rbacAuthorizer(this.rbacSource),
     );

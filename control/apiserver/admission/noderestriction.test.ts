@@ -341,6 +341,38 @@ describe('nodeRestrictionViolation (the rulebook)', () => {
     }
   });
 
+  it('lets a node create only local-path volumes with node affinity to itself', () => {
+    const volume = (node: string, provisioner = 'rancher.io/local-path') =>
+      nodeRestrictionViolation({
+        operation: 'CREATE',
+        // Not looked up: the PV kind may be served after this test was written.
+        resource: { group: '', version: 'v1', resource: 'persistentvolumes' } as Parameters<
+          typeof nodeRestrictionViolation
+        >[0]['resource'],
+        subresource: undefined,
+        namespace: undefined,
+        name: 'pvc-1',
+        object: {
+          metadata: { name: 'pvc-1', annotations: { 'pv.kubernetes.io/provisioned-by': provisioner } },
+          spec: {
+            nodeAffinity: {
+              required: {
+                nodeSelectorTerms: [
+                  { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] },
+                ],
+              },
+            },
+          },
+        },
+        oldObject: undefined,
+        user: n1,
+        dryRun: false,
+      });
+    assert.equal(volume('n1'), undefined);
+    assert.equal(volume('n2'), 'node "n1" can only create local-path volumes with node affinity to itself');
+    assert.match(volume('n1', 'ebs.csi.aws.com')!, /can only create local-path volumes/);
+  });
+
   it('allows its own labels and labels outside the kubernetes.io / k8s.io namespaces', () => {
     const allowed: Record<string, string>[] = [
       { team: 'b', 'kubernetes.io/arch': 'amd64' },

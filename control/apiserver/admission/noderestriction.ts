@@ -16,6 +16,8 @@
  *   pods/status UPDATE    only of a pod bound to <node>, and its labels unchanged (a node
  *                         relabelling its pods could pull another Service's traffic)
  *   leases CREATE         in kube-node-lease, named <node>
+ *   persistentvolumes     only a local-path volume with node affinity to <node>
+ *                         (auth/node.ts's localVolumeOfNode; k8ts's, for agent/storage/)
  *   serviceaccounts/token CREATE (admit phase, on the TokenRequest)   bound to a pod
  *                         (boundObjectRef v1 Pod with name and uid) that exists with that
  *                         uid and runs on <node>: a node gets tokens only for its own pods
@@ -29,6 +31,7 @@ import type { KubeObject } from '../../../api/object.js';
 import { newForbidden as forbiddenOf, notFound } from '../status.js';
 import { ownValue } from '../../../api/meta/maps.js';
 import { nodeNameOf } from '../../../api/auth/user.js';
+import { localVolumeOfNode } from '../auth/node.js';
 import { semanticEqual } from '../strategies/meta.js';
 import type { AdmissionAttributes, AdmissionPlugin, AdmissionRequest } from './interfaces.js';
 
@@ -112,6 +115,8 @@ export function nodeRestrictionViolation(a: AdmissionAttributes): string | undef
     }
     return undefined;
   }
+  if (r === '/persistentvolumes' && !localVolumeOfNode(a.object, node))
+    return `node "${node}" can only create local-path volumes with node affinity to itself`;
   if (r === 'coordination.k8s.io/leases' && a.operation === 'CREATE') {
     if (a.namespace !== NODE_LEASE_NAMESPACE)
       return `can only access leases in the "${NODE_LEASE_NAMESPACE}" system namespace`;

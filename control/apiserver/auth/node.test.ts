@@ -30,6 +30,23 @@ const PODS: KubeObject[] = [
     volumes: [{ name: 'v', secret: { secretName: 'their-secret' } }],
   }),
 ];
+const localVolume = (name: string, node: string): KubeObject => ({
+  metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': 'rancher.io/local-path' } },
+  spec: {
+    nodeAffinity: {
+      required: {
+        nodeSelectorTerms: [
+          { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] },
+        ],
+      },
+    },
+  },
+});
+const VOLUMES: KubeObject[] = [
+  localVolume('pvc-mine', 'n1'),
+  localVolume('pvc-theirs', 'n2'),
+  { metadata: { name: 'nfs' }, spec: { nfs: { server: 's', path: '/' } } },
+];
 const z = nodeAuthorizer({
   getPod: (ns, name) =>
     Promise.resolve(PODS.find((p) => p.metadata?.namespace === ns && p.metadata?.name === name)),
@@ -37,6 +54,7 @@ const z = nodeAuthorizer({
     Promise.resolve(
       PODS.filter((p) => (p.spec as { nodeName: string }).nodeName === node && p.metadata?.namespace === ns),
     ),
+  getPersistentVolume: (name) => Promise.resolve(VOLUMES.find((v) => v.metadata?.name === name)),
 });
 const a = (verb: string, group: string, resource: string, extra: Partial<Attributes> = {}): Attributes => ({
   user: n1,
@@ -50,6 +68,25 @@ const a = (verb: string, group: string, resource: string, extra: Partial<Attribu
 describe('nodeAuthorizer (Node authorizer)', () => {
   const cases: [string, Attributes, 'allow' | 'deny' | 'noOpinion'][] = [
     ['list nodes', a('list', '', 'nodes'), 'allow'],
+    // The local-path provisioner of each agent (agent/storage/).
+    ['watch claims', a('watch', '', 'persistentvolumeclaims'), 'allow'],
+    [
+      'update a claim',
+      a('update', '', 'persistentvolumeclaims', { namespace: 'default', name: 'c' }),
+      'deny',
+    ],
+    ['list storage classes', a('list', 'storage.k8s.io', 'storageclasses'), 'allow'],
+    ['create a storage class', a('create', 'storage.k8s.io', 'storageclasses'), 'deny'],
+    ['watch volumes', a('watch', '', 'persistentvolumes'), 'allow'],
+    ['create a volume (NodeRestriction checks it)', a('create', '', 'persistentvolumes'), 'allow'],
+    ['delete its own local volume', a('delete', '', 'persistentvolumes', { name: 'pvc-mine' }), 'allow'],
+    [
+      "delete another node's local volume",
+      a('delete', '', 'persistentvolumes', { name: 'pvc-theirs' }),
+      'deny',
+    ],
+    ['delete a volume it did not provision', a('delete', '', 'persistentvolumes', { name: 'nfs' }), 'deny'],
+    ['update a volume', a('update', '', 'persistentvolumes', { name: 'pvc-mine' }), 'deny'],
     ['patch own node status', a('patch', '', 'nodes', { name: 'n1', subresource: 'status' }), 'allow'],
     ['update own node', a('update', '', 'nodes', { name: 'n1' }), 'allow'],
     ["patch another node's status", a('patch', '', 'nodes', { name: 'n2', subresource: 'status' }), 'deny'],

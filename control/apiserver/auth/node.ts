@@ -14,6 +14,10 @@
  * (`create serviceaccounts/<name>/token`) for a ServiceAccount a pod bound to it runs as
  * (the projected token volume; NodeRestriction then requires the token to be bound to
  * such a pod).
+ * Storage (k8ts's own, for the local-path provisioner each agent runs): read of
+ * PersistentVolumeClaims, PersistentVolumes and StorageClasses; create of
+ * PersistentVolumes (NodeRestriction: only local-path volumes of its own node) and delete
+ * of its own node's local-path volumes.
  * Everything else that concerns these kinds is denied outright (RBAC cannot widen it, as
  * NodeRestriction runs after authorization in Kubernetes); other requests get no
  * opinion, so RBAC decides (and grants nodes nothing beyond discovery).
@@ -28,6 +32,35 @@ export interface NodeGraphSource {
   getPod(namespace: string, name: string): Promise<KubeObject | undefined>;
   /** Pods with `spec.nodeName == node` in `namespace`. */
   podsOnNode(node: string, namespace: string): Promise<KubeObject[]>;
+  /** A PersistentVolume by name (undefined when missing); unset: nodes delete none. */
+  getPersistentVolume?(name: string): Promise<KubeObject | undefined>;
+}
+
+/**
+ * Whether `pv` is a volume of node `node`'s local-path provisioner: annotated
+ * `pv.kubernetes.io/provisioned-by: rancher.io/local-path`, and every term of its required
+ * node affinity is `kubernetes.io/hostname In [<node>]` (the kubelet's hostname label is
+ * its node name).
+ */
+export function localVolumeOfNode(pv: KubeObject, node: string): boolean {
+  if (pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by'] !== 'rancher.io/local-path') return false;
+  const terms = objs(o(o(o(o(pv.spec).nodeAffinity).required)).nodeSelectorTerms);
+  return (
+    terms.length > 0 &&
+    terms.every((t) => {
+      const exprs = objs(t.matchExpressions);
+      const values = exprs[0]?.values;
+      return (
+        exprs.length === 1 &&
+        objs(t.matchFields).length === 0 &&
+        exprs[0]!.key === 'kubernetes.io/hostname' &&
+        exprs[0]!.operator === 'In' &&
+        Array.isArray(values) &&
+        values.length === 1 &&
+        values[0] === node
+      );
+    })
+  );
 }
 
 const READ = new Set(['get', 'list', 'watch']);
@@ -157,9 +190,25 @@ export function nodeAuthorizer(src: NodeGraphSource): Authorizer {
           }
           return deny(NO_RELATIONSHIP(node));
         }
+        // The local-path provisioner in every agent (agent/storage/) watches claims,
+        // volumes and classes, and creates and deletes the volumes of its own node; the
+        // kubelet reads a pod's claim and volume. Upstream a node reads only what its
+        // pods use (the graph) and a provisioner runs with its own ServiceAccount.
         case '/persistentvolumeclaims':
-        case '/persistentvolumes':
-          return deny(NO_RELATIONSHIP(node));
+        case 'storage.k8s.io/storageclasses':
+          return READ.has(a.verb) && sub === undefined ? ALLOW : deny(NO_RELATIONSHIP(node));
+        case '/persistentvolumes': {
+          if (READ.has(a.verb) && sub === undefined) return ALLOW;
+          // What it creates is NodeRestriction's to check (the body: localVolumeOfNode).
+          if (a.verb === 'create' && sub === undefined) return ALLOW;
+          if (a.verb !== 'delete' || sub !== undefined || !a.name || !src.getPersistentVolume)
+            return deny(NO_RELATIONSHIP(node));
+          const pv = await src.getPersistentVolume(a.name);
+          if (!pv) return ALLOW; // its 404
+          return localVolumeOfNode(pv, node)
+            ? ALLOW
+            : deny(`node "${node}" may only delete the local-path volumes of its own node`);
+        }
         default:
           return NO_OPINION;
       }
