@@ -33,6 +33,8 @@
  * and addresses (ipam.ts) are already files of their own.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { PassThrough, Readable, type Duplex } from 'node:stream';
 import { realClock, type Clock } from '../../api/clock.js';
 import type {
@@ -292,6 +294,13 @@ export class FakeRuntime implements Runtime {
     const image = this.state.findImage(config.image.image);
     if (!image) throw new CriError('NotFound', `image ${JSON.stringify(config.image.image)} is not present`);
     const id = newId();
+    // As containerd: the log file `<logDirectory>/<logPath>` (empty here) when the sandbox
+    // names a log directory; the kubelet reads restart counts from the names.
+    const logDirectory = s.config.logDirectory;
+    if (logDirectory && config.logPath) {
+      mkdirSync(dirname(join(logDirectory, config.logPath)), { recursive: true });
+      writeFileSync(join(logDirectory, config.logPath), '', { flag: 'a' });
+    }
     this.state.containers.set(id, {
       id,
       podSandboxId,

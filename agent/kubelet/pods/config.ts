@@ -4,6 +4,7 @@
  * (kuberuntime_container.go generateContainerConfig, kuberuntime_container_linux.go for
  * resources and security). Pure: env, mounts and the image id are computed by the caller.
  */
+import { containerLogPath, podLogsDirectory } from './logs.js';
 import { parseQuantity } from '../../../api/meta/quantity.js';
 import type {
   ContainerConfig,
@@ -36,6 +37,8 @@ export interface NodeContext {
   network: string;
   /** `--cluster-domain`, of the FQDN of a pod with setHostnameAsFQDN; default cluster.local. */
   clusterDomain?: string;
+  /** The kubelet's podLogsDir: the sandbox's logDirectory is the pod's under it (logs.ts). */
+  podLogsDir?: string;
 }
 
 /** The pod's hostPort mappings (containerPort with a hostPort), published on the node IP. */
@@ -96,6 +99,7 @@ export function podSandboxConfig(pod: KubeletPod, attempt: number, node: NodeCon
     linux: { securityContext: { namespaceOptions: namespacesForPod(pod) } },
   };
   if (!pod.spec.hostNetwork) cfg.network = node.network;
+  if (node.podLogsDir) cfg.logDirectory = podLogsDirectory(node.podLogsDir, pod);
   return cfg;
 }
 
@@ -166,6 +170,7 @@ export function containerConfig(
   security.namespaceOptions = namespacesForPod(pod);
   const cfg: ContainerConfig = {
     metadata: { name: container.name, attempt: input.restartCount },
+    logPath: containerLogPath(container.name, input.restartCount),
     image: { image: container.image ?? '' },
     envs: input.envs,
     mounts: input.mounts,

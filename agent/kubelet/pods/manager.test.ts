@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { FakeClock } from '../../../api/clock.js';
 import { isNotFound } from '../../../api/client/errors.js';
@@ -594,6 +594,38 @@ describe('PodManager', () => {
     const last = statusOf(p)!.lastState!.terminated as { exitCode: number; containerID: string };
     assert.equal(last.exitCode, 137);
     assert.equal(last.containerID, `fake://${c!.id}`);
+  });
+
+  it('restartCount survives the runtime losing the containers: recovered from the pod log directory', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'lost', { containers: [{ name: 'app', image: 'spring-server:1.0' }] }),
+    );
+    const uid = created.metadata.uid!;
+    await until(h.clock, 'running', async () => (await getPod(created))?.status?.phase === 'Running');
+    h.runtime.exitContainer(containersOf(h.runtime, uid)[0]!.id, 137);
+    await until(h.clock, 'restarted', async () => {
+      const s = statusOf(await getPod(created));
+      return s?.restartCount === 1 && s.state?.running;
+    });
+    const logs = join(h.dataDir, 'pod-logs', `default_${created.metadata.name}_${uid}`, 'app');
+    assert.ok(existsSync(join(logs, '1.log')), 'the kubelet names each log after the restart count');
+    // Removed behind the kubelet's back (docker rm -f, a wiped runtime state).
+    for (const c of containersOf(h.runtime, uid)) {
+      await h.runtime.stopContainer(c.id, 0);
+      await h.runtime.removeContainer(c.id);
+    }
+    const p = await until(h.clock, 'running again', async () => {
+      const pod = await getPod(created);
+      const s = statusOf(pod);
+      return s?.state?.running && s.containerID !== undefined && containersOf(h.runtime, uid).length === 1
+        ? pod
+        : undefined;
+    });
+    assert.equal(statusOf(p)!.restartCount, 2, 'one more than the highest N.log, not 0');
+    await api.client.delete(resources.pods, 'default', created.metadata.name!, { gracePeriodSeconds: 0 });
+    await until(h.clock, 'the pod log directory removed with the pod', () => !existsSync(dirname(logs)));
   });
 
   it('probes: readiness gates Ready; a failing liveness probe restarts the container', async () => {

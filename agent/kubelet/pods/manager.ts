@@ -77,6 +77,11 @@ export interface PodManagerConfig {
   logger: Logger;
   /** The agent's directory; pod volumes go under `<dataDir>/pods/<uid>`. */
   dataDir: string;
+  /**
+   * The kubelet's podLogsDir: `<podLogsDir>/<ns>_<name>_<uid>/<container>/<N>.log` (logs.ts);
+   * default `<dataDir>/pod-logs`, where the agent's containerd adapter writes them.
+   */
+  podLogsDir?: string;
   /** Milliseconds between relists of the runtime (default 1000). */
   relistPeriodMs?: number;
   /**
@@ -196,6 +201,7 @@ export class PodManager {
         return (node.status?.allocatable ?? {}) as Record<string, string>;
       },
       ...this.serviceDeps(cfg),
+      podLogsDir: cfg.podLogsDir ?? join(cfg.dataDir, 'pod-logs'),
     };
     this.resyncIntervalMs = cfg.resyncIntervalMs ?? 60_000;
     this.informer = SharedInformer.fromClient<Pod>(cfg.client, resources.pods, {

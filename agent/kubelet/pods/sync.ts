@@ -9,7 +9,9 @@
  * - syncPod: read the runtime's view of the pod, computePodActions, kill what must go,
  *   create the sandbox if needed, start containers (image per pull policy,
  *   CrashLoopBackOff: 10 s doubling to 300 s, reset after 10 minutes of running, for
- *   every start of a container that exited before, into a new sandbox too), prune
+ *   every start of a container that exited before, into a new sandbox too; the restart
+ *   count from the pod's log files, logs.ts, when the runtime has no container of the
+ *   name any more), prune
  *   dead containers (the newest dead one per container is kept for lastState), then post
  *   the status if it changed. As the kubelet, the status is posted even when an action
  *   failed (the pod then shows ContainerCreating or the failure's reason), and the
@@ -26,6 +28,7 @@
  * - syncTerminatedPod removes containers, sandboxes and volumes, then deletes the pod
  *   object with grace 0 and a uid precondition.
  */
+import { join } from 'node:path';
 import type { Logger } from '../../../api/log.js';
 import { errorMessage } from '../../../api/errors.js';
 import type { Clock } from '../../../api/clock.js';
@@ -53,6 +56,7 @@ import {
 import { isContainerStartError } from './errors.js';
 import type { ImageManager } from './images.js';
 import { hashContainer } from './labels.js';
+import { ensureContainerLogDir, podLogsDirectory, removePodLogs, restartCountFromLogDir } from './logs.js';
 import type { Mounter } from './mount.js';
 import { getPodRuntimeStatus, latestContainer, type PodRuntimeStatus } from './runtime-status.js';
 import { generateAPIPodStatus, statusChanged, withOthersConditions, type StartFailure } from './status.js';
@@ -104,6 +108,8 @@ export interface PodSyncerDeps {
   dns?: DnsConfigurer;
   /** See ContainerDeps.serviceEnv. */
   serviceEnv?: ContainerDeps['serviceEnv'];
+  /** The kubelet's podLogsDir (logs.ts); unset: the runtime's default, no restart counts recovered. */
+  podLogsDir?: string;
 }
 
 /** Longest retry delay of failed steps, ms (a failed container start is retried in a third of it). */
@@ -277,6 +283,7 @@ export class RuntimePodSyncer implements PodSyncer {
         nodeIP: this.deps.nodeIP,
         network: podNetwork.name,
         ...(this.deps.dns ? { clusterDomain: this.deps.dns.clusterDomain } : {}),
+        ...(this.deps.podLogsDir ? { podLogsDir: this.deps.podLogsDir } : {}),
       };
       const sandboxConfig: PodSandboxConfig = podSandboxConfig(pod, actions.attempt, node);
       if (actions.createSandbox && this.deps.dns) {
@@ -368,7 +375,15 @@ export class RuntimePodSyncer implements PodSyncer {
             }
             this.deps.crashBackoff.next(key, exited.finishedAt);
           }
-          const restartCount = last ? last.restartCount + 1 : 0;
+          // No container of this name in the runtime (removed behind the kubelet's back, the
+          // runtime's state lost): the count goes on from the pod's log files.
+          const podLogs = sandboxConfig.logDirectory;
+          const restartCount = last
+            ? last.restartCount + 1
+            : podLogs
+              ? await restartCountFromLogDir(join(podLogs, name))
+              : 0;
+          if (podLogs) await ensureContainerLogDir(podLogs, name);
           try {
             await startContainer(ctx, {
               pod,
@@ -557,6 +572,7 @@ export class RuntimePodSyncer implements PodSyncer {
     for (const c of status.containers) await runtime.removeContainer(c.id);
     for (const s of status.sandboxes) await runtime.removePodSandbox(s.id);
     await tearDownVolumes(this.deps.dataDir, this.uid, this.deps.mounter);
+    if (this.deps.podLogsDir) await removePodLogs(podLogsDirectory(this.deps.podLogsDir, pod));
     this.deps.tokens?.deleteForPod(this.uid);
     this.deps.crashBackoff.resetPrefix(`${this.uid}_`);
     this.deps.images.backoff.resetPrefix(`${this.uid}_`);
