@@ -375,4 +375,102 @@ describe('kubelet with real Docker', () => {
       assert.equal(p.status?.phase, 'Pending');
     }
   });
+
+  it('a readiness probe on a port name no container defines: Warning Unhealthy "Readiness probe errored" every period', async () => {
+    const created = await createPod('badport', {
+      containers: [
+        {
+          name: 'app',
+          image: 'spring-server:1.0',
+          ports: [{ name: 'http', containerPort: 8080 }],
+          readinessProbe: { httpGet: { path: '/', port: 'web' }, periodSeconds: 1 },
+        },
+      ],
+    });
+    const name = created.metadata.name!;
+    const want = 'Readiness probe errored: strconv.Atoi: parsing "web": invalid syntax';
+    await until(
+      'two errored events',
+      () =>
+        events.filter((e) => e.name === name && e.reason === 'Unhealthy' && e.message === want).length >= 2,
+      30_000,
+    );
+    assert.equal(isReady(await getPod(name)), false);
+    await api.client.delete(resources.pods, 'default', name, { gracePeriodSeconds: 0 });
+  });
+
+  it('a deleted pod held by a finalizer goes to a terminal phase once its containers exited', async () => {
+    const created = await api.client.create<Pod>(resources.pods, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `held-${++seq}`, namespace: 'default', finalizers: ['example.com/hold'] },
+      spec: {
+        nodeName: NODE,
+        terminationGracePeriodSeconds: 2,
+        containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sleep', '3600'] }],
+      },
+    });
+    const name = created.metadata.name!;
+    try {
+      await until('running', async () => statusOf(await getPod(name))?.state?.running, 60_000);
+      await api.client.delete(resources.pods, 'default', name);
+      // sleep as PID 1 ignores SIGTERM: SIGKILL after the grace period, exit 137.
+      const p = await until(
+        'Failed',
+        async () => {
+          const p = await getPod(name);
+          return p?.status?.phase === 'Failed' ? p : undefined;
+        },
+        60_000,
+      );
+      assert.ok(p.metadata.deletionTimestamp);
+      assert.equal((statusOf(p)?.state?.terminated as { exitCode?: number } | undefined)?.exitCode, 137);
+    } finally {
+      await api.client.patch(resources.pods, 'default', name, 'merge', { metadata: { finalizers: null } });
+    }
+  });
+
+  it('killing the pause container of a pod in back-off 20s does not restart it before the back-off ends', async () => {
+    const created = await createPod('crash-pause', {
+      containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'exit 1'] }],
+    });
+    const name = created.metadata.name!;
+    const uid = created.metadata.uid!;
+    const inBackOff = await until(
+      'back-off 20s',
+      async () => {
+        const p = await getPod(name);
+        const w = statusOf(p)?.state?.waiting as { message?: string } | undefined;
+        return w?.message?.startsWith('back-off 20s') ? p : undefined;
+      },
+      90_000,
+    );
+    const finishedAt = Date.parse(
+      (statusOf(inBackOff)?.lastState?.terminated as { finishedAt: string }).finishedAt,
+    );
+    const [pause] = await docker.listContainers({
+      filters: {
+        label: [`io.kubernetes.pod.uid=${uid}`, 'io.k8ts.type=podsandbox', `${NODE_LABEL}=${NODE}`],
+      },
+    });
+    assert.ok(pause, 'the sandbox container');
+    await docker.getContainer(pause.Id).kill();
+    const restarted = await until(
+      'the next run',
+      async () => {
+        const p = await getPod(name);
+        return (statusOf(p)?.restartCount ?? 0) > statusOf(inBackOff)!.restartCount ? p : undefined;
+      },
+      90_000,
+    );
+    const started = Date.parse(
+      (
+        (statusOf(restarted)?.state?.terminated ?? statusOf(restarted)?.lastState?.terminated) as {
+          startedAt: string;
+        }
+      ).startedAt,
+    );
+    assert.ok(started - finishedAt >= 19_000, `started ${started - finishedAt} ms after the crash`);
+    await api.client.delete(resources.pods, 'default', name, { gracePeriodSeconds: 0 });
+  });
 });
