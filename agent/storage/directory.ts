@@ -11,7 +11,7 @@
  * `rm -r` itself unlinks the links it meets inside without following them.
  */
 import { chmodSync, existsSync, lstatSync, mkdirSync, realpathSync, rmSync, unlinkSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
+import { basename, dirname, isAbsolute, join, normalize, resolve } from 'node:path';
 import type { Mounter } from '../kubelet/pods/mount.js';
 import { mountPointsUnder } from '../kubelet/pods/mount.js';
 
@@ -23,9 +23,9 @@ export class VolumeDirectoryError extends Error {
   }
 }
 
-/** `<dataDir>/storage`, where the node's local-path volumes live. */
+/** `<dataDir>/storage` made absolute (a PV's hostPath must be), where the node's local-path volumes live. */
 export function storageDir(dataDir: string): string {
-  return join(dataDir, 'storage');
+  return resolve(dataDir, 'storage');
 }
 
 /**
