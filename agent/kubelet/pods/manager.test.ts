@@ -628,6 +628,35 @@ describe('PodManager', () => {
     await until(h.clock, 'the pod log directory removed with the pod', () => !existsSync(dirname(logs)));
   });
 
+  it('nothing is created on a runtime that is not ready (shutting down): restarted once it is healthy', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'rt-down', { containers: [{ name: 'app', image: 'spring-server:1.0' }] }),
+    );
+    const uid = created.metadata.uid!;
+    await until(h.clock, 'running', async () => statusOf(await getPod(created))?.state?.running);
+    h.runtime.setRuntimeCondition('RuntimeReady', false, 'Stopping', 'the runtime is shutting down');
+    await h.clock.advance(5_000);
+    await new Promise((r) => setTimeout(r, 20));
+    // The runtime stops the containers on its way down.
+    h.runtime.exitContainer(containersOf(h.runtime, uid)[0]!.id, 143);
+    for (let i = 0; i < 60; i++) {
+      await h.clock.advance(1_000);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.equal(
+      containersOf(h.runtime, uid).length,
+      1,
+      'no container started while the runtime is not ready',
+    );
+    h.runtime.setRuntimeCondition('RuntimeReady', true);
+    await until(h.clock, 'restarted', async () => {
+      const s = statusOf(await getPod(created));
+      return s?.restartCount === 1 && s.state?.running;
+    });
+  });
+
   it('probes: readiness gates Ready; a failing liveness probe restarts the container', async () => {
     let ready = false;
     let alive = true;

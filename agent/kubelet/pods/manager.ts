@@ -19,6 +19,11 @@
  * - Every `statusReconcileMs` (10 s, the status manager's syncBatch period) each pod's
  *   status in the informer is compared with the one its syncer last posted, and written
  *   again where someone else changed a field the kubelet owns (sync.ts reconcileStatus).
+ * - The runtime's health (the kubelet's runtimeState, updateRuntimeUp every 5 s): while
+ *   its Status says RuntimeReady false, or it does not answer Status or the relist, no pod
+ *   is synced — nothing is created on a runtime that is shutting down or not up yet (the
+ *   syncLoop's "Skipping pod synchronization"); the workers retry with their backoff and
+ *   are woken when it is healthy again.
  * - stop() ends the informer, the relist, the workers and the probers; containers keep
  *   running.
  *
@@ -117,6 +122,9 @@ export interface PodManagerConfig {
 /** The Service of the cluster DNS, whose clusterIP pods use when no --cluster-dns is given. */
 export const KUBE_DNS_SERVICE = { namespace: 'kube-system', name: 'kube-dns' } as const;
 
+/** How often the runtime's Status is read (the kubelet's updateRuntimeUp period), ms. */
+const RUNTIME_STATUS_PERIOD_MS = 5_000;
+
 /** Longest delay between relists while the runtime is down, ms. */
 const RELIST_BACKOFF_MAX_MS = 30_000;
 
@@ -129,6 +137,11 @@ export class PodManager {
   /** The syncer of each worker (its status manager part is reconciled from here). */
   private readonly syncers = new Map<string, RuntimePodSyncer>();
   private statusLoop: Promise<void> | undefined;
+  private runtimeLoop: Promise<void> | undefined;
+  /** Why the runtime is not healthy, from its last Status; undefined while it is. */
+  private runtimeStatusError: string | undefined;
+  /** Why the last relist failed; undefined after one that worked. */
+  private relistError: string | undefined;
   /** UIDs whose worker is done; later informer updates of them (before the delete arrives) are ignored. */
   private readonly finished = new Set<string>();
   private readonly informer: SharedInformer<Pod>;
@@ -201,6 +214,7 @@ export class PodManager {
         return (node.status?.allocatable ?? {}) as Record<string, string>;
       },
       ...this.serviceDeps(cfg),
+      runtimeError: () => this.relistError ?? this.runtimeStatusError,
       podLogsDir: cfg.podLogsDir ?? join(cfg.dataDir, 'pod-logs'),
     };
     this.resyncIntervalMs = cfg.resyncIntervalMs ?? 60_000;
@@ -275,6 +289,7 @@ export class PodManager {
     this.synced = true;
     this.relist = this.relistLoop(this.abort.signal);
     this.statusLoop = this.statusReconcileLoop(this.abort.signal);
+    this.runtimeLoop = this.runtimeStatusLoop(this.abort.signal);
     this.logger.info('pod manager started', { node: this.cfg.nodeName, pods: this.workers.size });
   }
 
@@ -286,6 +301,7 @@ export class PodManager {
     await this.informer.stop();
     await this.relist;
     await this.statusLoop;
+    await this.runtimeLoop;
     await Promise.all([...this.workers.values()].map((w) => w.stop()));
     await this.prober.stop();
     this.logger.info('pod manager stopped', { node: this.cfg.nodeName });
@@ -339,6 +355,37 @@ export class PodManager {
     worker.update(pod);
   }
 
+  /** updateRuntimeUp: see the file comment. */
+  private async runtimeStatusLoop(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const before = this.runtimeStatusError;
+      try {
+        const status = await this.cfg.runtime.status();
+        const ready = status.conditions.find((c) => c.type === 'RuntimeReady');
+        this.runtimeStatusError =
+          ready && !ready.status
+            ? `container runtime not ready: RuntimeReady=false reason:${ready.reason} message:${ready.message}`
+            : undefined;
+      } catch (err) {
+        this.runtimeStatusError = `container runtime is down: ${errorMessage(err)}`;
+      }
+      if (this.runtimeStatusError !== before) {
+        if (this.runtimeStatusError) {
+          this.logger.warn('skipping pod synchronization', {
+            node: this.cfg.nodeName,
+            error: this.runtimeStatusError,
+          });
+        } else {
+          this.logger.info('container runtime is healthy again; resyncing every pod', {
+            node: this.cfg.nodeName,
+          });
+          for (const w of this.workers.values()) w.wake();
+        }
+      }
+      await this.clock.sleep(RUNTIME_STATUS_PERIOD_MS, signal);
+    }
+  }
+
   /** The status manager's syncBatch: see the file comment. */
   private async statusReconcileLoop(signal: AbortSignal): Promise<void> {
     const period = this.cfg.statusReconcileMs ?? 10_000;
@@ -374,12 +421,14 @@ export class PodManager {
     while (!signal.aborted) {
       try {
         await this.relistOnce();
+        this.relistError = undefined;
         if (downDelay > 0) {
           this.logger.info('container runtime is back; resyncing every pod', { node: this.cfg.nodeName });
           for (const w of this.workers.values()) w.wake();
         }
         downDelay = 0;
       } catch (err) {
+        this.relistError = `container runtime is down: ${errorMessage(err)}`;
         if (downDelay === 0) {
           this.logger.warn('container runtime relist failed', {
             node: this.cfg.nodeName,

@@ -108,6 +108,11 @@ export interface PodSyncerDeps {
   dns?: DnsConfigurer;
   /** See ContainerDeps.serviceEnv. */
   serviceEnv?: ContainerDeps['serviceEnv'];
+  /**
+   * Why the runtime is not healthy now (RuntimeReady false, not answering); undefined while
+   * it is. A sync then changes nothing on it (the syncLoop skips pod synchronization).
+   */
+  runtimeError?: () => string | undefined;
   /** The kubelet's podLogsDir (logs.ts); unset: the runtime's default, no restart counts recovered. */
   podLogsDir?: string;
 }
@@ -248,6 +253,9 @@ export class RuntimePodSyncer implements PodSyncer {
     let syncError: unknown;
     const podIP0 = status.sandboxes[0]?.ip ?? '';
     try {
+      // Nothing is created (or killed) on a runtime that is shutting down or not ready.
+      const runtimeError = this.deps.runtimeError?.();
+      if (runtimeError) throw new Error(`skipping pod synchronization: ${runtimeError}`);
       if (actions.killPod) {
         await this.killPod(
           pod,
