@@ -376,6 +376,40 @@ describe('kubelet with real Docker', () => {
     }
   });
 
+  it('a Ready=False written by someone else (the node lifecycle controller) is put right within seconds', async () => {
+    const created = await createPod('reconcile', {
+      containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sleep', '3600'] }],
+    });
+    const name = created.metadata.name!;
+    await running(name);
+    // Settled: the pod object unchanged for 3 s (the syncs of the start are over).
+    let rv = '';
+    let since = Date.now();
+    const p = await until('settled', async () => {
+      const now = await getPod(name);
+      if (now?.metadata.resourceVersion !== rv)
+        [rv, since] = [now?.metadata.resourceVersion ?? '', Date.now()];
+      return Date.now() - since >= 3_000 ? now : undefined;
+    });
+    const conditions = p.status!.conditions!.map((c) =>
+      c.type === 'Ready' ? { ...c, status: 'False' as const, reason: 'NodeNotReady' } : c,
+    );
+    await api.client.patch(
+      resources.pods,
+      'default',
+      name,
+      'merge',
+      { status: { conditions } },
+      { subresource: 'status' },
+    );
+    assert.equal(isReady(await getPod(name)), false);
+    const from = Date.now();
+    // The status manager's 10 s syncBatch, not the 60 s resync.
+    await until('Ready again', async () => isReady(await getPod(name)), 20_000);
+    assert.ok(Date.now() - from < 20_000);
+    await api.client.delete(resources.pods, 'default', name, { gracePeriodSeconds: 0 });
+  });
+
   it('a readiness probe on a port name no container defines: Warning Unhealthy "Readiness probe errored" every period', async () => {
     const created = await createPod('badport', {
       containers: [
