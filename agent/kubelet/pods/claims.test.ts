@@ -14,7 +14,9 @@ import type { PersistentVolume, PersistentVolumeClaim } from '../../storage/type
 import { ClaimNotReadyError, resolveClaim, type ClaimReader } from './claims.js';
 import { MountError } from './errors.js';
 import type { Mounter } from './mount.js';
-import { containerMounts, setUpVolumes } from './volumes.js';
+import { resources } from '../../../api/client/resource.js';
+import { startTestApi } from '../../../test/support/api.js';
+import { clientClaimReader, containerMounts, setUpVolumes } from './volumes.js';
 
 const boundClaim = (over: Partial<PersistentVolumeClaim> = {}): PersistentVolumeClaim => ({
   metadata: { name: 'data', namespace: 'default', uid: 'c-1' },
@@ -99,6 +101,31 @@ describe('persistentVolumeClaim volumes', () => {
       );
       assert.ok(err instanceof ClaimNotReadyError && err instanceof MountError, name);
       assert.equal(err.message, prefix + why, name);
+    }
+  });
+
+  it('reads the claim through the API: a missing claim and a Pending one', async () => {
+    const api = await startTestApi();
+    try {
+      await api.client.create(
+        resources.persistentvolumeclaims,
+        {
+          metadata: { name: 'data' },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        },
+        { namespace: 'default' },
+      );
+      const reader = clientClaimReader(api.client);
+      await assert.rejects(
+        resolveClaim(reader, 'default', 'www', { claimName: 'nope' }),
+        /error processing PVC default\/nope: persistentvolumeclaim "nope" not found$/,
+      );
+      await assert.rejects(
+        resolveClaim(reader, 'default', 'www', { claimName: 'data' }),
+        /error processing PVC default\/data: PVC is not bound$/,
+      );
+    } finally {
+      await api.stop();
     }
   });
 
