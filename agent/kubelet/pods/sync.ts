@@ -186,7 +186,9 @@ export class RuntimePodSyncer implements PodSyncer {
     this.deps.logger.info("pod status differs from the kubelet's; writing it again", {
       ...this.logFields(apiPod),
     });
-    await this.postStatus(apiPod, desired);
+    // Written in turn after a sync's write in flight, and only if none came in between:
+    // a newer status of ours must not be overwritten with this older one.
+    await this.postStatus(apiPod, () => (this.lastPosted === mine ? desired : undefined));
   }
 
   /** What setUpVolumes and refreshVolumes need for tokens: the manager, the next sync at a refresh. */
@@ -634,11 +636,14 @@ export class RuntimePodSyncer implements PodSyncer {
   }
 
   /**
-   * PATCHes pods/<name>/status with `next`, one write at a time (a sync's and a
-   * reconcile's never cross), and remembers it as the status last posted.
+   * PATCHes pods/<name>/status with `status` (or what the function gives when the write's
+   * turn comes; undefined: nothing), one write at a time (a sync's and a reconcile's never
+   * cross), and remembers it as the status last posted.
    */
-  private postStatus(pod: Pod, next: PodStatus): Promise<void> {
+  private postStatus(pod: Pod, status: PodStatus | (() => PodStatus | undefined)): Promise<void> {
     const write = async () => {
+      const next = typeof status === 'function' ? status() : status;
+      if (!next) return;
       try {
         const updated = await this.deps.client.patch<Pod>(
           resources.pods,
