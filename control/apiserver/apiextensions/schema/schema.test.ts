@@ -184,6 +184,11 @@ describe('validateStructuralSchema', () => {
       want: [`${P}.properties[metadata].default: Forbidden: must not be set in top-level metadata`],
     },
     {
+      name: 'an RE2 pattern with an identity escape compiles',
+      schema: obj({ a: { type: 'string', pattern: '^a\\_b$' } }),
+      want: [],
+    },
+    {
       name: 'x-kubernetes-validations refused',
       schema: obj({}, { 'x-kubernetes-validations': [{ rule: 'self.a > 0' }] }),
       want: [

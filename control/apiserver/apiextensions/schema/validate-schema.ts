@@ -20,7 +20,7 @@ import {
 } from '../../../../api/meta/field-errors.js';
 import { pruneValue } from './prune.js';
 import type { JSONSchemaProps } from './types.js';
-import { isObject, validateOpenAPIValue } from './validate-value.js';
+import { compilePattern, isObject, validateOpenAPIValue } from './validate-value.js';
 
 type Level = 'root' | 'item' | 'field';
 const OPENAPI_V3_TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
@@ -320,7 +320,7 @@ function valueValidation(
   nested(s.not, false, childPath(p, 'not'), errs);
   if (s.pattern) {
     try {
-      new RegExp(s.pattern, 'u');
+      compilePattern(s.pattern);
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
       errs.push(

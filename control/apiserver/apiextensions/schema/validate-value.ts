@@ -39,6 +39,19 @@ import { isDNS1035Label, validateObjectMeta } from '../../../../api/meta/validat
 import { effectiveFormat, validatesFormat } from './formats.js';
 import type { JSONSchemaProps } from './types.js';
 
+/**
+ * A schema's `pattern` as a RegExp: Unicode mode first (closest to RE2), else the legacy
+ * mode, which accepts RE2's identity escapes such as `\\_` that Unicode mode refuses.
+ * @throws SyntaxError when neither mode compiles it.
+ */
+export function compilePattern(pattern: string): RegExp {
+  try {
+    return new RegExp(pattern, 'u');
+  } catch {
+    return new RegExp(pattern);
+  }
+}
+
 /** The JSON type name of a decoded value, as kube-openapi's schemaInfoForType reports it. */
 export function jsonTypeOf(v: unknown): string {
   if (v === null || v === undefined) return 'null';
@@ -175,7 +188,7 @@ function checkString(w: Walk, s: JSONSchemaProps, v: string, name: string): void
   if (s.pattern) {
     let re: RegExp | undefined;
     try {
-      re = new RegExp(s.pattern, 'u');
+      re = compilePattern(s.pattern);
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
       w.errs.push(
