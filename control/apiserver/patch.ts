@@ -15,7 +15,7 @@
  *
  * Nothing here modifies its inputs; a failed patch throws an ApiError and changes nothing.
  */
-import { parse as parseYaml } from 'yaml';
+import { parseYamlBody } from './encoding/yaml-body.js';
 import { yamlNestingExceeds } from './encoding/yaml-nesting.js';
 import {
   forbidden,
@@ -251,7 +251,7 @@ export function decodeApplyPatch(body: string): JsonObject {
     // Before the parser, which recurses once per level (encoding/yaml-nesting.ts).
     if (yamlNestingExceeds(body, MAX_JSON_NESTING_DEPTH)) throw nestedTooDeeply();
     try {
-      value = parseYaml(body, { uniqueKeys: false });
+      value = parseYamlBody(body, false);
     } catch (err) {
       throw badRequest(`error decoding YAML: ${(err as Error).message}`);
     }

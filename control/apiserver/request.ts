@@ -3,11 +3,11 @@
  * info resolver), and the request body (JSON, YAML or protobuf, at most 3 MiB).
  */
 import type { IncomingMessage } from 'node:http';
-import { parse as parseYaml } from 'yaml';
 import { yamlNestingExceeds } from './encoding/yaml-nesting.js';
+import { parseYamlBody } from './encoding/yaml-body.js';
 import type { KubeObject } from '../../api/object.js';
 import { decodeProtobufObject, PROTOBUF_MEDIA_TYPE } from './encoding/protobuf.js';
-import { findResource, type ResourceInfo, type Subresource } from './resources.js';
+import { findResource, type ResourceInfo, type ResourceLookup, type Subresource } from './resources.js';
 import {
   badRequest,
   methodNotAllowed,
@@ -298,7 +298,7 @@ export function decodeObject(raw: Buffer | string, contentType: string | undefin
     // Before the parser, which recurses once per level (encoding/yaml-nesting.ts).
     if (yamlNestingExceeds(body, MAX_JSON_NESTING_DEPTH)) throw nestedTooDeeply();
     try {
-      value = parseYaml(body);
+      value = parseYamlBody(body);
     } catch (err) {
       throw badRequest(`the body of the request could not be decoded as YAML: ${(err as Error).message}`);
     }
