@@ -7,7 +7,7 @@ import { yamlNestingExceeds } from './encoding/yaml-nesting.js';
 import { parseYamlBody } from './encoding/yaml-body.js';
 import type { KubeObject } from '../../api/object.js';
 import { decodeProtobufObject, PROTOBUF_MEDIA_TYPE } from './encoding/protobuf.js';
-import { findResource, type ResourceInfo, type ResourceLookup, type Subresource } from './resources.js';
+import { findResource, type ResourceInfo, type Subresource } from './resources.js';
 import {
   badRequest,
   methodNotAllowed,
