@@ -13,12 +13,11 @@ import winston from 'winston';
 import { EventRecorder } from '../../api/client/events.js';
 import { resources } from '../../api/client/resource.js';
 import type { KubeObject } from '../../api/object.js';
-import { startTestApi, type TestApi } from '../../test/support/api.js';
+import { apiServes, startTestApi, type TestApi } from '../../test/support/api.js';
 import { until } from '../../test/support/wait.js';
 import type { Mounter } from '../kubelet/pods/mount.js';
 import { LocalPathProvisioner } from './provisioner.js';
 import type { PersistentVolume, PersistentVolumeClaim } from './types.js';
-import { findResource } from '../../control/apiserver/resources.js';
 
 const noMounts: Mounter = {
   bindMount: () => Promise.reject(new Error('unused')),
@@ -31,7 +30,7 @@ describe(
   'LocalPathProvisioner',
   {
     timeout: 60_000,
-    skip: findResource('', 'v1', 'persistentvolumes')
+    skip: apiServes('', 'v1', 'persistentvolumes')
       ? false
       : 'PersistentVolumes are not served yet (issue 18, control side)',
   },

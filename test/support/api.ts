@@ -14,10 +14,19 @@ import { join } from 'node:path';
 import winston from 'winston';
 import { RestClient } from '../../api/client/rest.js';
 import { ApiServer, type ApiServerConfig } from '../../control/apiserver/server.js';
+import { findResource } from '../../control/apiserver/resources.js';
 import { nameValidatorFor, strategyFor } from '../../control/apiserver/strategies/index.js';
 import { kubeconfig } from '../../control/main.js';
 import { MemoryStore } from '../../control/storage/memory.js';
 import { run, type CommandResult } from './k8ts-server.js';
+
+/**
+ * Whether the API server serves `resource` of `group`/`version` (its resource table), for
+ * tests under agent/, which may not import control/ themselves (agent/boundaries.test.ts).
+ */
+export function apiServes(group: string, version: string, resource: string): boolean {
+  return findResource(group, version, resource) !== undefined;
+}
 
 export interface TestApi {
   url: string;
