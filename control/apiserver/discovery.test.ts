@@ -69,6 +69,7 @@ describe('per-group discovery', () => {
         'policy',
         'authorization.k8s.io',
         'authentication.k8s.io',
+        'apiextensions.k8s.io',
         'metrics.k8s.io',
       ],
     );
@@ -257,6 +258,7 @@ describe('aggregated discovery', () => {
         'policy',
         'authorization.k8s.io',
         'authentication.k8s.io',
+        'apiextensions.k8s.io',
         'metrics.k8s.io',
       ],
     );

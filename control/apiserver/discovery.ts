@@ -222,14 +222,25 @@ export function storageVersionHash(group: string, version: string, kind: string)
  */
 const DISCOVERED: readonly ResourceInfo[] = [...RESOURCES, ...METRICS_RESOURCES];
 
-function resourcesOf(group: string, version: string): ResourceInfo[] {
-  return DISCOVERED.filter((r) => r.group === group && r.version === version);
+/**
+ * The custom resources served now (apiextensions/custom-resources.ts: every served
+ * version of each Established CRD, preferred version first), after the built-in ones.
+ * Empty by default.
+ */
+export type CustomDiscovery = readonly ResourceInfo[];
+
+function discovered(custom: CustomDiscovery): readonly ResourceInfo[] {
+  return custom.length === 0 ? DISCOVERED : [...DISCOVERED, ...custom];
 }
 
-/** Served groups (core excluded) in the order of first appearance in RESOURCES, each with its versions. */
-function servedGroups(): Map<string, string[]> {
+function resourcesOf(group: string, version: string, custom: CustomDiscovery): ResourceInfo[] {
+  return discovered(custom).filter((r) => r.group === group && r.version === version);
+}
+
+/** Served groups (core excluded) in the order of first appearance, each with its versions (preferred first). */
+function servedGroups(custom: CustomDiscovery): Map<string, string[]> {
   const groups = new Map<string, string[]>();
-  for (const r of DISCOVERED) {
+  for (const r of discovered(custom)) {
     if (r.group === '') continue;
     const versions = groups.get(r.group) ?? [];
     if (!versions.includes(r.version)) versions.push(r.version);
@@ -276,17 +287,17 @@ function groupInfo(name: string, versions: readonly string[]): APIGroupInfo {
 }
 
 /** The body of `GET /apis`: every served group except core, preferred version first. */
-export function apiGroupList(): APIGroupList {
+export function apiGroupList(custom: CustomDiscovery = []): APIGroupList {
   return {
     kind: 'APIGroupList',
     apiVersion: 'v1',
-    groups: [...servedGroups()].map(([name, versions]) => groupInfo(name, versions)),
+    groups: [...servedGroups(custom)].map(([name, versions]) => groupInfo(name, versions)),
   };
 }
 
 /** The body of `GET /apis/<group>`; undefined when the group is not served (core included: it lives at /api). */
-export function apiGroup(group: string): APIGroup | undefined {
-  const versions = servedGroups().get(group);
+export function apiGroup(group: string, custom: CustomDiscovery = []): APIGroup | undefined {
+  const versions = servedGroups(custom).get(group);
   if (!versions) return undefined;
   return { kind: 'APIGroup', apiVersion: 'v1', ...groupInfo(group, versions) };
 }
@@ -301,8 +312,10 @@ function resourceEntry(r: ResourceInfo): APIResource {
   };
   if (r.shortNames.length > 0) e.shortNames = [...r.shortNames];
   if (r.categories.length > 0) e.categories = [...r.categories];
-  // Resources that are not stored (metrics.k8s.io) have no storage version.
-  if (r.model) e.storageVersionHash = storageVersionHash(r.group, r.version, r.kind);
+  // Resources that are not stored (metrics.k8s.io) have no storage version; a custom
+  // resource's is its CRD's storage version.
+  if (r.custom) e.storageVersionHash = storageVersionHash(r.group, r.custom.storageVersion, r.kind);
+  else if (r.model) e.storageVersionHash = storageVersionHash(r.group, r.version, r.kind);
   return e;
 }
 
@@ -324,8 +337,12 @@ function subresourceEntry(r: ResourceInfo, sub: Subresource): APIResource {
  * The body of `GET /api/v1` (group '') or `GET /apis/<group>/<version>`; undefined when
  * that group-version is not served.
  */
-export function apiResourceList(group: string, version: string): APIResourceList | undefined {
-  const served = resourcesOf(group, version);
+export function apiResourceList(
+  group: string,
+  version: string,
+  custom: CustomDiscovery = [],
+): APIResourceList | undefined {
+  const served = resourcesOf(group, version, custom);
   if (served.length === 0) return undefined;
   const resources: APIResource[] = [];
   for (const r of [...served].sort((a, b) => byName({ name: a.resource }, { name: b.resource }))) {
@@ -390,8 +407,8 @@ export interface APIGroupDiscoveryList {
   items: APIGroupDiscovery[];
 }
 
-function versionDiscovery(group: string, version: string): APIVersionDiscovery {
-  const resources = [...resourcesOf(group, version)]
+function versionDiscovery(group: string, version: string, custom: CustomDiscovery): APIVersionDiscovery {
+  const resources = [...resourcesOf(group, version, custom)]
     .sort((a, b) => byName({ name: a.resource }, { name: b.resource }))
     .map((r): APIResourceDiscovery => {
       const d: APIResourceDiscovery = {
@@ -427,13 +444,14 @@ function versionDiscovery(group: string, version: string): APIVersionDiscovery {
 export function aggregatedDiscovery(
   root: 'api' | 'apis',
   version: AggregatedDiscoveryVersion = 'v2',
+  custom: CustomDiscovery = [],
 ): APIGroupDiscoveryList {
   const items: APIGroupDiscovery[] =
     root === 'api'
-      ? [{ metadata: {}, versions: coreVersions().map((v) => versionDiscovery('', v)) }]
-      : [...servedGroups()].map(([name, versions]) => ({
+      ? [{ metadata: {}, versions: coreVersions().map((v) => versionDiscovery('', v, custom)) }]
+      : [...servedGroups(custom)].map(([name, versions]) => ({
           metadata: { name },
-          versions: versions.map((v) => versionDiscovery(name, v)),
+          versions: versions.map((v) => versionDiscovery(name, v, custom)),
         }));
   return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${version}`, metadata: {}, items };
 }
@@ -490,6 +508,9 @@ function notFound(path: string): DocumentResponse {
 }
 
 const cache = new Map<string, SerializedDocument>();
+/** The custom resources the cached documents were built with (a new set empties the cache). */
+const NO_CUSTOM: CustomDiscovery = [];
+let cachedCustom: CustomDiscovery = NO_CUSTOM;
 
 function cached(key: string, build: () => unknown): SerializedDocument {
   let doc = cache.get(key);
@@ -505,6 +526,11 @@ export interface DiscoveryResponseOptions {
   serverAddress?: string;
   /** See VersionInfoOptions. */
   version?: VersionInfoOptions;
+  /**
+   * The custom resources served now. Documents are cached per set: pass the same array
+   * until what is served changes (CustomResources.served() keeps it so).
+   */
+  custom?: CustomDiscovery;
 }
 
 /**
@@ -530,6 +556,11 @@ export function discoveryResponse(
   }
   if (root !== 'api' && root !== 'apis') return undefined;
   if (segments.length > (root === 'api' ? 2 : 3)) return undefined;
+  const custom = opts.custom ?? NO_CUSTOM;
+  if (custom !== cachedCustom && !(custom.length === 0 && cachedCustom.length === 0)) {
+    cache.clear();
+    cachedCustom = custom;
+  }
 
   const isRoot = segments.length === 1;
   const format = negotiateDiscovery(req.accept, isRoot);
@@ -540,7 +571,7 @@ export function discoveryResponse(
       const contentType =
         format.version === 'v2' ? CONTENT_TYPE_AGGREGATED_V2 : CONTENT_TYPE_AGGREGATED_V2BETA1;
       const doc = cached(`${root}?aggregated=${format.version}`, () =>
-        aggregatedDiscovery(root, format.version),
+        aggregatedDiscovery(root, format.version, custom),
       );
       return documentResponse(doc, contentType, req.ifNoneMatch);
     }
@@ -549,17 +580,17 @@ export function discoveryResponse(
         ? cached(`api?server=${opts.serverAddress ?? ''}`, () =>
             apiVersions({ serverAddress: opts.serverAddress }),
           )
-        : cached('apis', apiGroupList);
+        : cached('apis', () => apiGroupList(custom));
     return documentResponse(doc, CONTENT_TYPE_JSON, req.ifNoneMatch);
   }
 
   let body: unknown;
   if (root === 'api') {
-    body = apiResourceList('', segments[1]!);
+    body = apiResourceList('', segments[1]!, custom);
   } else if (segments.length === 2) {
-    body = apiGroup(segments[1]!);
+    body = apiGroup(segments[1]!, custom);
   } else {
-    body = apiResourceList(segments[1]!, segments[2]!);
+    body = apiResourceList(segments[1]!, segments[2]!, custom);
   }
   if (body === undefined) return notFound(path);
   return documentResponse(

@@ -34,7 +34,7 @@ import { isStorageError } from '../storage/errors.js';
 import type { KeyValue, Store } from '../storage/store.js';
 import { groupVersion, storageKey, storagePrefix, type ResourceInfo } from './resources.js';
 import { badRequest, conflict, invalid, notFound, toApiError, ApiError, type ResourceRef } from './status.js';
-import type { RelatedWrites, Strategy, WriteAuthority, WriteCheck } from './strategy.js';
+import type { RelatedWrites, ScaleAccessor, Strategy, WriteAuthority, WriteCheck } from './strategy.js';
 
 export interface RegistryConfig {
   store: Store;
@@ -235,7 +235,7 @@ export class Registry {
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
-    if (this.strategy.generationFields.length > 0) meta.generation = 1;
+    if (this.strategy.generationFields.length > 0 || this.strategy.generationChanged) meta.generation = 1;
     else delete meta.generation;
     const sent = opts.beforeWrite ? structuredClone(obj) : undefined;
     this.strategy.prepareForCreate(obj);
@@ -345,6 +345,21 @@ export class Registry {
   /** Whether a PUT to a missing name creates it (the strategy's `allowCreateOnUpdate`). */
   get allowCreateOnUpdate(): boolean {
     return this.strategy.allowCreateOnUpdate === true;
+  }
+
+  /** See Strategy.unknownFields; undefined when the kind prunes by its client-node model. */
+  unknownFields(obj: KubeObject): string[] | undefined {
+    return this.strategy.unknownFields?.(obj);
+  }
+
+  /** Whether the kind accepts PATCH bodies of `type` (Strategy.patchTypes). */
+  acceptsPatchType(type: string): boolean {
+    return this.strategy.patchTypes?.includes(type) ?? true;
+  }
+
+  /** See Strategy.scale; undefined for the built-in shape. */
+  get scale(): ScaleAccessor | undefined {
+    return this.strategy.scale;
   }
 
   /** The fields a field selector may name for this resource (from the strategy). */
@@ -513,6 +528,7 @@ export class Registry {
         );
       }
       const finalizers = new Set(meta.finalizers ?? []);
+      for (const f of this.strategy.deleteFinalizers?.(current) ?? []) finalizers.add(f);
       if (opts.propagationPolicy === 'Orphan') {
         finalizers.add(FINALIZER_ORPHAN);
         finalizers.delete(FINALIZER_FOREGROUND);
@@ -642,7 +658,10 @@ export class Registry {
       this.strategy.prepareForUpdate(obj, old);
       this.strategy.defaults(obj);
       this.validate(obj, [...this.strategy.validate(obj), ...this.strategy.validateUpdate(obj, old)]);
-      if (this.strategy.generationFields.some((f) => !isDeepStrictEqual(obj[f], old[f]))) {
+      const bump = this.strategy.generationChanged
+        ? this.strategy.generationChanged(obj, old)
+        : this.strategy.generationFields.some((f) => !isDeepStrictEqual(obj[f], old[f]));
+      if (bump) {
         meta.generation = (oldMeta.generation ?? 0) + 1;
       }
     }

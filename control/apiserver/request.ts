@@ -7,7 +7,7 @@ import { yamlNestingExceeds } from './encoding/yaml-nesting.js';
 import { parseYamlBody } from './encoding/yaml-body.js';
 import type { KubeObject } from '../../api/object.js';
 import { decodeProtobufObject, PROTOBUF_MEDIA_TYPE } from './encoding/protobuf.js';
-import { findResource, type ResourceInfo, type Subresource } from './resources.js';
+import { findResource, type ResourceInfo, type ResourceLookup, type Subresource } from './resources.js';
 import {
   badRequest,
   methodNotAllowed,
@@ -48,6 +48,8 @@ const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
  * Resolves `/api/v1/...` and `/apis/<group>/<version>/...` paths to a resource request:
  *   [/namespaces/{ns}]/{resource}[/{name}[/{subresource}]]
  * and `/api/v1/namespaces/{name}[/status]` for namespaces themselves.
+ * `lookup` finds the resource (default: the built-in table; the API server passes one that
+ * knows the custom resources too).
  * @returns undefined when the path is not a resource path (discovery and others).
  * @throws ApiError 404 for unknown groups, versions, resources or subresources;
  *   405 for a method the path does not support.
@@ -56,6 +58,7 @@ export function resolveResource(
   method: string,
   pathname: string,
   query: URLSearchParams,
+  lookup: ResourceLookup = findResource,
 ): ResourceRequest | undefined {
   const parts = pathname.split('/').filter((p) => p !== '');
   let group: string;
@@ -84,7 +87,7 @@ export function resolveResource(
     rest = rest.slice(2);
   }
   const [resourceName, name, subresource, ...extra] = rest;
-  const resource = findResource(group, version, resourceName!);
+  const resource = lookup(group, version, resourceName!);
   if (!resource || extra.length > 0) {
     throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
   }

@@ -5,6 +5,9 @@
  * against a real cluster).
  */
 
+import type { CustomResourceDefinition, CustomResourceDefinitionVersion } from './apiextensions/types.js';
+import type { TablePrinter } from './tables/printer.js';
+
 /** The verbs of discovery documents (RBAC verbs). */
 export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | 'patch' | 'update' | 'watch';
 
@@ -35,9 +38,29 @@ export interface ResourceInfo {
   categories: readonly string[];
   verbs: readonly Verb[];
   subresources: readonly Subresource[];
-  /** The client-node model class name of the kind (the schema source for OpenAPI), e.g. `V1Deployment`. */
+  /**
+   * The client-node model class name of the kind (the schema source for OpenAPI), e.g.
+   * `V1Deployment`; '' for a custom resource, whose schema is its CRD's.
+   */
   model: string;
+  /** Set for a resource a CustomResourceDefinition defines (apiextensions/custom-resources.ts). */
+  custom?: CustomResourceInfo;
+  /** The `kubectl get` columns when they are not the kind's printer in tables/ (a CRD's additionalPrinterColumns). */
+  printer?: TablePrinter;
 }
+
+/** What a custom resource's ResourceInfo carries of its CRD (one served version of it). */
+export interface CustomResourceInfo {
+  /** The CRD as last seen (shared: do not mutate). */
+  readonly crd: CustomResourceDefinition;
+  /** The served version this ResourceInfo is. */
+  readonly version: CustomResourceDefinitionVersion;
+  /** The CRD's storage version: objects are stored with `<group>/<storageVersion>`. */
+  readonly storageVersion: string;
+}
+
+/** Finds a served resource by group, version and plural (built-in or custom). */
+export type ResourceLookup = (group: string, version: string, resource: string) => ResourceInfo | undefined;
 
 const ALL_VERBS: readonly Verb[] = [
   'create',
@@ -180,6 +203,13 @@ export const RESOURCES: readonly ResourceInfo[] = [
   }),
   res('authentication.k8s.io', 'v1', 'SelfSubjectReview', 'selfsubjectreviews', false, { verbs: ['create'] }),
   res('authentication.k8s.io', 'v1', 'TokenReview', 'tokenreviews', false, { verbs: ['create'] }),
+  // apiextensions.k8s.io/v1: CustomResourceDefinitions, whose resources are served
+  // dynamically (apiextensions/).
+  res('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, {
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    subresources: ['status'],
+  }),
 ];
 
 /** Resources answered by computing a review from the request's user, never stored. */
@@ -224,6 +254,8 @@ export function storageKey(r: ResourceInfo, namespace: string | undefined, name:
  * serves both groups from one set of objects by conversion, which k8ts does not do yet).
  */
 export function storagePrefix(r: ResourceInfo, namespace?: string): string {
-  const base = r.group === 'events.k8s.io' ? `${r.group}/${r.resource}` : r.resource;
+  // Custom resources: `/registry/<group>/<plural>/`, as upstream keeps them (a CRD's group
+  // has a dot, so it never meets a built-in resource name).
+  const base = r.group === 'events.k8s.io' || r.custom ? `${r.group}/${r.resource}` : r.resource;
   return namespace === undefined ? `/registry/${base}/` : `/registry/${base}/${namespace}/`;
 }

@@ -31,7 +31,17 @@ import type { KeyValue, Store } from '../storage/store.js';
 import { Registry } from './registry.js';
 import { ServiceAllocator } from './service-allocator/index.js';
 import { requestURL, resolveResource, type ResourceRequest } from './request.js';
-import { findResource, groupVersion, RESOURCES, storagePrefix, type ResourceInfo } from './resources.js';
+import {
+  findResource,
+  groupVersion,
+  RESOURCES,
+  storagePrefix,
+  type ResourceInfo,
+  type ResourceLookup,
+} from './resources.js';
+import { CustomResources, storageResourceInfo } from './apiextensions/custom-resources.js';
+import { CRDController } from './apiextensions/controller.js';
+import { watchCustomResourceDefinitions } from './apiextensions/serving.js';
 import { ApiError, badRequest, requestHeaderFieldsTooLarge, toApiError } from './status.js';
 import type { RelatedWrites, Strategy, WriteCheck } from './strategy.js';
 import { WatchCache } from './watchcache/cache.js';
@@ -161,6 +171,8 @@ export interface ApiServerConfig {
 export class ApiServer {
   private readonly cfg: ApiServerConfig;
   private readonly registries = new Map<ResourceInfo, Registry>();
+  /** What a strategy's afterCreate may write (the server's own registries). */
+  private readonly related: RelatedWrites;
   /** One watch cache per resource, started on its first watch. */
   private readonly watchCaches = new Map<ResourceInfo, { cache: WatchCache; started: Promise<void> }>();
   private readonly metrics = new client.Registry();
@@ -191,6 +203,15 @@ export class ApiServer {
   private readonly filters: FilterConfig;
   /** What the verb handlers (handlers/) use of this server. */
   private readonly services: ServerServices;
+  /** The resources CRDs define, served now (apiextensions/custom-resources.ts). */
+  private readonly customResources: CustomResources;
+  /** The naming, establishing and finalizer controllers of CRDs (apiextensions/controller.ts). */
+  private readonly crdController: CRDController;
+  /** Ends the CRD watch that feeds customResources and crdController. */
+  private stopCRDWatch: (() => void) | undefined;
+  /** Built-in resources first, then custom ones: what request routing resolves with. */
+  readonly lookup: ResourceLookup = (group, version, resource) =>
+    findResource(group, version, resource) ?? this.customResources.find(group, version, resource);
 
   constructor(cfg: ApiServerConfig) {
     if (!cfg.store) throw new Error('ApiServer: store is required');
@@ -209,27 +230,25 @@ export class ApiServer {
       create: (group, version, resource, namespace, body) =>
         this.registry(group, version, resource).create(namespace, body),
     };
+    this.related = related;
     for (const r of RESOURCES) {
       this.registries.set(
         r,
-        new Registry({
-          store: cfg.store,
-          resource: r,
-          strategy: cfg.strategyFor(r, {
-            ...(cfg.defaultNotReadyTolerationSeconds !== undefined
-              ? { defaultNotReadyTolerationSeconds: cfg.defaultNotReadyTolerationSeconds }
-              : {}),
-            ...(cfg.defaultUnreachableTolerationSeconds !== undefined
-              ? { defaultUnreachableTolerationSeconds: cfg.defaultUnreachableTolerationSeconds }
-              : {}),
-          }),
-          ...(cfg.nameValidatorFor ? { validateName: cfg.nameValidatorFor(r) } : {}),
-          ...(cfg.now ? { now: cfg.now } : {}),
-          ...(r.group === '' && r.resource === 'services' ? { hooks: serviceAllocator } : {}),
-          related,
-        }),
+        this.newRegistry(r, r.group === '' && r.resource === 'services' ? serviceAllocator : undefined),
       );
     }
+    this.customResources = new CustomResources({
+      onChange: (added, removed) => this.servedCustomResourcesChanged(added, removed),
+    });
+    this.crdController = new CRDController({
+      crds: this.registry('apiextensions.k8s.io', 'v1', 'customresourcedefinitions'),
+      storageRegistry: (crd) => {
+        const info = storageResourceInfo(crd);
+        return info ? this.newRegistry(info, undefined) : undefined;
+      },
+      logger: cfg.logger,
+      ...(cfg.now ? { now: cfg.now } : {}),
+    });
     this.requestMetrics = new RequestMetrics(this.metrics);
     client.collectDefaultMetrics({ register: this.metrics });
     const getOrUndefined = async (r: Registry, ns: string | undefined, name: string) => {
@@ -360,9 +379,60 @@ export class ApiServer {
     return this.tunnels.connectedNodes();
   }
 
+  /** A Registry of `r` with the strategy the config gives it. */
+  private newRegistry(r: ResourceInfo, hooks: ServiceAllocator | undefined): Registry {
+    const cfg = this.cfg;
+    return new Registry({
+      store: cfg.store,
+      resource: r,
+      strategy: cfg.strategyFor(r, {
+        ...(cfg.defaultNotReadyTolerationSeconds !== undefined
+          ? { defaultNotReadyTolerationSeconds: cfg.defaultNotReadyTolerationSeconds }
+          : {}),
+        ...(cfg.defaultUnreachableTolerationSeconds !== undefined
+          ? { defaultUnreachableTolerationSeconds: cfg.defaultUnreachableTolerationSeconds }
+          : {}),
+      }),
+      ...(cfg.nameValidatorFor ? { validateName: cfg.nameValidatorFor(r) } : {}),
+      ...(cfg.now ? { now: cfg.now } : {}),
+      ...(hooks ? { hooks } : {}),
+      related: this.related,
+    });
+  }
+
+  /**
+   * What the CRDs serve changed: the dropped resources' registries and watch caches go (their
+   * watchers end, and clients watch again), the new ones' are made, each cache started at
+   * once for the reason start() gives.
+   */
+  private servedCustomResourcesChanged(
+    added: readonly ResourceInfo[],
+    removed: readonly ResourceInfo[],
+  ): void {
+    for (const r of removed) {
+      this.registries.delete(r);
+      const entry = this.watchCaches.get(r);
+      if (entry) {
+        entry.cache.stop();
+        this.watchCaches.delete(r);
+      }
+    }
+    for (const r of added) {
+      this.registries.set(r, this.newRegistry(r, undefined));
+      void this.watchCache(r).catch((err: unknown) =>
+        this.cfg.logger.warn('watch cache', { resource: r.resource, error: String(err) }),
+      );
+    }
+  }
+
+  /** Custom resources served now, and the generation of that set (discovery and OpenAPI cache by it). */
+  servedCustomResources(): { resources: readonly ResourceInfo[]; generation: number } {
+    return { resources: this.customResources.served(), generation: this.customResources.generation };
+  }
+
   /** The registry of a resource (for bootstrapping and tests). */
   registry(group: string, version: string, resource: string): Registry {
-    const info = findResource(group, version, resource);
+    const info = this.lookup(group, version, resource);
     if (!info) throw new Error(`no resource ${group}/${version}/${resource}`);
     return this.registries.get(info)!;
   }
@@ -382,6 +452,18 @@ export class ApiServer {
     await Promise.all(
       [...this.registries.keys()].filter((r) => r.verbs.includes('watch')).map((r) => this.watchCache(r)),
     );
+    // The CRDs stored so far are served before the first request; later ones as they come.
+    const crds = await this.watchCache(
+      findResource('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!,
+    );
+    this.stopCRDWatch = watchCustomResourceDefinitions(crds, {
+      onCRD: (crd, deleted) => {
+        this.customResources.apply(crd, deleted);
+        this.crdController.enqueue(crd.metadata?.name ?? '');
+      },
+      onRelist: (names) => this.customResources.retainOnly(names),
+    });
+    this.crdController.start();
     const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res);
     const sec = this.cfg.security;
     // Client certificates are asked for, not required: a request without one may still
@@ -439,6 +521,9 @@ export class ApiServer {
   /** Stops listening and ends open connections (watches included). */
   async stop(): Promise<void> {
     await this.serviceAllocator.stopRepair();
+    this.stopCRDWatch?.();
+    this.stopCRDWatch = undefined;
+    await this.crdController.stop();
     for (const { cache } of this.watchCaches.values()) cache.stop();
     this.watchCaches.clear();
     this.tunnels.close();
@@ -541,7 +626,7 @@ export class ApiServer {
       const user = await authenticateRequest(this.filters, req, url);
       const rr = ResourceMetricsApi.handles(url.pathname)
         ? undefined
-        : resolveResource(req.method ?? 'GET', url.pathname, url.searchParams);
+        : resolveResource(req.method ?? 'GET', url.pathname, url.searchParams, this.lookup);
       if (ResourceMetricsApi.handles(url.pathname)) {
         resource = 'metrics.k8s.io';
         const info = ResourceMetricsApi.requestInfo(url);
@@ -582,6 +667,7 @@ export class ApiServer {
             security: this.cfg.security,
             nodes: this.registry('', 'v1', 'nodes'),
             metrics: this.metrics,
+            customResources: this.customResources.served(),
             ...(this.serviceAccountTokens
               ? { serviceAccountIssuer: { tokens: this.serviceAccountTokens, jwksURI: this.jwksURI ?? '' } }
               : {}),

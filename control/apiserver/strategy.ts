@@ -163,4 +163,45 @@ export interface Strategy {
    * the object stays created. Omitted: nothing more is written.
    */
   afterCreate?(obj: KubeObject, related: RelatedWrites): Promise<void>;
+
+  /**
+   * Whether an update bumps `metadata.generation`, for kinds where that is not a list of
+   * top-level fields (custom resources: any change but metadata, and status when the
+   * status subresource is on). Omitted: `generationFields` decide.
+   */
+  generationChanged?(obj: KubeObject, old: KubeObject): boolean;
+
+  /**
+   * Finalizers a DELETE adds before it marks the object (a CRD's
+   * `customresourcecleanup.apiextensions.k8s.io`, as upstream's CRD REST Delete), so the
+   * object stays until their owner removes them. Omitted: none.
+   */
+  deleteFinalizers?(obj: KubeObject): readonly string[];
+
+  /**
+   * Removes, in place, the fields the kind's schema does not declare and returns their
+   * paths (`spec.foo`), for `fieldValidation` (custom resources, pruned by their CRD's
+   * structural schema). Omitted: the handlers prune by the kind's client-node model.
+   */
+  unknownFields?(obj: KubeObject): string[];
+
+  /**
+   * The PATCH content types the kind accepts; another is 415 (custom resources take no
+   * strategic merge patch, as upstream). Omitted: all four.
+   */
+  readonly patchTypes?: readonly string[];
+
+  /**
+   * The scale subresource of a kind whose replicas are not at `spec.replicas` with a
+   * `spec.selector` (custom resources: the CRD's scale paths). Omitted: the built-in shape.
+   */
+  readonly scale?: ScaleAccessor;
+}
+
+/** Where a kind keeps what its autoscaling/v1 Scale shows. */
+export interface ScaleAccessor {
+  /** Desired and observed replicas and the label selector (string form) of `obj`. */
+  read(obj: KubeObject): { specReplicas: number; statusReplicas: number; selector: string };
+  /** Sets the desired replicas of `obj`, in place. */
+  setReplicas(obj: KubeObject, replicas: number): void;
 }

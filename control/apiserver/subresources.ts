@@ -7,13 +7,18 @@ import { labelSelectorFromObject, type LabelSelectorObject } from '../../api/met
 import { invalid as invalidField, isDNS1123Subdomain, toStatusCauses } from '../../api/meta/validation.js';
 import { rfc3339, type KubeObject } from '../../api/object.js';
 import type { Registry } from './registry.js';
+import type { ScaleAccessor } from './strategy.js';
 import { badRequest, conflict, invalid } from './status.js';
 
-/** autoscaling/v1 Scale of a Deployment or ReplicaSet. */
-export function toScale(obj: KubeObject): KubeObject {
+/**
+ * autoscaling/v1 Scale of a Deployment, ReplicaSet or StatefulSet; with `accessor`, of a
+ * kind that keeps its replicas elsewhere (a custom resource's scale paths).
+ */
+export function toScale(obj: KubeObject, accessor?: ScaleAccessor): KubeObject {
   const m = obj.metadata!;
   const spec = (obj.spec ?? {}) as { replicas?: number; selector?: LabelSelectorObject };
   const status = (obj.status ?? {}) as { replicas?: number };
+  const read = accessor?.read(obj);
   const scale: KubeObject = {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
@@ -24,8 +29,10 @@ export function toScale(obj: KubeObject): KubeObject {
       resourceVersion: m.resourceVersion!,
       creationTimestamp: m.creationTimestamp!,
     },
-    spec: { replicas: spec.replicas ?? 0 },
-    status: { replicas: status.replicas ?? 0, selector: labelSelectorFromObject(spec.selector).toString() },
+    spec: { replicas: read ? read.specReplicas : (spec.replicas ?? 0) },
+    status: read
+      ? { replicas: read.statusReplicas, ...(read.selector ? { selector: read.selector } : {}) }
+      : { replicas: status.replicas ?? 0, selector: labelSelectorFromObject(spec.selector).toString() },
   };
   return scale;
 }
@@ -55,12 +62,13 @@ export async function updateScale(
     (cur) => {
       if (rv && rv !== cur.metadata!.resourceVersion)
         throw conflict({ group: registry.resource.group, resource: registry.resource.resource, name });
-      (cur.spec as { replicas?: number }).replicas = replicas as number;
+      if (registry.scale) registry.scale.setReplicas(cur, replicas as number);
+      else (cur.spec as { replicas?: number }).replicas = replicas as number;
       return cur;
     },
     { dryRun },
   );
-  return toScale(updated);
+  return toScale(updated, registry.scale);
 }
 
 function replicasInvalid(

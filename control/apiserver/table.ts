@@ -84,9 +84,9 @@ export interface ToTableOptions {
 
 /** The column definitions of a resource's table, wide ones included. */
 export function tableColumns(
-  resource: Pick<ResourceInfo, 'group' | 'resource'>,
+  resource: Pick<ResourceInfo, 'group' | 'resource' | 'printer'>,
 ): readonly TableColumnDefinition[] {
-  return printerFor(resource).columns;
+  return (resource.printer ?? printerFor(resource)).columns;
 }
 
 /**
@@ -96,7 +96,8 @@ export function tableColumns(
  */
 export function toTable(resource: ResourceInfo, objects: readonly KubeObject[], opts: ToTableOptions): Table {
   const version = opts.version ?? 'v1';
-  const printer = printerFor(resource);
+  // A custom resource's columns come with its ResourceInfo (its CRD's additionalPrinterColumns).
+  const printer = resource.printer ?? printerFor(resource);
   const rows = objects.map((obj): TableRow => {
     const printed = printer.row(obj, opts.now);
     const row: TableRow = {

@@ -21,7 +21,8 @@ import type { RequestScope } from './scope.js';
  * Reads and decodes a create/update body and applies `fieldValidation` (Strict: 400 for
  * unknown or duplicate fields; Warn, the default: `Warning` headers). Unknown fields are
  * dropped either way, as Kubernetes' decoder does. `model` undefined: no schema check
- * (bodies that are not stored, such as bindings and evictions).
+ * (bodies that are not stored, such as bindings and evictions); '' (a custom resource): the
+ * registry's strategy prunes by the CRD's schema, and types are its validation's (422).
  * @throws ApiError 400 (a body that does not decode, wrong JSON types, Strict errors),
  *   413 (a body over the limit), 415 (an unsupported content type).
  */
@@ -34,6 +35,19 @@ export async function decodeChecked(
   const raw = await readBody(req);
   const directive = fieldValidationDirective(query, verb);
   const obj = decodeObject(raw, req.headers['content-type']);
+  // A custom resource: unknown fields are what its CRD's schema prunes (Strategy.unknownFields).
+  const custom = model === '' ? scope.registry.unknownFields(obj) : undefined;
+  if (custom) {
+    const isJson = !/yaml|protobuf/i.test(req.headers['content-type'] ?? '');
+    const duplicate = directive !== 'Ignore' && isJson ? duplicateFields(raw) : [];
+    const { warnings } = applyFieldValidation(
+      directive,
+      { unknown: custom, duplicate },
+      { verb, kind: rr.resource.kind, version: rr.resource.version },
+    );
+    for (const h of warningHeaders(warnings)) res.appendHeader('Warning', h);
+    return obj;
+  }
   if (!model) return obj;
   const isJson = !/yaml|protobuf/i.test(req.headers['content-type'] ?? '');
   const duplicate = directive !== 'Ignore' && isJson ? duplicateFields(raw, { model, parsed: obj }) : [];
@@ -62,6 +76,7 @@ export function checkPatchedFields(
   res: ServerResponse,
   q: URLSearchParams,
   model: string,
+  prune: (obj: KubeObject) => string[] = (obj) => pruneUnknownFields(model, obj),
 ): void {
   const directive = fieldValidationDirective(q, 'patch');
   const duplicate =
@@ -72,7 +87,7 @@ export function checkPatchedFields(
         ? formatGoValue(JSON.parse(rawPatch))
         : JSON.stringify(patched)
       : '';
-  const unknown = pruneUnknownFields(model, patched);
+  const unknown = prune(patched);
   const { warnings } = applyFieldValidation(directive, { unknown, duplicate }, { verb: 'patch', badValue });
   if (!res.headersSent) for (const h of warningHeaders(warnings)) res.appendHeader('Warning', h);
 }

@@ -18,7 +18,7 @@ export async function getResource(scope: RequestScope): Promise<void> {
   const { rr, registry, req, res, query } = scope;
   const table = negotiateTable(req.headers.accept);
   const obj = await registry.get(rr.namespace, rr.name!);
-  if (rr.subresource === 'scale') writeJson(res, 200, toScale(obj));
+  if (rr.subresource === 'scale') writeJson(res, 200, toScale(obj, registry.scale));
   else if (table)
     writeJson(
       res,

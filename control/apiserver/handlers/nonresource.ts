@@ -17,6 +17,7 @@ import { discoveryResponse } from '../discovery.js';
 import type { DocumentResponse } from '../document-response.js';
 import { openAPIResponse } from '../openapi/index.js';
 import type { Registry } from '../registry.js';
+import type { ResourceInfo } from '../resources.js';
 import { readBody } from '../request.js';
 import { ApiError, badRequest } from '../status.js';
 import { writeJson } from './response.js';
@@ -29,6 +30,8 @@ export interface NonResourceDeps {
   nodes: Registry;
   /** The registry `/metrics` exposes. */
   metrics: client.Registry;
+  /** The custom resources served now (discovery and OpenAPI list them); default none. */
+  customResources?: readonly ResourceInfo[];
   /** The service account token issuer and where its JWKS is served; undefined: no OIDC documents. */
   serviceAccountIssuer?: { tokens: ServiceAccountTokens; jwksURI: string };
 }
@@ -78,7 +81,8 @@ export async function serveNonResource(
     ...(req.headers.accept ? { accept: req.headers.accept } : {}),
     ...(req.headers['if-none-match'] ? { ifNoneMatch: req.headers['if-none-match'] } : {}),
   };
-  const doc = discoveryResponse(docReq) ?? (await openAPIResponse(docReq));
+  const custom = deps.customResources ?? [];
+  const doc = discoveryResponse(docReq, { custom }) ?? (await openAPIResponse(docReq, custom));
   if (doc) {
     writeDocument(res, doc);
     return;

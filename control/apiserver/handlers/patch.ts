@@ -15,7 +15,8 @@ import {
   validatePatchOptions,
 } from '../patch.js';
 import { readBody } from '../request.js';
-import { ApiError, badRequest, methodNotAllowed } from '../status.js';
+import { PATCH_CONTENT_TYPES } from '../encoding/media-types.js';
+import { ApiError, badRequest, methodNotAllowed, unsupportedMediaType } from '../status.js';
 import { toScale, updateScale } from '../subresources.js';
 import { checkPatchedFields } from './decode.js';
 import { writeJson } from './response.js';
@@ -33,6 +34,12 @@ export async function patchResource(scope: RequestScope): Promise<void> {
   const { rr, registry, req, res, query: q, user, dryRun, server, now } = scope;
   const sub = rr.subresource;
   const type = patchTypeOf(req.headers['content-type']);
+  // Custom resources take no strategic merge patch (Strategy.patchTypes), as upstream.
+  if (!registry.acceptsPatchType(type))
+    throw unsupportedMediaType(
+      type,
+      PATCH_CONTENT_TYPES.filter((t) => registry.acceptsPatchType(t)),
+    );
   const force = q.get('force');
   const patchOpts = {
     ...(q.get('fieldManager') !== null ? { fieldManager: q.get('fieldManager')! } : {}),
@@ -44,7 +51,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
     const current = await registry.get(rr.namespace, rr.name!);
     const scale = applyPatch({
       contentType: type,
-      original: toScale(current),
+      original: toScale(current, registry.scale),
       patch: body,
       model: 'V1Scale',
       ...patchOpts,
@@ -79,9 +86,20 @@ export async function patchResource(scope: RequestScope): Promise<void> {
       (current) => {
         const patched = applyPatch({ contentType: type, original: current, patch: body, ...common });
         escalation?.(patched, current);
-        checkPatchedFieldTypes(rr.resource.model, patched, type, body);
-        // Server-side apply rejects undeclared fields itself, whatever the directive.
-        if (!isApply) checkPatchedFields(patched, type, body, res, q, rr.resource.model);
+        const custom = rr.resource.custom !== undefined;
+        if (!custom) checkPatchedFieldTypes(rr.resource.model, patched, type, body);
+        // Server-side apply rejects undeclared fields itself, whatever the directive (a
+        // custom resource's are pruned by its schema).
+        if (!isApply || custom)
+          checkPatchedFields(
+            patched,
+            type,
+            body,
+            res,
+            q,
+            rr.resource.model,
+            custom ? (obj) => registry.unknownFields(obj) ?? [] : undefined,
+          );
         return patched;
       },
       {

@@ -196,7 +196,9 @@ export type FieldType =
   | { t: 'special'; name: SpecialName }
   | { t: 'array'; items: FieldType }
   | { t: 'map'; values: FieldType }
-  | { t: 'any' };
+  | { t: 'any' }
+  /** A definition outside the catalog, by its full name (a custom resource's, apiextensions/openapi.ts). */
+  | { t: 'named'; name: string };
 
 interface FieldDef {
   /** JSON name. */
@@ -418,6 +420,8 @@ export function renderType(c: Catalog, t: FieldType, flavor: Flavor): SchemaObje
       return { type: 'object', additionalProperties: renderType(c, t.values, flavor) };
     case 'any':
       return { type: 'object' };
+    case 'named':
+      return { $ref: refPrefix(flavor) + t.name };
   }
 }
 
@@ -465,7 +469,7 @@ function renderModel(c: Catalog, def: ModelDefinition, flavor: Flavor): SchemaOb
 /** The definitions named in `roots` and everything they reference, rendered; sorted by name. */
 export function renderDefinitions(
   c: Catalog,
-  roots: Iterable<FieldType & { t: 'model' | 'special' }>,
+  roots: Iterable<FieldType & { t: 'model' | 'special' | 'named' }>,
   flavor: Flavor,
 ) {
   const out = new Map<string, SchemaObject>();
@@ -489,4 +493,4 @@ export function renderDefinitions(
 }
 
 /** A field type that names a definition: a model or a restored special type. */
-export type Ref = FieldType & { t: 'model' | 'special' };
+export type Ref = FieldType & { t: 'model' | 'special' | 'named' };

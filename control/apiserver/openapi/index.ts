@@ -46,6 +46,7 @@
  */
 import { CONTENT_TYPE_JSON, documentResponse, parseAccept, statusResponse } from '../document-response.js';
 import type { DocumentRequest, DocumentResponse } from '../document-response.js';
+import type { ResourceInfo } from '../resources.js';
 import { ApiError } from '../status.js';
 import { CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE } from './v2-protobuf.js';
 import { negotiateV2, openAPIV2, openAPIV2Protobuf } from './v2.js';
@@ -81,6 +82,8 @@ export async function warmOpenAPI(): Promise<void> {
   await Promise.all([openAPIV2(), openAPIV3All()]);
 }
 
+const NO_CUSTOM: readonly ResourceInfo[] = [];
+
 /** Whether `accept` admits JSON (no header, `application/json`, `application/*`, `*\/*`). */
 function acceptsJSON(accept: string | undefined): boolean {
   return parseAccept(accept).some(
@@ -101,19 +104,21 @@ function notAcceptable(types: readonly string[] = [CONTENT_TYPE_JSON]): Document
  * only, and a request accepting none of a document's forms gets 406 (NotAcceptable).
  * Group-version documents honour `?hash=` as kube-openapi does: the current hash →
  * `Cache-Control: public, immutable`; a stale one → 301 to the current URL. ETag and
- * `If-None-Match` (304) on all of them.
+ * `If-None-Match` (304) on all of them. `custom`: the custom resources served now (the same
+ * array until that changes; the documents are cached per array).
  */
 export async function openAPIResponse(
   req: DocumentRequest,
+  custom: readonly ResourceInfo[] = NO_CUSTOM,
 ): Promise<DocumentResponse<string | Buffer> | undefined> {
   const path = req.path.length > 1 ? req.path.replace(/\/+$/, '') : req.path;
   if (path === '/openapi/v2') {
     switch (negotiateV2(req.accept)) {
       case 'json':
-        return documentResponse(await openAPIV2(), CONTENT_TYPE_JSON, req.ifNoneMatch);
+        return documentResponse(await openAPIV2(custom), CONTENT_TYPE_JSON, req.ifNoneMatch);
       case 'protobuf':
         return documentResponse(
-          await openAPIV2Protobuf(),
+          await openAPIV2Protobuf(custom),
           CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE,
           req.ifNoneMatch,
         );
@@ -122,11 +127,11 @@ export async function openAPIResponse(
     }
   }
   if (path === '/openapi/v3') {
-    return documentResponse(await openAPIV3Index(), CONTENT_TYPE_JSON, req.ifNoneMatch);
+    return documentResponse(await openAPIV3Index(custom), CONTENT_TYPE_JSON, req.ifNoneMatch);
   }
   if (!path.startsWith('/openapi/v3/')) return undefined;
   const key = path.slice('/openapi/v3/'.length);
-  const doc = await openAPIV3(key);
+  const doc = await openAPIV3(key, custom);
   if (!doc) {
     return statusResponse(
       new ApiError(404, 'NotFound', `the server could not find the requested resource (${path})`),

@@ -10,6 +10,7 @@ import { GIT_VERSION, SUBRESOURCE_SHAPES } from '../discovery.js';
 import { CONTENT_TYPE_JSON } from '../document-response.js';
 import type { GroupVersionKind } from '../discovery.js';
 import type { ResourceInfo, Subresource } from '../resources.js';
+import { customDefinitionName } from '../apiextensions/openapi.js';
 import { groupPackage, gvk } from './catalogue.js';
 import type { Ref } from './catalogue.js';
 import type { HttpMethod, OperationAction, ParamType } from './documents.js';
@@ -193,6 +194,11 @@ const PATCH_REF: Ref = { t: 'special', name: 'Patch' };
 /** The kind a subresource's operations are described with: its own model, or the parent's. */
 function subresourceModel(r: ResourceInfo, sub: Subresource): { ref: Ref; gvk: GroupVersionKind } {
   const kind = SUBRESOURCE_SHAPES[sub].kind;
+  if (!kind && r.custom)
+    return {
+      ref: { t: 'named', name: customDefinitionName(r, r.kind) },
+      gvk: gvk(r.group, r.version, r.kind),
+    };
   if (!kind) return { ref: model(r.model), gvk: gvk(r.group, r.version, r.kind) };
   const known: Readonly<Record<string, string>> = {
     Scale: 'V1Scale',
@@ -213,8 +219,11 @@ export function resourcePaths(r: ResourceInfo): PathSpec[] {
   const scopeParams: ParamSpec[] = r.namespaced ? [P.namespace] : [];
   const id = gvIdent(r);
   const kindGvk = gvk(r.group, r.version, r.kind);
-  const kindRef = model(r.model);
-  const listRef = model(`${r.model}List`);
+  // A custom resource's kind and list are defined from its CRD (apiextensions/openapi.ts).
+  const kindRef: Ref = r.custom ? { t: 'named', name: customDefinitionName(r, r.kind) } : model(r.model);
+  const listRef: Ref = r.custom
+    ? { t: 'named', name: customDefinitionName(r, r.listKind) }
+    : model(`${r.model}List`);
   const can = (v: string): boolean => (r.verbs as readonly string[]).includes(v);
   const op = (
     o: Omit<OperationSpec, 'gvk' | 'produces'> & Partial<Pick<OperationSpec, 'gvk' | 'produces'>>,

@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto';
 import { parseAccept, serialize } from '../document-response.js';
 import type { SerializedDocument } from '../document-response.js';
 import { PATCH_CONTENT_TYPES } from '../encoding/media-types.js';
+import { CUSTOM_RESOURCE_PATCH_TYPES } from '../apiextensions/cr-strategy.js';
+import { customResourceSchemas } from '../apiextensions/openapi.js';
 import { RESOURCES } from '../resources.js';
 import type { ResourceInfo } from '../resources.js';
 import { catalog, renderDefinitions, renderType } from './catalogue.js';
@@ -59,16 +61,21 @@ function renderOperationV2(c: Catalog, r: ResourceInfo, o: OperationSpec): Opera
     'x-kubernetes-action': o.action,
     'x-kubernetes-group-version-kind': { ...o.gvk },
   };
-  if (o.body) out.consumes = o.body.as === 'patch' ? [...PATCH_CONTENT_TYPES] : ['*/*'];
+  if (o.body)
+    out.consumes =
+      o.body.as === 'patch' ? [...(r.custom ? CUSTOM_RESOURCE_PATCH_TYPES : PATCH_CONTENT_TYPES)] : ['*/*'];
   return out;
 }
 
-/** Builds the Swagger 2.0 document of every served resource (not cached; see openAPIV2()). */
-export async function buildOpenAPIV2(): Promise<OpenAPIV2Document> {
+/**
+ * Builds the Swagger 2.0 document of every served resource, the custom ones `custom`
+ * included (not cached; see openAPIV2()).
+ */
+export async function buildOpenAPIV2(custom: readonly ResourceInfo[] = []): Promise<OpenAPIV2Document> {
   const c = await catalog();
   const paths: Record<string, PathItemV2> = {};
   const roots: Ref[] = [];
-  for (const r of RESOURCES) {
+  for (const r of [...RESOURCES, ...custom]) {
     for (const p of resourcePaths(r)) {
       const item: PathItemV2 = {};
       for (const o of p.ops) {
@@ -80,11 +87,13 @@ export async function buildOpenAPIV2(): Promise<OpenAPIV2Document> {
     }
   }
   roots.push(...[...c.models.keys()].map(model));
+  const definitions = renderDefinitions(c, roots, 'v2');
+  for (const r of custom) Object.assign(definitions, customResourceSchemas(r, 'v2'));
   return {
     swagger: '2.0',
     info: { ...INFO },
     paths,
-    definitions: renderDefinitions(c, roots, 'v2'),
+    definitions,
     securityDefinitions: SECURITY.schemes,
     security: SECURITY.requirement,
   };
@@ -92,10 +101,22 @@ export async function buildOpenAPIV2(): Promise<OpenAPIV2Document> {
 
 let v2Promise: Promise<SerializedDocument> | undefined;
 let v2ProtobufPromise: Promise<{ body: Buffer; etag: string }> | undefined;
+/** The custom resources the cached documents were built with (another set builds them again). */
+const NO_CUSTOM: readonly ResourceInfo[] = [];
+let v2Custom: readonly ResourceInfo[] = NO_CUSTOM;
 
-/** `/openapi/v2` serialized once, with its ETag. */
-export function openAPIV2(): Promise<SerializedDocument> {
-  v2Promise ??= retryable(buildOpenAPIV2().then(serialize), () => (v2Promise = undefined));
+function checkCustom(custom: readonly ResourceInfo[]): void {
+  // Any empty set is the built-in documents.
+  if (custom === v2Custom || (custom.length === 0 && v2Custom.length === 0)) return;
+  v2Custom = custom;
+  v2Promise = undefined;
+  v2ProtobufPromise = undefined;
+}
+
+/** `/openapi/v2` serialized once per set of custom resources, with its ETag. */
+export function openAPIV2(custom: readonly ResourceInfo[] = NO_CUSTOM): Promise<SerializedDocument> {
+  checkCustom(custom);
+  v2Promise ??= retryable(buildOpenAPIV2(custom).then(serialize), () => (v2Promise = undefined));
   return v2Promise;
 }
 
@@ -105,9 +126,12 @@ export function openAPIV2(): Promise<SerializedDocument> {
  * tags both forms with the JSON's hash; here the same URL's two representations (Vary:
  * Accept) do not share a strong entity tag, so a cache cannot answer one with the other.
  */
-export function openAPIV2Protobuf(): Promise<{ body: Buffer; etag: string }> {
+export function openAPIV2Protobuf(
+  custom: readonly ResourceInfo[] = NO_CUSTOM,
+): Promise<{ body: Buffer; etag: string }> {
+  checkCustom(custom);
   v2ProtobufPromise ??= retryable(
-    openAPIV2().then((json) => {
+    openAPIV2(custom).then((json) => {
       const body = encodeOpenAPIV2Protobuf(JSON.parse(json.body) as OpenAPIV2Document);
       return { body, etag: createHash('sha512').update(body).digest('hex').toUpperCase() };
     }),

@@ -7,6 +7,8 @@
 import { serialize } from '../document-response.js';
 import type { SerializedDocument } from '../document-response.js';
 import { PATCH_CONTENT_TYPES } from '../encoding/media-types.js';
+import { CUSTOM_RESOURCE_PATCH_TYPES } from '../apiextensions/cr-strategy.js';
+import { customResourceSchemas } from '../apiextensions/openapi.js';
 import { RESOURCES } from '../resources.js';
 import type { ResourceInfo } from '../resources.js';
 import { catalog, renderDefinitions, renderType } from './catalogue.js';
@@ -20,7 +22,7 @@ import type {
   PathItemV3,
   SchemaObject,
 } from './documents.js';
-import { INFO, RESPONSE_TEXT, SECURITY, gvTag, operationRefs, resourcePaths } from './paths.js';
+import { INFO, RESPONSE_TEXT, SECURITY, gvTag, model, operationRefs, resourcePaths } from './paths.js';
 import type { OperationSpec, ParamSpec } from './paths.js';
 
 function renderParamV3(p: ParamSpec): ParameterV3 {
@@ -57,15 +59,19 @@ function renderOperationV3(c: Catalog, r: ResourceInfo, o: OperationSpec): Opera
   };
   if (o.body) {
     const schema = renderType(c, o.body.schema, 'v3');
-    const types = o.body.as === 'patch' ? PATCH_CONTENT_TYPES : ['*/*'];
+    // A custom resource takes no strategic merge patch; kubectl apply then sends a merge patch.
+    const types =
+      o.body.as === 'patch' ? (r.custom ? CUSTOM_RESOURCE_PATCH_TYPES : PATCH_CONTENT_TYPES) : ['*/*'];
     out.requestBody = { content: Object.fromEntries(types.map((m) => [m, { schema }])), required: true };
   }
   return out;
 }
 
 /** `api/v1`, `apis/apps/v1`, ...: the keys of the /openapi/v3 index, one per served group-version. */
-export function openAPIV3Paths(): string[] {
-  const keys = RESOURCES.map((r) => (r.group === '' ? `api/${r.version}` : `apis/${r.group}/${r.version}`));
+export function openAPIV3Paths(custom: readonly ResourceInfo[] = []): string[] {
+  const keys = [...RESOURCES, ...custom].map((r) =>
+    r.group === '' ? `api/${r.version}` : `apis/${r.group}/${r.version}`,
+  );
   return [...new Set(keys)];
 }
 
@@ -73,8 +79,11 @@ export function openAPIV3Paths(): string[] {
  * Builds one group-version document (`api/v1`, `apis/apps/v1`); undefined when not served.
  * Its schemas are the kinds its operations name and everything they reference.
  */
-export async function buildOpenAPIV3(gvPath: string): Promise<OpenAPIV3Document | undefined> {
-  const served = RESOURCES.filter(
+export async function buildOpenAPIV3(
+  gvPath: string,
+  custom: readonly ResourceInfo[] = [],
+): Promise<OpenAPIV3Document | undefined> {
+  const served = [...RESOURCES, ...custom].filter(
     (r) => (r.group === '' ? `api/${r.version}` : `apis/${r.group}/${r.version}`) === gvPath,
   );
   if (served.length === 0) return undefined;
@@ -92,27 +101,46 @@ export async function buildOpenAPIV3(gvPath: string): Promise<OpenAPIV3Document 
       paths[p.path] = item;
     }
   }
+  const customHere = served.filter((r) => r.custom);
+  // What the custom resources' definitions refer to.
+  if (customHere.length > 0) roots.push(model('V1ObjectMeta'), model('V1ListMeta'));
+  const schemas = renderDefinitions(c, roots, 'v3');
+  for (const r of customHere) Object.assign(schemas, customResourceSchemas(r, 'v3'));
   return {
     openapi: '3.0.0',
     info: { ...INFO },
     paths,
-    components: { schemas: renderDefinitions(c, roots, 'v3'), securitySchemes: SECURITY.schemes },
+    components: { schemas, securitySchemes: SECURITY.schemes },
     security: SECURITY.requirement,
   };
 }
 
 let v3Promise: Promise<{ docs: Map<string, SerializedDocument>; index: SerializedDocument }> | undefined;
+const NO_CUSTOM: readonly ResourceInfo[] = [];
+let v3Custom: readonly ResourceInfo[] = NO_CUSTOM;
+/** The built-in group-versions' documents, which no custom resource changes: kept across sets. */
+const builtInDocs = new Map<string, SerializedDocument>();
 
-export function openAPIV3All(): Promise<{
+/** Every group-version document and the index, built once per set of custom resources. */
+export function openAPIV3All(custom: readonly ResourceInfo[] = NO_CUSTOM): Promise<{
   docs: Map<string, SerializedDocument>;
   index: SerializedDocument;
 }> {
+  if (custom !== v3Custom && !(custom.length === 0 && v3Custom.length === 0)) {
+    v3Custom = custom;
+    v3Promise = undefined;
+  }
+  const customKeys = new Set(custom.map((r) => `apis/${r.group}/${r.version}`));
   v3Promise ??= retryable(
     (async () => {
       const docs = new Map<string, SerializedDocument>();
       const index: OpenAPIV3Index = { paths: {} };
-      for (const key of openAPIV3Paths()) {
-        const doc = serialize(await buildOpenAPIV3(key));
+      for (const key of openAPIV3Paths(custom)) {
+        let doc = customKeys.has(key) ? undefined : builtInDocs.get(key);
+        if (!doc) {
+          doc = serialize(await buildOpenAPIV3(key, custom));
+          if (!customKeys.has(key)) builtInDocs.set(key, doc);
+        }
         docs.set(key, doc);
         index.paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${doc.etag}` };
       }
@@ -124,11 +152,16 @@ export function openAPIV3All(): Promise<{
 }
 
 /** The `/openapi/v3` index, serialized once (building it serializes every group-version document, for their hashes). */
-export async function openAPIV3Index(): Promise<SerializedDocument> {
-  return (await openAPIV3All()).index;
+export async function openAPIV3Index(
+  custom: readonly ResourceInfo[] = NO_CUSTOM,
+): Promise<SerializedDocument> {
+  return (await openAPIV3All(custom)).index;
 }
 
 /** One group-version document (`api/v1`, `apis/apps/v1`) serialized once; undefined when not served. */
-export async function openAPIV3(gvPath: string): Promise<SerializedDocument | undefined> {
-  return (await openAPIV3All()).docs.get(gvPath);
+export async function openAPIV3(
+  gvPath: string,
+  custom: readonly ResourceInfo[] = NO_CUSTOM,
+): Promise<SerializedDocument | undefined> {
+  return (await openAPIV3All(custom)).docs.get(gvPath);
 }

@@ -32,11 +32,12 @@ describe('strategyFor', () => {
     }
   });
 
-  it('gives generation to the workloads, autoscalers, budgets and endpointslices only', () => {
+  it('gives generation to the workloads, autoscalers, budgets, endpointslices and CRDs only', () => {
     const withGeneration = RESOURCES.filter((r) => strategyFor(r).generationFields.length > 0).map(
       (r) => `${r.group}/${r.resource}`,
     );
     assert.deepEqual(withGeneration.sort(), [
+      'apiextensions.k8s.io/customresourcedefinitions',
       'apps/daemonsets',
       'apps/deployments',
       'apps/replicasets',

@@ -9,6 +9,8 @@
  *     strategy.prepareForCreate(obj); strategy.defaults(obj); const errs = strategy.validate(obj);
  */
 import type { NameValidator } from '../../../api/meta/validation.js';
+import { customResourceDefinitionStrategy } from '../apiextensions/crd-strategy.js';
+import { customResourceStrategy } from '../apiextensions/cr-strategy.js';
 import type { ResourceInfo } from '../resources.js';
 import { groupVersion } from '../resources.js';
 import type { Strategy } from '../strategy.js';
@@ -77,9 +79,12 @@ const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'authorization.k8s.io/v1/selfsubjectrulesreviews': reviewStrategy,
   'authentication.k8s.io/v1/selfsubjectreviews': reviewStrategy,
   'authentication.k8s.io/v1/tokenreviews': reviewStrategy,
+  'apiextensions.k8s.io/v1/customresourcedefinitions': customResourceDefinitionStrategy,
 };
 
-function lookup(resource: Pick<ResourceInfo, 'group' | 'version' | 'resource'>): KindStrategy {
+function lookup(resource: Pick<ResourceInfo, 'group' | 'version' | 'resource' | 'custom'>): KindStrategy {
+  // A custom resource's strategy is built from its CRD (apiextensions/cr-strategy.ts).
+  if (resource.custom) return customResourceStrategy(resource as ResourceInfo);
   const key = `${groupVersion(resource)}/${resource.resource}`;
   const strategy = STRATEGIES[key];
   if (!strategy) throw new Error(`no strategy for resource ${key}`);
