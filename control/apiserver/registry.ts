@@ -22,6 +22,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { FieldSelector } from '../../api/meta/fields.js';
 import type { LabelSelector } from '../../api/meta/labels.js';
 import {
+  generateName,
   invalid as invalidField,
   isDNS1123Label,
   nameIsDNSSubdomain,
@@ -141,9 +142,6 @@ export interface DeleteResult {
   deleted: boolean;
 }
 
-/** Characters of generateName suffixes (Kubernetes' rand.String alphabet: no vowels, no look-alikes). */
-const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-const SUFFIX_LENGTH = 5;
 /** How often a create with generateName retries on a name collision. */
 const GENERATE_NAME_ATTEMPTS = 8;
 /** How often a read-modify-write retries on a storage conflict before answering 409. */
@@ -242,7 +240,7 @@ export class Registry {
     this.strategy.defaults(obj);
     if (sent) this.strategy.defaults(sent);
     const generated = !meta.name;
-    if (generated) meta.name = `${meta.generateName}${randomSuffix()}`;
+    if (generated) meta.name = generateName(meta.generateName ?? '');
     this.validate(obj, this.strategy.validate(obj));
     await opts.admit?.(obj, undefined);
     opts.beforeWrite?.(obj, undefined, sent);
@@ -261,7 +259,7 @@ export class Registry {
         break;
       } catch (err) {
         if (generated && isStorageError(err, 'KeyExists') && attempt < GENERATE_NAME_ATTEMPTS) {
-          meta.name = `${meta.generateName}${randomSuffix()}`;
+          meta.name = generateName(meta.generateName ?? '');
           continue;
         }
         await finish?.(false);
@@ -787,11 +785,4 @@ export function parseResourceVersion(rv: string | undefined, what: string): numb
   if (!/^[1-9]\d{0,15}$/.test(rv))
     throw badRequest(`${what}: Invalid value: "${rv}": must be a resourceVersion returned by the server`);
   return Number(rv);
-}
-
-function randomSuffix(): string {
-  let s = '';
-  for (let i = 0; i < SUFFIX_LENGTH; i++)
-    s += SUFFIX_ALPHABET[Math.floor(Math.random() * SUFFIX_ALPHABET.length)];
-  return s;
 }
