@@ -132,6 +132,8 @@ export interface DeleteOptions {
   /** Seconds; 0 = immediately. Only pods bound to a node honour a grace period (as Kubernetes). */
   gracePeriodSeconds?: number;
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  /** The deprecated `orphanDependents` as sent (undefined when not sent); only its `false` changes the answer's code. */
+  orphanDependents?: boolean;
   preconditions?: { uid?: string; resourceVersion?: string };
 }
 

@@ -1,18 +1,19 @@
 /**
  * DELETE of one object and of a collection (kube-apiserver's handlers/delete.go:
  * DeleteResource, DeleteCollection), with DeleteOptions from the query and the body.
- * Objects with finalizers are only marked (deletionTimestamp) and answer 202; the
+ * Objects with finalizers or a grace period are only marked (deletionTimestamp); the
  * registry removes them when the last finalizer goes.
  */
 import { ApiError, methodNotAllowed } from '../status.js';
 import { deleteOptions, listQuery } from './options.js';
 import { writeJson } from './response.js';
-import { isNamespaces, type RequestScope } from './scope.js';
+import type { RequestScope } from './scope.js';
 
 /**
- * DELETE `.../<name>`: 200 with the deleted object, 202 with the marked one while
- * finalizers hold it; a Namespace answers 200 while it terminates, as Kubernetes (the
- * namespace controller empties and then finalizes it).
+ * DELETE `.../<name>`: 200 with the deleted object, and 200 with the marked one too (a
+ * graceful pod delete, finalizers, a terminating Namespace), except 202 when it was not
+ * deleted at once and the request sent `orphanDependents: false`: delete.go's rule, kept
+ * for old clients, which upstream notes it would rather apply to every deferred delete.
  * @throws ApiError 405 on a subresource; 400 for bad DeleteOptions; 403 from admission
  *   (a system namespace); 404 when missing; 409 when a precondition fails.
  */
@@ -23,7 +24,7 @@ export async function deleteResource(scope: RequestScope): Promise<void> {
   const opts = await deleteOptions(req, query);
   await scope.admit('DELETE');
   const result = await registry.delete(rr.namespace, rr.name!, opts);
-  writeJson(res, result.deleted || isNamespaces(rr) ? 200 : 202, result.object);
+  writeJson(res, !result.deleted && opts.orphanDependents === false ? 202 : 200, result.object);
 }
 
 /**

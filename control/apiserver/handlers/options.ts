@@ -75,6 +75,9 @@ export async function deleteOptions(req: IncomingMessage, q: URLSearchParams): P
   } else if (q.get('orphanDependents') === 'true' || body.orphanDependents === true) {
     opts.propagationPolicy = 'Orphan';
   }
+  const orphan = q.get('orphanDependents') ?? body.orphanDependents;
+  if (orphan === true || orphan === 'true') opts.orphanDependents = true;
+  else if (orphan === false || orphan === 'false') opts.orphanDependents = false;
   const pre = body.preconditions as DeleteOptions['preconditions'] | undefined;
   if (pre) opts.preconditions = pre;
   const bodyDryRun = Array.isArray(body.dryRun) && (body.dryRun as unknown[]).includes('All');
