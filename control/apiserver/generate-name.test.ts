@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { resources } from '../../api/client/resource.js';
+import type { KubeObject } from '../../api/object.js';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 
 describe('generateName (API server)', () => {
@@ -17,7 +18,7 @@ describe('generateName (API server)', () => {
   for (const length of [57, 58, 62, 71]) {
     it(`a ${length}-character generateName gives a name of at most 63`, async () => {
       const base = `${'a'.repeat(length - 1)}-`;
-      const created = await api.client.create(resources.configmaps, {
+      const created: KubeObject = await api.client.create(resources.configmaps, {
         apiVersion: 'v1',
         kind: 'ConfigMap',
         metadata: { generateName: base, namespace: 'default' },
@@ -33,7 +34,7 @@ describe('generateName (API server)', () => {
   it('a pod of a ReplicaSet whose name is 62 characters long gets a 63-character name', async () => {
     const rsName = `${'r'.repeat(51)}-5d8f7c9b4d`;
     assert.equal(rsName.length, 62);
-    const pod = await api.client.create(resources.pods, {
+    const pod: KubeObject = await api.client.create(resources.pods, {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { generateName: `${rsName}-`, namespace: 'default' },
