@@ -62,7 +62,8 @@ export interface CustomResourceInfo {
 /** Finds a served resource by group, version and plural (built-in or custom). */
 export type ResourceLookup = (group: string, version: string, resource: string) => ResourceInfo | undefined;
 
-const ALL_VERBS: readonly Verb[] = [
+/** Every verb of a resource that serves the whole REST surface (built-in kinds and custom resources). */
+export const ALL_VERBS: readonly Verb[] = [
   'create',
   'delete',
   'deletecollection',

@@ -18,7 +18,7 @@
  *                                           served()                       (discovery, OpenAPI)
  */
 import type { KubeObject } from '../../../api/object.js';
-import type { ResourceInfo, Subresource, Verb } from '../resources.js';
+import { ALL_VERBS, type ResourceInfo, type Subresource } from '../resources.js';
 import { customResourcePrinter } from './printer.js';
 import {
   isCRDConditionTrue,
@@ -27,17 +27,6 @@ import {
   type CustomResourceDefinitionNames,
   type CustomResourceDefinitionVersion,
 } from './types.js';
-
-const CR_VERBS: readonly Verb[] = [
-  'create',
-  'delete',
-  'deletecollection',
-  'get',
-  'list',
-  'patch',
-  'update',
-  'watch',
-];
 
 /**
  * Orders versions as Kubernetes does (version.CompareKubeAwareVersionStrings): GA before
@@ -105,7 +94,7 @@ function infoFor(
     namespaced: crd.spec.scope !== 'Cluster',
     shortNames: [...(names.shortNames ?? [])],
     categories: [...(names.categories ?? [])],
-    verbs: CR_VERBS,
+    verbs: ALL_VERBS,
     subresources,
     model: '',
     custom: { crd, version: v, storageVersion },
