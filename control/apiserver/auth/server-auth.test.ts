@@ -351,6 +351,15 @@ describe('ApiServer with security', () => {
       assert.deepEqual((await send(admin, 'GET', `${NS}/roles/pods`)).body.rules, podReader);
     });
 
+    it('refuses a PUT that creates a Role (create on update) with rules the user does not hold', async () => {
+      const put = await send(bob, 'PUT', `${NS}/roles/put-secrets`, role('put-secrets', secretReader));
+      assert.equal(put.status, 403, JSON.stringify(put.body));
+      assert.match(put.body.message!, /attempting to grant RBAC permissions not currently held/);
+      assert.equal((await send(admin, 'GET', `${NS}/roles/put-secrets`)).status, 404);
+      const held = await send(bob, 'PUT', `${NS}/roles/put-pods`, role('put-pods', podReader));
+      assert.equal(held.status, 201, JSON.stringify(held.body));
+    });
+
     it('refuses binding a role whose rules the user does not hold (cluster-admin too), and a missing role is 404', async () => {
       const toSecrets = await send(
         bob,

@@ -3,8 +3,8 @@
  * with optimistic concurrency on its resourceVersion, through the registry's update rules
  * (`.../status` and a Namespace's `.../finalize` through theirs; `.../scale` writes the
  * replica count). Admission's admit phase has run on the URL before (index.ts). A PUT to
- * a missing name creates the object where the strategy allows it (Leases, Endpoints,
- * Events: `allowCreateOnUpdate`).
+ * a missing name creates the object where the strategy allows it (`allowCreateOnUpdate`:
+ * Services, Endpoints, Events, Leases, Roles, ClusterRoles and their bindings).
  */
 import type { KubeObject } from '../../../api/object.js';
 import { ApiError, methodNotAllowed } from '../status.js';
@@ -33,13 +33,14 @@ export async function updateResource(scope: RequestScope): Promise<void> {
     throw methodNotAllowed('PUT', `${rr.resource.resource}/${sub}`);
   const opts = sub === 'status' || sub === 'finalize' ? { ...write, subresource: sub } : write;
   let updated: KubeObject;
+  const escalation = await server.escalationCheck(rr, user, body);
   try {
-    const escalation = await server.escalationCheck(rr, user, body);
     escalation?.(body, await registry.get(rr.namespace, rr.name!));
     updated = await registry.update(rr.namespace, rr.name!, body, opts);
   } catch (err) {
-    // Leases, Endpoints and Events are created by a PUT to a missing name: their
-    // strategies' allowCreateOnUpdate, as Kubernetes' AllowCreateOnUpdate.
+    // Services, Endpoints, Events, Leases and the RBAC kinds are created by a PUT to a
+    // missing name: their strategies' allowCreateOnUpdate, as Kubernetes'
+    // AllowCreateOnUpdate. A Role or binding created so passes the escalation check too.
     if (!(
       sub === undefined &&
       registry.allowCreateOnUpdate &&
@@ -52,6 +53,7 @@ export async function updateResource(scope: RequestScope): Promise<void> {
     if (meta.name !== undefined && meta.name !== rr.name) throw err;
     meta.name = rr.name!;
     delete meta.resourceVersion;
+    escalation?.(body);
     await scope.admit('CREATE', body);
     writeJson(res, 201, await registry.create(rr.namespace, body, write));
     return;

@@ -162,6 +162,7 @@ async function bindingEscalationCheck(
 export const roleStrategy = defineStrategy({
   namespaced: true,
   nameFn: rbacName,
+  allowCreateOnUpdate: true,
   kubeFinalizers: false,
   validate: (obj) => validateRules(obj, false),
   checkEscalation: roleEscalationCheck,
@@ -170,6 +171,7 @@ export const roleStrategy = defineStrategy({
 export const clusterRoleStrategy = defineStrategy({
   namespaced: false,
   nameFn: rbacName,
+  allowCreateOnUpdate: true,
   kubeFinalizers: false,
   validate: (obj) => validateRules(obj, true),
   checkEscalation: roleEscalationCheck,
@@ -178,6 +180,7 @@ export const clusterRoleStrategy = defineStrategy({
 export const roleBindingStrategy = defineStrategy({
   namespaced: true,
   nameFn: rbacName,
+  allowCreateOnUpdate: true,
   kubeFinalizers: false,
   validate: (obj) => validateBinding(obj, true),
   validateUpdate: roleRefImmutable,
@@ -187,6 +190,7 @@ export const roleBindingStrategy = defineStrategy({
 export const clusterRoleBindingStrategy = defineStrategy({
   namespaced: false,
   nameFn: rbacName,
+  allowCreateOnUpdate: true,
   kubeFinalizers: false,
   validate: (obj) => validateBinding(obj, false),
   validateUpdate: roleRefImmutable,

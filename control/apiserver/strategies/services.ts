@@ -517,11 +517,13 @@ function validateServiceStatus(obj: KubeObject): FieldError[] {
 /**
  * The Service strategy: names are DNS-1035 labels; status starts `{loadBalancer: {}}`
  * and only changes through `services/status`. Field selectors: spec.clusterIP, spec.type.
- * No generation (Services have none in Kubernetes).
+ * No generation (Services have none in Kubernetes). A PUT to a missing name creates the
+ * Service (pkg/registry/core/service/strategy.go: AllowCreateOnUpdate true).
  */
 export const serviceStrategy = defineStrategy({
   namespaced: true,
   nameFn: nameIsDNS1035Label,
+  allowCreateOnUpdate: true,
   initialStatus: () => ({ loadBalancer: {} }),
   prepareForUpdate: patchAllocatedValues,
   defaults: defaultService,
