@@ -103,8 +103,8 @@ export interface Strategy {
 
   /**
    * Whether a PUT to a name that does not exist creates the object (201) instead of
-   * answering 404, as `RESTUpdateStrategy.AllowCreateOnUpdate()`: true for Leases,
-   * Endpoints and Events, which their writers PUT without a GET first. Omitted: false.
+   * answering 404, as `RESTUpdateStrategy.AllowCreateOnUpdate()`: true for Services,
+   * Endpoints, Events, Leases and the four RBAC kinds, as upstream. Omitted: false.
    */
   readonly allowCreateOnUpdate?: boolean;
 

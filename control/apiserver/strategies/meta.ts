@@ -299,7 +299,7 @@ export interface KindRules {
    */
   initialStatus?: (obj: KubeObject) => unknown;
   generationFields?: readonly string[];
-  /** See Strategy: a PUT to a missing name creates it (Leases, Endpoints, Events); default false. */
+  /** See Strategy: a PUT to a missing name creates it (Services, Endpoints, Events, Leases, RBAC); default false. */
   allowCreateOnUpdate?: boolean;
   prepareForCreate?(obj: KubeObject): void;
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
