@@ -156,3 +156,63 @@ describe('status codes of create, update, patch and deletecollection (API server
     assert.equal(left.items.length, 0);
   });
 });
+
+describe('refusals of a write whose URL and body disagree (API server)', () => {
+  let api: TestApi;
+  before(async () => {
+    api = await startTestApi();
+    await api.client.create(resources.configmaps, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'm1', namespace: 'default' },
+    });
+  });
+  after(() => api.stop());
+
+  const send = async (method: string, path: string, body: object) => {
+    const res = await fetch(`${api.url}${path}`, {
+      method,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { reason?: string; message?: string } };
+  };
+
+  it('PUT: 400 BadRequest when the name in the body is not the name on the URL', async () => {
+    const r = await send('PUT', '/api/v1/namespaces/default/configmaps/m1', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'other', namespace: 'default' },
+    });
+    assert.equal(r.status, 400);
+    assert.equal(r.body.reason, 'BadRequest');
+    assert.equal(r.body.message, 'the name of the object (other) does not match the name on the URL (m1)');
+  });
+
+  it('POST and PUT: 400 BadRequest when the namespace in the body is not the one on the URL', async () => {
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'm1', namespace: 'kube-system' } };
+    for (const [method, path] of [
+      ['POST', '/api/v1/namespaces/default/configmaps'],
+      ['PUT', '/api/v1/namespaces/default/configmaps/m1'],
+    ] as const) {
+      const r = await send(method, path, body);
+      assert.equal(r.status, 400, method);
+      assert.equal(r.body.reason, 'BadRequest', method);
+      assert.equal(
+        r.body.message,
+        'the namespace of the provided object does not match the namespace sent on the request',
+        method,
+      );
+    }
+  });
+
+  it('POST to a named object is 405 MethodNotAllowed', async () => {
+    const r = await send('POST', '/api/v1/namespaces/default/configmaps/m1', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'm1' },
+    });
+    assert.equal(r.status, 405);
+    assert.equal(r.body.reason, 'MethodNotAllowed');
+  });
+});
