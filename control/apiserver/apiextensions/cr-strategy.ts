@@ -4,20 +4,27 @@
  * CRD from its ResourceInfo:
  *
  * - create: `status` dropped when the status subresource is on; the schema's defaults
- *   applied; then the object checked: metadata as every kind's, the body against the
- *   version's schema (validateCustomResource: every failing field, upstream's words), the
- *   scale subresource's replicas an integer;
- * - update: `status` kept from the stored object when the status subresource is on;
- *   `.../status` writes change only status (and metadata);
+ *   applied (./schema applyDefaults); then the object checked as upstream's
+ *   customResourceValidator: metadata as every kind's, the whole object against the
+ *   version's schema (./schema validateCustomResource: every failing field, upstream's
+ *   words), then the scale subresource's spec and status replicas (integers in 0..2^31-1)
+ *   and label selector (a string), with upstream's accessor errors;
+ * - update: `status` kept from the stored object when the status subresource is on, and
+ *   validated as on create; `.../status` writes change only status (and metadata), and
+ *   only the status is validated, by the schema's `status` property (as upstream's status
+ *   validator), then the scale status;
  * - generation: bumped by any change but metadata (and status, with the subresource);
  * - storage: conversion `None` — objects are stored with the storage version's apiVersion
  *   and served with the request's, nothing else rewritten;
- * - fieldValidation: unknown fields are what pruning removes (the schema's, and ObjectMeta's
- *   under metadata);
+ * - fieldValidation: unknown fields are what pruning removes (./schema pruneUnknownFields,
+ *   and ObjectMeta's under metadata); the handlers prune before the strategy runs, so
+ *   defaults are applied to the pruned object, as upstream's decoder prunes and then
+ *   defaults;
  * - PATCH: JSON patch, merge patch and apply; strategic merge patch is 415, as upstream.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { childPath, invalid, type FieldError } from '../../../api/meta/field-errors.js';
+import { formatGoValue } from '../encoding/go-format.js';
 import { nameIsDNSSubdomain } from '../../../api/meta/validation.js';
 import type { KubeObject } from '../../../api/object.js';
 import { pruneUnknownFields as pruneByModel } from '../fieldvalidation/index.js';
@@ -27,8 +34,13 @@ import { validateMetadata } from '../strategies/meta.js';
 import type { KindStrategy } from '../strategies/meta.js';
 import type { ScaleAccessor } from '../strategy.js';
 import { evaluateJSONPath, setJSONPathField } from './jsonpath.js';
-import { applyDefaults, pruneUnknownFields, validateCustomResource } from './schema-seam.js';
-import type { JSONSchemaProps } from './types.js';
+import {
+  applyDefaults,
+  pruneUnknownFields,
+  validateCustomResource,
+  validateCustomResourceValue,
+  type JSONSchemaProps,
+} from './schema/index.js';
 
 /** The PATCH types a custom resource accepts (no strategic merge patch: there is no Go struct to take merge keys from). */
 export const CUSTOM_RESOURCE_PATCH_TYPES: readonly string[] = [
@@ -62,6 +74,60 @@ function scaleAccessor(paths: {
 }
 
 /**
+ * unstructured.NestedInt64 / NestedString at a scale path (`.spec.replicas`): the value when
+ * found, or the accessor error with apimachinery's words
+ * (`.spec.replicas accessor error: two is of the type string, expected int64`). A missing
+ * field (or a null on the way to it) is neither.
+ */
+function nestedField(
+  obj: KubeObject,
+  path: string,
+  want: 'int64' | 'string',
+): { value?: unknown; error?: string } {
+  const fields = path.replace(/^\./, '').split('.');
+  const at = (n: number) => `.${fields.slice(0, n).join('.')}`;
+  let v: unknown = obj;
+  for (let i = 0; i < fields.length; i++) {
+    if (v === null || v === undefined) return {};
+    if (typeof v !== 'object' || Array.isArray(v))
+      return {
+        error: `${at(i + 1)} accessor error: ${formatGoValue(v)} is of the type ${goTypeName(v)}, expected map[string]interface{}`,
+      };
+    const o = v as Record<string, unknown>;
+    if (!Object.hasOwn(o, fields[i]!)) return {};
+    v = o[fields[i]!];
+  }
+  const ok = want === 'int64' ? typeof v === 'number' && Number.isInteger(v) : typeof v === 'string';
+  if (!ok)
+    return {
+      error: `${at(fields.length)} accessor error: ${formatGoValue(v)} is of the type ${goTypeName(v)}, expected ${want}`,
+    };
+  return { value: v };
+}
+
+/** Go's %T of a decoded JSON value. */
+function goTypeName(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (Array.isArray(v)) return '[]interface {}';
+  if (typeof v === 'object') return 'map[string]interface {}';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  if (typeof v === 'boolean') return 'bool';
+  return typeof v;
+}
+
+/** ValidateScaleSpec / ValidateScaleStatus for one replicas path: an integer in 0..MaxInt32. */
+function replicasErrors(obj: KubeObject, path: string): FieldError[] {
+  if (!path) return [];
+  const got = nestedField(obj, path, 'int64');
+  if (got.error !== undefined) return [invalid(path, 0, got.error)];
+  const n = got.value as number | undefined;
+  if (n === undefined) return [];
+  if (n < 0) return [invalid(path, n, 'should be a non-negative integer')];
+  if (n > 2 ** 31 - 1) return [invalid(path, n, `should be less than or equal to ${2 ** 31 - 1}`)];
+  return [];
+}
+
+/**
  * The strategy of custom resource `r` (a ResourceInfo with `custom` set).
  * @throws Error when `r` is not a custom resource.
  */
@@ -80,15 +146,34 @@ export function customResourceStrategy(r: ResourceInfo): KindStrategy {
   const selectable = (custom.version.selectableFields ?? []).map((f) => f.jsonPath ?? '').filter((p) => p);
   const envelope = new Set(['apiVersion', 'kind', 'metadata', ...(withStatus ? ['status'] : [])]);
 
-  const validate = (obj: KubeObject): FieldError[] => {
-    const errs = [...validateMetadata(obj, r.namespaced, false), ...validateCustomResource(schema, obj)];
-    if (scalePaths?.specReplicasPath) {
-      const v = evaluateJSONPath(obj, scalePaths.specReplicasPath)[0];
-      if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0))
-        errs.push(invalid(scalePaths.specReplicasPath.slice(1), v, 'should be a non-negative integer'));
+  const statusSchema = schema.properties?.status;
+  const scaleSpec = (obj: KubeObject): FieldError[] =>
+    scalePaths ? replicasErrors(obj, scalePaths.specReplicasPath ?? '') : [];
+  const scaleStatus = (obj: KubeObject): FieldError[] => {
+    if (!scalePaths) return [];
+    const errs = replicasErrors(obj, scalePaths.statusReplicasPath ?? '');
+    const sel = scalePaths.labelSelectorPath;
+    if (sel) {
+      const got = nestedField(obj, sel, 'string');
+      if (got.error !== undefined) errs.push(invalid(sel, '', got.error));
     }
     return errs;
   };
+  // customResourceValidator.Validate / ValidateUpdate (type meta is the registry's).
+  const validate = (obj: KubeObject): FieldError[] => [
+    ...validateMetadata(obj, r.namespaced, false),
+    ...validateCustomResource(schema, obj),
+    ...scaleSpec(obj),
+    ...scaleStatus(obj),
+  ];
+  // ValidateStatusUpdate: only the status, by the schema's status property.
+  const validateStatus = (obj: KubeObject): FieldError[] => [
+    ...validateMetadata(obj, r.namespaced, false),
+    ...(statusSchema && Object.hasOwn(obj, 'status')
+      ? validateCustomResourceValue(statusSchema, obj.status, 'status')
+      : []),
+    ...scaleStatus(obj),
+  ];
 
   return {
     nameFn: nameIsDNSSubdomain,
@@ -123,7 +208,7 @@ export function customResourceStrategy(r: ResourceInfo): KindStrategy {
     },
     validate,
     validateUpdate: () => [],
-    validateStatusUpdate: (obj) => validate(obj),
+    validateStatusUpdate: (obj) => validateStatus(obj),
     generationChanged(obj, old) {
       const keys = new Set([...Object.keys(obj), ...Object.keys(old)]);
       for (const k of keys) if (!envelope.has(k) && !isDeepStrictEqual(obj[k], old[k])) return true;

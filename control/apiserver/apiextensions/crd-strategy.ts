@@ -4,7 +4,8 @@
  * registry strategy (registry/customresourcedefinition/strategy.go), as far as k8ts serves
  * CRDs: names, scope, versions with exactly one storage version, conversion `None`,
  * subresources, printer columns, and each version's schema through the structural-schema
- * module (schema-seam.ts). A CRD whose group is one the API server serves itself is refused
+ * module (./schema validateStructuralSchema: non-structural schemas, bad defaults and
+ * x-kubernetes-validations refused with upstream's messages). A CRD whose group is one the API server serves itself is refused
  * (422), so a custom resource can never shadow a built-in kind.
  *
  * Status: on create the status is reset and `storedVersions` starts with the storage
@@ -27,7 +28,7 @@ import { isDNS1035Label } from '../../../api/meta/validation.js';
 import { rfc3339, type KubeObject } from '../../../api/object.js';
 import { RESOURCES } from '../resources.js';
 import { defineStrategy, semanticEqual, type KindStrategy } from '../strategies/meta.js';
-import { validateStructuralSchema } from './schema-seam.js';
+import { validateStructuralSchema } from './schema/index.js';
 import {
   CUSTOM_RESOURCE_CLEANUP_FINALIZER,
   type CustomResourceDefinition,

@@ -16,23 +16,9 @@ export const CRD_API_VERSION = 'apiextensions.k8s.io/v1';
  */
 export const CUSTOM_RESOURCE_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 
-/** An OpenAPI v3 schema as a CRD carries it (JSONSchemaProps); free-form past the fields named. */
-export interface JSONSchemaProps {
-  type?: string;
-  format?: string;
-  description?: string;
-  properties?: Record<string, JSONSchemaProps>;
-  additionalProperties?: JSONSchemaProps | boolean;
-  items?: JSONSchemaProps;
-  required?: string[];
-  enum?: unknown[];
-  default?: unknown;
-  nullable?: boolean;
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-  'x-kubernetes-int-or-string'?: boolean;
-  'x-kubernetes-embedded-resource'?: boolean;
-  [key: string]: unknown;
-}
+/** An OpenAPI v3 schema as a CRD carries it (JSONSchemaProps; the structural-schema module's type). */
+import type { JSONSchemaProps } from './schema/types.js';
+export type { JSONSchemaProps };
 
 export interface CustomResourceDefinitionNames {
   plural?: string;

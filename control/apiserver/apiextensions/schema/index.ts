@@ -36,3 +36,21 @@ export function validateCustomResource(
     ...validateEmbeddedResources(schema, obj),
   ];
 }
+
+/**
+ * A part of a custom resource checked against the schema of that part, with errors under
+ * `fldPath` and messages relative to the part, as upstream validates `status` on a status
+ * write with a validator built from the schema's `status` property
+ * (`status.ready: Invalid value: "string": ready in body must be of type boolean: "string"`).
+ */
+export function validateCustomResourceValue(
+  schema: JSONSchemaProps,
+  value: unknown,
+  fldPath: string,
+): FieldError[] {
+  return [
+    ...validateOpenAPIValue(schema, value, fldPath),
+    ...validateListSetsAndMaps(schema, value, fldPath),
+    ...validateEmbeddedResources(schema, value, fldPath),
+  ];
+}
