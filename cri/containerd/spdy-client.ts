@@ -74,6 +74,14 @@ export class SpdyClientSession extends EventEmitter<SpdyClientEvents> {
   }
 
   /**
+   * Resolves once every frame received so far has been handled: frames wait their turn
+   * behind the header inflater, so the transport's end can come before the last of them.
+   */
+  drained(): Promise<void> {
+    return this.inbound;
+  }
+
+  /**
    * Opens a stream with `headers` (SYN_STREAM, priority 0); resolves with its id once the
    * server accepted it (SYN_REPLY).
    * @throws Error when the server resets the stream or the session ends first.

@@ -180,7 +180,10 @@ export async function openStreamSession(
   spdy.on('rst', streamEnded);
   spdy.on('close', end);
   socket.on('data', (d: Buffer) => spdy.receive(d));
-  socket.on('close', end);
+  // The server closes the connection right after the error stream's status; the frames
+  // still queued behind the inflater (that status, the last output) are handled first,
+  // or the exit code would read 0 and output would be cut.
+  socket.on('close', () => void spdy.drained().then(end));
   socket.on('error', () => socket.destroy());
   if (head.length > 0) spdy.receive(head);
   try {
