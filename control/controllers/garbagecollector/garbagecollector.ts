@@ -11,10 +11,11 @@
  *   dropped from the graph, enqueueing its dependents. A dependent is classified by a live
  *   GET of each owner ("verify absence": absent, or present with another uid, is
  *   dangling): with a live owner it only loses the dangling references (strategic merge
- *   patch); with none it is deleted — Foreground when an owner waits for it and it has
- *   dependents itself, otherwise as its own finalizers say (Background by default), with a
- *   uid precondition. An owner in foreground deletion loses `foregroundDeletion` once no
- *   dependent with `blockOwnerDeletion: true` is left; the API server then removes it.
+ *   patch, or a merge patch where that is 415); with none it is deleted — Foreground when
+ *   an owner waits for it and it has dependents itself, otherwise as its own finalizers say
+ *   (Background by default), with a uid precondition. An owner in foreground deletion
+ *   loses `foregroundDeletion` once no dependent with `blockOwnerDeletion: true` is left;
+ *   the API server then removes it.
  * - attemptToOrphan(uid): an owner deleted with the `orphan` finalizer: its dependents
  *   lose their ownerReference to it, then it loses the finalizer.
  *
@@ -327,10 +328,15 @@ export class GarbageCollector implements Controller {
   /**
    * Removes the ownerReferences with `ownerUIDs` from the object: a strategic merge patch
    * deleting them by uid, carrying the object's uid so it cannot hit a namesake
-   * (Kubernetes' deleteOwnerRefStrategicMergePatch). A gone object needs nothing.
+   * (Kubernetes' deleteOwnerRefStrategicMergePatch). A kind without strategic merge patch
+   * (a custom resource: 415) gets a merge patch of the references that stay instead,
+   * guarded by the resourceVersion it was computed from (Kubernetes'
+   * deleteOwnerRefJSONMergePatch; a conflict is retried by the queue). A gone object needs
+   * nothing.
    */
   private async removeOwnerReferences(item: GraphNode, ownerUIDs: string[]): Promise<void> {
     const r = this.resourceOf(item.identity.apiVersion, item.identity.kind);
+    const namespace = r.namespaced ? item.identity.namespace : undefined;
     const patch = {
       metadata: {
         uid: item.identity.uid,
@@ -338,13 +344,21 @@ export class GarbageCollector implements Controller {
       },
     };
     try {
-      await this.ctx.client.patch(
-        r,
-        r.namespaced ? item.identity.namespace : undefined,
-        item.identity.name,
-        'strategic',
-        patch,
-      );
+      try {
+        await this.ctx.client.patch(r, namespace, item.identity.name, 'strategic', patch);
+      } catch (err) {
+        if (!(err instanceof ApiStatusError && err.code === 415)) throw err;
+        const latest = await this.getObject(item.identity);
+        const m = latest.metadata ?? {};
+        if (m.uid !== item.identity.uid) return;
+        const remove = new Set(ownerUIDs);
+        await this.ctx.client.patch(r, namespace, item.identity.name, 'merge', {
+          metadata: {
+            resourceVersion: m.resourceVersion,
+            ownerReferences: (m.ownerReferences ?? []).filter((o) => !remove.has(o.uid)),
+          },
+        });
+      }
     } catch (err) {
       // Gone, or replaced by a namesake (the uid in the patch is then refused as immutable).
       if (isNotFound(err) || (err instanceof ApiStatusError && err.code === 422)) return;
