@@ -31,6 +31,8 @@ export function apiServes(group: string, version: string, resource: string): boo
 export interface TestApi {
   url: string;
   client: RestClient;
+  /** The store under the server (what is stored, as a test checks it: keys, storage forms). */
+  store: MemoryStore;
   /** Runs the real kubectl against this server (own kubeconfig and cache dir); never rejects on a non-zero exit. */
   kubectl(...args: string[]): Promise<CommandResult>;
   /** Like kubectl(), writing `stdin` to it (`kubectl apply -f -`). */
@@ -74,6 +76,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   return {
     url,
     client,
+    store,
     kubectl: (...args) => run('kubectl', kubectlArgs(args)),
     kubectlIn: (stdin, ...args) => run('kubectl', kubectlArgs(args), { stdin }),
     stop: () =>

@@ -10,9 +10,12 @@
  *   - gone: nothing to do;
  *   - deleting, with the `customresourcecleanup.apiextensions.k8s.io` finalizer: delete every
  *     object of the CRD (its storage version, all namespaces); while some remain (their own
- *     finalizers), Terminating says so and the key is retried; then Terminating=False
- *     (InstanceDeletionCompleted), the finalizer is dropped by a status write, and the CRD is
- *     removed;
+ *     finalizers), Terminating is True with InstanceDeletionInProgress (InstanceDeletionCheck
+ *     once they have remained a minute since the CRD's deletionTimestamp, as upstream's
+ *     one-minute wait ends) and the CRD is looked at again every `instancePollMs` (upstream
+ *     polls every 5 s), not with the error backoff, so it goes soon after the last object;
+ *     then Terminating=False (InstanceDeletionCompleted), the finalizer is dropped by a
+ *     status write, and the CRD is removed;
  *   - otherwise, naming: the spec's names are accepted unless another CRD of the group has
  *     accepted one of them (NamesAccepted=False with upstream's reason and `"<name>" is
  *     already in use`); then establishing: Established=True once names were accepted.
@@ -40,7 +43,12 @@ export interface CRDControllerConfig {
   storageRegistry(crd: CustomResourceDefinition): Registry | undefined;
   logger: Logger;
   now?: () => Date;
+  /** How often a deleted CRD whose objects are still going is looked at again; default 1000 ms. */
+  instancePollMs?: number;
 }
+
+/** How long upstream's finalizer waits for the objects before it says it could not confirm them gone. */
+const INSTANCE_DELETION_WAIT_MS = 60_000;
 
 /** A name conflict of `names` with names accepted by other CRDs of the group. */
 export function nameConflict(
@@ -174,19 +182,31 @@ export class CRDController {
     const next = structuredClone(crd);
     const now = this.now();
     if (remaining > 0) {
+      const since = Date.parse(crd.metadata?.deletionTimestamp ?? '');
+      const waitedOut = now.getTime() - since >= INSTANCE_DELETION_WAIT_MS;
       setCRDCondition(
         next,
-        {
-          type: 'Terminating',
-          status: 'True',
-          reason: 'InstanceDeletionInProgress',
-          message: `could not confirm zero CustomResources remaining: ${remaining} remaining`,
-        },
+        waitedOut
+          ? {
+              type: 'Terminating',
+              status: 'True',
+              reason: 'InstanceDeletionCheck',
+              message:
+                'could not confirm zero CustomResources remaining: timed out waiting for the condition',
+            }
+          : {
+              type: 'Terminating',
+              status: 'True',
+              reason: 'InstanceDeletionInProgress',
+              message: 'CustomResource deletion is in progress',
+            },
         now,
       );
       if (!isDeepStrictEqual(next.status, crd.status))
         await this.cfg.crds.update(undefined, name, next, { subresource: 'status' });
-      throw new Error(`${remaining} custom resources of ${name} are still being deleted`);
+      // Their finalizers are someone else's: look again soon rather than with the error backoff.
+      this.queue.addAfter(name, this.cfg.instancePollMs ?? 1000);
+      return;
     }
     setCRDCondition(
       next,

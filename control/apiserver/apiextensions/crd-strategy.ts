@@ -270,6 +270,9 @@ export function setCRDCondition(
 export const customResourceDefinitionStrategy: KindStrategy = {
   ...defineStrategy({
     namespaced: false,
+    // apiextensions validates ObjectMeta with apimachinery's rules only: its own finalizer,
+    // customresourcecleanup.apiextensions.k8s.io, has no '/' and is not one of core's.
+    kubeFinalizers: false,
     generationFields: ['spec'],
     initialStatus: (obj) => {
       const storage = crdOf(obj).spec.versions?.find((v) => v.storage === true)?.name;

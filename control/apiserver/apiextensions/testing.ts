@@ -61,7 +61,8 @@ export const crdPath = (name?: string): string =>
 /**
  * `widgets.example.com`: namespaced, short name `wd`, category `all` and `toys`; versions
  * v1 (storage) and v1beta1 (served), both with the status and scale subresources and
- * printer columns Size (.spec.size), Color (.spec.color) and Ready (.status.ready); the
+ * printer columns Size (.spec.size), Color (.spec.color), Ready (.status.ready) and Age
+ * (.metadata.creationTimestamp, which upstream adds only when a CRD names no columns); the
  * schema: spec.size an integer >= 1 and required, spec.color `red` or `blue` (default red),
  * spec.replicas an integer, spec.labels a map of strings; status.ready, status.replicas.
  * `patch` is merged into the copy's spec shallowly.
@@ -99,6 +100,7 @@ export function widgetCRD(patch: Partial<CustomResourceDefinition['spec']> = {})
       { name: 'Size', type: 'integer', jsonPath: '.spec.size' },
       { name: 'Color', type: 'string', jsonPath: '.spec.color' },
       { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
   });
   return {

@@ -11,8 +11,8 @@ export const APIEXTENSIONS_GROUP = 'apiextensions.k8s.io';
 export const CRD_API_VERSION = 'apiextensions.k8s.io/v1';
 
 /**
- * The finalizer a CRD carries from its creation until its custom resources are gone
- * (the finalizer controller removes it once every object of the CRD is deleted).
+ * The finalizer a CRD's DELETE adds, kept until its custom resources are gone (the
+ * finalizer controller removes it once every object of the CRD is deleted).
  */
 export const CUSTOM_RESOURCE_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 
