@@ -201,12 +201,16 @@ export function requestHeaderFieldsTooLarge(limitBytes: number): ApiError {
   );
 }
 
-/** 415 UnsupportedMediaType, naming what is accepted. */
-export function unsupportedMediaType(got: string, accepted: readonly string[]): ApiError {
+/**
+ * 415 UnsupportedMediaType, naming what is accepted in kube-apiserver's words
+ * (negotiation.NewUnsupportedMediaTypeError, which does not repeat the type it got: kubectl
+ * names it itself, and matches this text to fall back from a strategic merge patch).
+ */
+export function unsupportedMediaType(_got: string, accepted: readonly string[]): ApiError {
   return new ApiError(
     415,
     'UnsupportedMediaType',
-    `the body of the request was in an unknown format ("${got}"); accepted media types include: ${accepted.join(', ')}`,
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
   );
 }
 
