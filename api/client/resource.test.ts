@@ -4,18 +4,10 @@ import { describe, it } from 'node:test';
 import { findResource } from '../../control/apiserver/resources.js';
 import { apiVersionOf, resourcePath, resources } from './resource.js';
 
-// Refs the agent's local-path provisioner already reads whose kinds the API server does not
-// serve yet (issue 18's control side); the test fails once they are served, so this list goes.
-const NOT_SERVED_YET = new Set(['persistentvolumes', 'storageclasses']);
-
 describe('resources', () => {
   it('agree with the API server resource table', () => {
     for (const [name, ref] of Object.entries(resources)) {
       const served = findResource(ref.group, ref.version, ref.resource);
-      if (NOT_SERVED_YET.has(name)) {
-        assert.equal(served, undefined, `${name} is served now: take it off NOT_SERVED_YET`);
-        continue;
-      }
       assert.ok(served, `${name} is served`);
       assert.equal(ref.kind, served.kind, name);
       assert.equal(ref.namespaced, served.namespaced, name);

@@ -125,9 +125,14 @@ export const RESOURCES: readonly ResourceInfo[] = [
   res('', 'v1', 'Event', 'events', true, { shortNames: ['ev'], model: 'CoreV1Event' }),
   // serviceaccounts/token: the TokenRequest API (token-request.ts).
   res('', 'v1', 'ServiceAccount', 'serviceaccounts', true, { shortNames: ['sa'], subresources: ['token'] }),
-  // PersistentVolumeClaim: served for StatefulSets' volumeClaimTemplates; nothing binds or provisions them yet.
+  // PersistentVolumeClaims and PersistentVolumes (strategies/persistentvolume*.ts); their
+  // classes are storage.k8s.io StorageClasses, below.
   res('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', true, {
     shortNames: ['pvc'],
+    subresources: ['status'],
+  }),
+  res('', 'v1', 'PersistentVolume', 'persistentvolumes', false, {
+    shortNames: ['pv'],
     subresources: ['status'],
   }),
   // apps/v1
@@ -191,6 +196,9 @@ export const RESOURCES: readonly ResourceInfo[] = [
     shortNames: ['pdb'],
     subresources: ['status'],
   }),
+  // storage.k8s.io/v1: StorageClasses (strategies/storageclasses.ts); `local-path`, the
+  // default, is created at start (control/main.ts).
+  res('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false, { shortNames: ['sc'] }),
   // authorization.k8s.io/v1 and authentication.k8s.io/v1: create-only reviews, answered
   // and never stored (control/apiserver/auth/reviews.ts).
   res('authorization.k8s.io', 'v1', 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', false, {

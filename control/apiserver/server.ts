@@ -302,9 +302,7 @@ export class ApiServer {
           (await pods.list(ns, { fieldSelector: parseFieldSelector(`spec.nodeName=${node}`) })).items,
         // A node deletes only its own local-path volumes (auth/node.ts).
         getPersistentVolume: (name) =>
-          findResource('', 'v1', 'persistentvolumes')
-            ? getOrUndefined(this.registry('', 'v1', 'persistentvolumes'), undefined, name)
-            : Promise.resolve(undefined),
+          getOrUndefined(this.registry('', 'v1', 'persistentvolumes'), undefined, name),
       }),
       rbacAuthorizer(this.rbacSource),
     );

@@ -54,6 +54,9 @@ const MODEL_PACKAGES: Readonly<Record<string, string>> = {
   V1Binding: 'core',
   V1Scale: 'autoscaling',
   V1Eviction: 'policy',
+  // A StorageClass's allowedTopologies are core/v1 types.
+  V1TopologySelectorTerm: 'core',
+  V1TopologySelectorLabelRequirement: 'core',
 };
 
 const MODEL_NAME = /^(?:([A-Z][a-z]+))?(V\d+(?:(?:alpha|beta)\d+)?)([A-Z][A-Za-z0-9]*)$/;

@@ -28,6 +28,7 @@ describe('OpenAPI v3', () => {
       'apis/events.k8s.io/v1',
       'apis/rbac.authorization.k8s.io/v1',
       'apis/policy/v1',
+      'apis/storage.k8s.io/v1',
       'apis/authorization.k8s.io/v1',
       'apis/authentication.k8s.io/v1',
       'apis/apiextensions.k8s.io/v1',

@@ -30,6 +30,7 @@ import { namespaceStrategy } from './namespaces.js';
 import { nodeStrategy } from './nodes.js';
 import type { PodAdmissionConfig } from './pods.js';
 import { persistentVolumeClaimStrategy } from './persistentvolumeclaims.js';
+import { persistentVolumeStrategy } from './persistentvolumes.js';
 import { podStrategy, podStrategyWith } from './pods.js';
 import { podDisruptionBudgetStrategy } from './poddisruptionbudgets.js';
 import {
@@ -44,11 +45,13 @@ import { secretStrategy } from './secrets.js';
 import { serviceAccountStrategy } from './serviceaccounts.js';
 import { serviceStrategy } from './services.js';
 import { statefulSetStrategy } from './statefulsets.js';
+import { storageClassStrategy } from './storageclasses.js';
 
 /** Strategies by `<group/version>/<resource>` (core group: `v1/<resource>`). */
 const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'v1/pods': podStrategy,
   'v1/persistentvolumeclaims': persistentVolumeClaimStrategy,
+  'v1/persistentvolumes': persistentVolumeStrategy,
   'apps/v1/statefulsets': statefulSetStrategy,
   'v1/services': serviceStrategy,
   'v1/namespaces': namespaceStrategy,
@@ -74,6 +77,7 @@ const STRATEGIES: Readonly<Record<string, KindStrategy>> = {
   'rbac.authorization.k8s.io/v1/rolebindings': roleBindingStrategy,
   'rbac.authorization.k8s.io/v1/clusterrolebindings': clusterRoleBindingStrategy,
   'policy/v1/poddisruptionbudgets': podDisruptionBudgetStrategy,
+  'storage.k8s.io/v1/storageclasses': storageClassStrategy,
   'authorization.k8s.io/v1/selfsubjectaccessreviews': reviewStrategy,
   'authorization.k8s.io/v1/subjectaccessreviews': reviewStrategy,
   'authorization.k8s.io/v1/selfsubjectrulesreviews': reviewStrategy,

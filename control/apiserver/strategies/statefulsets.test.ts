@@ -231,13 +231,22 @@ describe('PersistentVolumeClaim strategy', () => {
     );
   });
 
-  it('spec is immutable but for resources.requests', () => {
+  it('spec is immutable but for resources.requests of a bound claim', () => {
     const old = created(PVC, claim());
-    assert.deepEqual(
+    assertErrors(
       update(
         PVC,
         old,
         modified(old, (c) => (c.spec.resources.requests.storage = '2Gi')),
+      ).errs,
+      [['spec', 'Forbidden']],
+    );
+    const bound = modified(old, (c) => (c.status = { phase: 'Bound', capacity: { storage: '1536Mi' } }));
+    assert.deepEqual(
+      update(
+        PVC,
+        bound,
+        modified(bound, (c) => (c.spec.resources.requests.storage = '2Gi')),
       ).errs,
       [],
     );

@@ -1,8 +1,10 @@
 /**
  * PersistentVolumeClaims: NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS
  * VOLUMEATTRIBUTESCLASS AGE, wide VOLUMEMODE (printPersistentVolumeClaim). Capacity and
- * access modes are the bound volume's (status), empty while the claim is Pending.
+ * access modes are the bound volume's (status), empty while the claim has no volumeName;
+ * the class is the beta annotation's, else storageClassName (GetPersistentVolumeClaimClass).
  */
+import { Quantity } from '../../../api/meta/quantity.js';
 import type { KubeObject } from '../../../api/object.js';
 import { since } from './format.js';
 import { AGE_COLUMN, NAME_COLUMN, column, nameOf, type PrintedRow, type TablePrinter } from './printer.js';
@@ -25,12 +27,22 @@ const SHORT_MODES: Readonly<Record<string, string>> = {
 };
 
 /** GetAccessModesAsString: the short forms, each once, in Kubernetes' order (RWO, ROX, RWX, RWOP). */
-function accessModes(modes: readonly string[] | undefined): string {
+export function accessModes(modes: readonly string[] | undefined): string {
   const have = new Set(modes ?? []);
   return Object.entries(SHORT_MODES)
     .filter(([m]) => have.has(m))
     .map(([, s]) => s)
     .join(',');
+}
+
+/** A quantity as Quantity.String() prints it (`0` when absent, the text as given when it does not parse). */
+export function quantityString(v: string | undefined): string {
+  if (v === undefined) return '0';
+  try {
+    return Quantity.parse(v).toString();
+  } catch {
+    return v;
+  }
 }
 
 function printClaim(obj: KubeObject, now: Date): PrintedRow {
@@ -43,10 +55,10 @@ function printClaim(obj: KubeObject, now: Date): PrintedRow {
       nameOf(pvc),
       pvc.metadata?.deletionTimestamp ? 'Terminating' : (status.phase ?? ''),
       spec.volumeName ?? '',
-      bound ? (status.capacity?.storage ?? '') : '',
+      bound ? quantityString(status.capacity?.storage) : '',
       bound ? accessModes(status.accessModes) : '',
-      spec.storageClassName ?? pvc.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? '',
-      spec.volumeAttributesClassName || '<unset>',
+      pvc.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? spec.storageClassName ?? '',
+      spec.volumeAttributesClassName ?? '<unset>',
       since(pvc.metadata?.creationTimestamp, now),
       spec.volumeMode ?? '<unset>',
     ],

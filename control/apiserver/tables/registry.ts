@@ -14,6 +14,7 @@ import { eventPrinter, eventsV1Printer } from './event.js';
 import { horizontalPodAutoscalerPrinter } from './horizontalpodautoscaler.js';
 import { cronJobPrinter, jobPrinter } from './job.js';
 import { nodePrinter } from './node.js';
+import { persistentVolumePrinter } from './persistentvolume.js';
 import { persistentVolumeClaimPrinter } from './persistentvolumeclaim.js';
 import { podPrinter } from './pod.js';
 import { podDisruptionBudgetPrinter } from './poddisruptionbudget.js';
@@ -21,6 +22,7 @@ import { NAME_COLUMN, column, nameOf, type TablePrinter } from './printer.js';
 import { replicaSetPrinter } from './replicaset.js';
 import { servicePrinter } from './service.js';
 import { statefulSetPrinter } from './statefulset.js';
+import { storageClassPrinter } from './storageclass.js';
 import {
   configMapPrinter,
   leasePrinter,
@@ -32,6 +34,7 @@ import {
 const PRINTERS: ReadonlyMap<string, TablePrinter> = new Map([
   ['/pods', podPrinter],
   ['/persistentvolumeclaims', persistentVolumeClaimPrinter],
+  ['/persistentvolumes', persistentVolumePrinter],
   ['apps/statefulsets', statefulSetPrinter],
   ['/nodes', nodePrinter],
   ['/services', servicePrinter],
@@ -52,6 +55,7 @@ const PRINTERS: ReadonlyMap<string, TablePrinter> = new Map([
   ['discovery.k8s.io/endpointslices', endpointSlicePrinter],
   ['events.k8s.io/events', eventsV1Printer],
   ['policy/poddisruptionbudgets', podDisruptionBudgetPrinter],
+  ['storage.k8s.io/storageclasses', storageClassPrinter],
 ]);
 
 /** The go zero time, which Kubernetes prints for an object without creationTimestamp. */
