@@ -124,6 +124,12 @@ export interface WriteOptions {
    * again — the same JSON, but fields set to `undefined` may be present. Default false.
    */
   owned?: boolean;
+  /**
+   * Where the strategy's warnings of this write go (warningsOnCreate / warningsOnUpdate,
+   * after validation passed): the request's `Warning` headers. Called again on each retry
+   * of a read-modify-write (the recorder drops repeats). Without it, none are computed.
+   */
+  warn?: (message: string) => void;
 }
 
 export interface DeleteOptions {
@@ -244,6 +250,8 @@ export class Registry {
     const generated = !meta.name;
     if (generated) meta.name = generateName(meta.generateName ?? '');
     this.validate(obj, this.strategy.validate(obj));
+    // As rest.BeforeCreate: the kind's warnings once validation passed, before admission.
+    if (opts.warn) for (const w of this.strategy.warningsOnCreate?.(obj) ?? []) opts.warn(w);
     await opts.admit?.(obj, undefined);
     opts.beforeWrite?.(obj, undefined, sent);
     const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun === true });
@@ -391,7 +399,7 @@ export class Registry {
     const current = await this.read(namespace, name);
     if (expected && expected !== current.modRevision) throw conflict(this.ref(name));
     const old = this.decode(current);
-    const next = this.prepareUpdate(obj, old, opts.subresource);
+    const next = this.prepareUpdate(obj, old, opts.subresource, opts.warn);
     await opts.admit?.(next, old);
     if (unchanged(next, old)) return old;
     opts.beforeWrite?.(next, old);
@@ -438,7 +446,7 @@ export class Registry {
       this.checkTypeMeta(changed);
       const expected = parseResourceVersion(meta.resourceVersion, 'metadata.resourceVersion');
       if (expected && expected !== kv.modRevision) throw conflict(this.ref(name));
-      const next = this.prepareUpdate(changed, current, opts.subresource);
+      const next = this.prepareUpdate(changed, current, opts.subresource, opts.warn);
       await opts.admit?.(next, current);
       if (unchanged(next, current)) return current;
       opts.beforeWrite?.(next, current);
@@ -610,11 +618,15 @@ export class Registry {
     return grace;
   }
 
-  /** The update rules shared by PUT and read-modify-write. */
+  /**
+   * The update rules shared by PUT and read-modify-write; `warn` gets the strategy's
+   * warnings of a valid main-resource update (as rest.BeforeUpdate).
+   */
   private prepareUpdate(
     obj: KubeObject,
     old: KubeObject,
     subresource: UpdateSubresource | undefined,
+    warn?: (message: string) => void,
   ): KubeObject {
     const meta = obj.metadata!;
     const oldMeta = old.metadata!;
@@ -664,6 +676,7 @@ export class Registry {
       if (bump) {
         meta.generation = (oldMeta.generation ?? 0) + 1;
       }
+      if (warn) for (const w of this.strategy.warningsOnUpdate?.(obj, old) ?? []) warn(w);
     }
     delete meta.resourceVersion;
     return obj;

@@ -49,7 +49,7 @@ import { writeRawStatus } from './node-proxy.js';
 import { ResourceMetricsApi } from './resource-metrics.js';
 import { TunnelServer } from './tunnel.js';
 import { warmOpenAPI } from './openapi/index.js';
-import { loadFieldSchemas, warningHeaders } from './fieldvalidation/index.js';
+import { loadFieldSchemas, ResponseWarnings } from './fieldvalidation/index.js';
 import type { KeyPair } from '../../api/tls/certs.js';
 import {
   authenticateToken,
@@ -614,9 +614,10 @@ export class ApiServer {
     let url = UNPARSED_URL;
     let verb = (req.method ?? 'GET').toLowerCase();
     let resource = '';
-    const admission = new RequestAdmissionRecorder((message) => {
-      if (!res.headersSent) for (const h of warningHeaders([message])) res.appendHeader('Warning', h);
-    });
+    // One warning recorder per request, as kube-apiserver's: field validation, the kind's
+    // strategy and admission all write through it (handlers/index.ts scope.warn).
+    const warnings = new ResponseWarnings(res);
+    const admission = new RequestAdmissionRecorder((message) => warnings.add(message));
     try {
       url = requestURL(req);
       // 1. Authenticate. Who is asking comes first: an anonymous request learns nothing,

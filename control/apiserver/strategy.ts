@@ -4,8 +4,9 @@
  * `RESTUpdateStrategy` per resource). Everything generic (names, uid, timestamps,
  * resourceVersion, optimistic concurrency, storage) stays in the registry.
  *
- * Order on create:  prepareForCreate → defaults → validate (→ write)
- * Order on update:  prepareForUpdate → defaults → validate + validateUpdate (→ write)
+ * Order on create:  prepareForCreate → defaults → validate → warningsOnCreate (→ write)
+ * Order on update:  prepareForUpdate → defaults → validate + validateUpdate → generation
+ *                   → warningsOnUpdate (→ write)
  * Order on status:  prepareForStatusUpdate → validateStatusUpdate (→ write)
  * Order on finalize: prepareForFinalizeUpdate → validateFinalizeUpdate (→ write)
  * Around a write: checkEscalation before it (the API server, for the writer), afterCreate
@@ -190,6 +191,22 @@ export interface Strategy {
    * strategic merge patch, as upstream). Omitted: all four.
    */
   readonly patchTypes?: readonly string[];
+
+  /**
+   * The warnings a valid create sends back (`Warning: 299` headers; kubectl prints them as
+   * `Warning: <text>`), as `RESTCreateStrategy.WarningsOnCreate`: e.g. a Deployment's pod
+   * template with a duplicate env name. Called after validation passed, on the object about
+   * to be written. Omitted: none.
+   */
+  warningsOnCreate?(obj: KubeObject): string[];
+
+  /**
+   * The warnings of a valid update of the main resource (not status or finalize writes), as
+   * `RESTUpdateStrategy.WarningsOnUpdate`: called after validation, with `metadata.generation`
+   * already set, so a kind can warn only when its spec changed (as upstream's workloads do).
+   * Omitted: none.
+   */
+  warningsOnUpdate?(obj: KubeObject, old: KubeObject): string[];
 
   /**
    * The scale subresource of a kind whose replicas are not at `spec.replicas` with a

@@ -68,5 +68,6 @@ export { duplicateFields } from './duplicate-fields.js';
 export type { DuplicateFieldsOptions } from './duplicate-fields.js';
 export { checkFieldTypes, checkPatchedFieldTypes, fieldTypeError } from './field-types.js';
 export type { DecodePath } from './field-types.js';
-export { warningHeader, warningHeaders } from './warnings.js';
+export { ResponseWarnings, warningHeader, warningHeaders } from './warnings.js';
+export type { WarningHeaderSink } from './warnings.js';
 export { formatGoValue, goQuote } from '../encoding/go-format.js';

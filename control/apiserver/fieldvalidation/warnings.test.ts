@@ -1,7 +1,7 @@
 // Warning headers (warnings.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { warningHeader, warningHeaders } from './index.js';
+import { ResponseWarnings, warningHeader, warningHeaders } from './index.js';
 
 describe('Warning headers', () => {
   it('formats one as Kubernetes does', () => {
@@ -29,5 +29,31 @@ describe('Warning headers', () => {
       warningHeaders(texts.slice(0, 13)),
       texts.slice(0, 13).map((t) => `299 - "${t}"`),
     );
+  });
+
+  it('ResponseWarnings: one recorder for the whole request, repeats dropped, earlier headers cut once over the limit', () => {
+    const sink = {
+      headersSent: false,
+      headers: [] as string[],
+      setHeader(_n: string, v: string[]) {
+        this.headers = v;
+      },
+    };
+    const w = new ResponseWarnings(sink);
+    w.add('a');
+    w.add('b "q"');
+    w.add('a');
+    assert.deepEqual(sink.headers, ['299 - "a"', '299 - "b \\"q\\""']);
+    const long = Array.from({ length: 14 }, (_, i) => `${i}`.padStart(300, 'x'));
+    const many = new ResponseWarnings(sink);
+    for (const t of long) many.add(t);
+    // The 14th text passes 4096 runes: every header so far is rewritten cut to 256 runes.
+    assert.deepEqual(
+      sink.headers,
+      long.map((t) => `299 - "${t.slice(0, 256)}"`),
+    );
+    sink.headersSent = true;
+    many.add('late');
+    assert.equal(sink.headers.length, 14);
   });
 });

@@ -87,3 +87,31 @@ export function warningHeaders(texts: Iterable<string>): string[] {
   }
   return headers;
 }
+
+/** Where ResponseWarnings writes: the response's headers (a ServerResponse). */
+export interface WarningHeaderSink {
+  readonly headersSent: boolean;
+  setHeader(name: string, value: string[]): unknown;
+}
+
+/**
+ * The warning recorder of one request (kube-apiserver's endpoints/filters/warning.go
+ * recorder, which every part of the request shares: field validation, the kind's
+ * strategy, admission): each warning becomes a `Warning` header as soon as it is added,
+ * with `warningHeaders`' rules across all of the request's warnings (repeats dropped, the
+ * 4096-rune budget and its truncation), so headers already set may be rewritten when
+ * truncation starts. Warnings added once the headers are sent are dropped.
+ */
+export class ResponseWarnings {
+  private readonly texts: string[] = [];
+
+  constructor(private readonly res: WarningHeaderSink) {}
+
+  /** Adds `text` (a warning's message, without the `299 -` framing). */
+  add(text: string): void {
+    if (this.res.headersSent) return;
+    this.texts.push(text);
+    const headers = warningHeaders(this.texts);
+    if (headers.length > 0) this.res.setHeader('Warning', headers);
+  }
+}

@@ -3,7 +3,6 @@
  * or update's body decoded and checked against its schema, and a patched object checked
  * the way kube-apiserver checks the result of a patch.
  */
-import type { ServerResponse } from 'node:http';
 import type { KubeObject } from '../../../api/object.js';
 import {
   applyFieldValidation,
@@ -12,7 +11,6 @@ import {
   fieldValidationDirective,
   formatGoValue,
   pruneUnknownFields,
-  warningHeaders,
 } from '../fieldvalidation/index.js';
 import { decodeObject, readBody } from '../request.js';
 import type { RequestScope } from './scope.js';
@@ -31,7 +29,7 @@ export async function decodeChecked(
   verb: 'create' | 'update',
   model: string | undefined,
 ): Promise<KubeObject> {
-  const { req, res, query, rr } = scope;
+  const { req, query, rr } = scope;
   const raw = await readBody(req);
   const directive = fieldValidationDirective(query, verb);
   const obj = decodeObject(raw, req.headers['content-type']);
@@ -45,7 +43,7 @@ export async function decodeChecked(
       { unknown: custom, duplicate },
       { verb, kind: rr.resource.kind, version: rr.resource.version },
     );
-    for (const h of warningHeaders(warnings)) res.appendHeader('Warning', h);
+    for (const w of warnings) scope.warn(w);
     return obj;
   }
   if (!model) return obj;
@@ -60,20 +58,21 @@ export async function decodeChecked(
     { unknown, duplicate },
     { verb, kind: rr.resource.kind, version: rr.resource.version },
   );
-  for (const h of warningHeaders(warnings)) res.appendHeader('Warning', h);
+  for (const w of warnings) scope.warn(w);
   return obj;
 }
 
 /**
  * fieldValidation for a patched object: unknown fields are pruned; Strict answers 422
- * naming the patch, as Kubernetes; Warn adds `Warning` headers.
+ * naming the patch, as Kubernetes; Warn passes each warning to `warn` (the request's
+ * `Warning` headers).
  * @throws ApiError 422 under Strict when the patch set unknown or duplicate fields.
  */
 export function checkPatchedFields(
   patched: KubeObject,
   type: string,
   rawPatch: string,
-  res: ServerResponse,
+  warn: (message: string) => void,
   q: URLSearchParams,
   model: string,
   prune: (obj: KubeObject) => string[] = (obj) => pruneUnknownFields(model, obj),
@@ -89,5 +88,5 @@ export function checkPatchedFields(
       : '';
   const unknown = prune(patched);
   const { warnings } = applyFieldValidation(directive, { unknown, duplicate }, { verb: 'patch', badValue });
-  if (!res.headersSent) for (const h of warningHeaders(warnings)) res.appendHeader('Warning', h);
+  for (const w of warnings) warn(w);
 }

@@ -119,10 +119,14 @@ export function newRequestScope(init: RequestScopeInit): RequestScope {
       },
       recorder,
     );
+  // Every warning of the request (field validation, the kind's strategy, admission) goes to
+  // its one recorder, as kube-apiserver's warning recorder in the request context.
+  const warn = (message: string): void => recorder.warn(message);
   // Bodies are decoded per request and results only serialized: the registry may keep them.
   const write: WriteOptions = {
     dryRun,
     owned: true,
+    warn,
     admit: validate,
     beforeWrite: (obj, old, sent) => {
       // On create, ownership is of what the client sent (defaulted), as upstream: fields the
@@ -152,6 +156,7 @@ export function newRequestScope(init: RequestScopeInit): RequestScope {
     groupVersion: gv,
     resetFields,
     write,
+    warn,
     validate,
     admit,
   };

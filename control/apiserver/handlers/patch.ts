@@ -95,7 +95,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
             patched,
             type,
             body,
-            res,
+            scope.warn,
             q,
             rr.resource.model,
             custom ? (obj) => registry.unknownFields(obj) ?? [] : undefined,
@@ -103,7 +103,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
         return patched;
       },
       {
-        ...(isApply ? { dryRun, owned: true, admit: scope.validate } : scope.write),
+        ...(isApply ? { dryRun, owned: true, warn: scope.warn, admit: scope.validate } : scope.write),
         ...(sub === 'status' ? { subresource: 'status' as const } : {}),
       },
     );
@@ -128,7 +128,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
     meta.name = rr.name!;
     await scope.admit('CREATE', obj);
     (await server.escalationCheck(rr, user, obj))?.(obj);
-    const applied = { dryRun, owned: true, admit: scope.validate };
+    const applied = { dryRun, owned: true, warn: scope.warn, admit: scope.validate };
     writeJson(res, 201, await registry.create(rr.namespace, obj, applied));
   }
 }

@@ -89,6 +89,12 @@ export interface RequestScope {
    * manager (`fieldManager`, else the User-Agent's program name).
    */
   readonly write: WriteOptions;
+  /**
+   * Adds a warning to the request's `Warning: 299` headers (the request's recorder: repeats
+   * dropped, long lists truncated as kube-apiserver's). Also the registry's `warn` hook in
+   * `write`.
+   */
+  readonly warn: (message: string) => void;
   /** Admission's validate phase on the object about to be stored (the registry's `admit` hook). */
   readonly validate: (obj: KubeObject, old: KubeObject | undefined) => Promise<void>;
   /**

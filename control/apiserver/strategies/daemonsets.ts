@@ -21,6 +21,7 @@ import {
 } from './meta.js';
 import { defaultPodTemplate } from './podspec/index.js';
 import { validateSelectorUnchanged, validateWorkloadSpec } from './workload.js';
+import { podTemplateWarnings } from './podspec/warnings.js';
 
 /**
  * The annotation apps/v1 carries the internal `spec.templateGeneration` in (bumped on every
@@ -145,6 +146,12 @@ export const daemonSetStrategy = defineStrategy({
   },
   validate: (obj) => validateDaemonSetSpec(asObj(obj.spec) ?? {}),
   validateUpdate: validateSelectorUnchanged,
+  warningsOnCreate: (obj) => podTemplateWarnings('spec.template', asObj(obj.spec)?.template),
+  // Upstream: only when the template generation moved (the template changed).
+  warningsOnUpdate: (obj, old) =>
+    templateGeneration(obj) !== templateGeneration(old)
+      ? podTemplateWarnings('spec.template', asObj(obj.spec)?.template)
+      : [],
   prepareForStatusUpdate(obj: KubeObject, old: KubeObject) {
     const meta = (obj.metadata ??= {});
     if (old.metadata?.labels) meta.labels = clone(old.metadata.labels);

@@ -17,9 +17,11 @@ import {
   num,
   problems,
   section,
+  semanticEqual,
 } from './meta.js';
 import { defaultPodTemplate } from './podspec/index.js';
 import { validateSelectorUnchanged, validateWorkloadSpec, validateWorkloadStatus } from './workload.js';
+import { generationChanged, podTemplateWarnings, workloadNameWarnings } from './podspec/warnings.js';
 
 /** An IntOrString of a rolling update: a percentage (`25%`) or an integer >= 0. */
 function intOrPercent(v: unknown, field: string): FieldError[] {
@@ -117,6 +119,16 @@ export const deploymentStrategy = defineStrategy({
     return errs;
   },
   validateUpdate: validateSelectorUnchanged,
+  warningsOnCreate: (obj) => [
+    ...workloadNameWarnings(obj.metadata?.name),
+    ...podTemplateWarnings('spec.template', asObj(obj.spec)?.template),
+  ],
+  // Upstream warns when the generation moved, which for a Deployment also happens when only
+  // its annotations changed (they are copied to its ReplicaSets).
+  warningsOnUpdate: (obj, old) =>
+    generationChanged(obj, old) || !semanticEqual(obj.metadata?.annotations, old.metadata?.annotations)
+      ? podTemplateWarnings('spec.template', asObj(obj.spec)?.template)
+      : [],
   prepareForStatusUpdate(obj: KubeObject, old: KubeObject) {
     const meta = (obj.metadata ??= {});
     if (old.metadata?.labels) meta.labels = clone(old.metadata.labels);

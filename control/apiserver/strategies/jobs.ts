@@ -22,9 +22,11 @@ import {
   num,
   section,
   semanticEqual,
+  str,
   strMap,
 } from './meta.js';
 import { defaultPodTemplate, validatePodTemplate } from './podspec/index.js';
+import { generationChanged, podTemplateWarnings, workloadNameWarnings } from './podspec/warnings.js';
 
 /** The label of the generated selector (batch.kubernetes.io/controller-uid). */
 export const CONTROLLER_UID_LABEL = 'batch.kubernetes.io/controller-uid';
@@ -260,6 +262,11 @@ export const jobStrategy = defineStrategy({
     return validateJobSpec(asObj(obj.spec) ?? {}, 'spec', true);
   },
   validateUpdate: validateJobUpdate,
+  warningsOnCreate: (obj) => [
+    ...workloadNameWarnings(obj.metadata?.name),
+    ...jobSpecWarnings('spec', obj.spec),
+  ],
+  warningsOnUpdate: (obj, old) => (generationChanged(obj, old) ? jobSpecWarnings('spec', obj.spec) : []),
   validateStatusUpdate: validateJobStatus,
   fields: (obj) => ({ 'status.successful': String(num(asObj(obj.status)?.succeeded) ?? 0) }),
 });
@@ -374,4 +381,45 @@ export const cronJobStrategy = defineStrategy({
     const oldSchedule = asObj(old.spec)?.schedule;
     return validateCronJobSpec(obj, typeof oldSchedule === 'string' && oldSchedule.includes('TZ'));
   },
+  warningsOnCreate: (obj) => [
+    ...workloadNameWarnings(obj.metadata?.name),
+    ...jobSpecWarnings('spec.jobTemplate.spec', asObj(asObj(obj.spec)?.jobTemplate)?.spec),
+  ],
+  warningsOnUpdate(obj, old) {
+    const spec = asObj(obj.spec) ?? {};
+    const out = generationChanged(obj, old)
+      ? jobSpecWarnings('spec.jobTemplate.spec', asObj(spec.jobTemplate)?.spec)
+      : [];
+    // A create with TZ= is refused (validateSchedule); an update that keeps one is warned, with
+    // upstream's path as it writes it.
+    if (str(spec.schedule).includes('TZ'))
+      out.push(
+        'cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details',
+      );
+    return out;
+  },
 });
+
+/** Upstream's soft limits of Indexed Jobs (pkg/api/job/warnings.go). */
+const COMPLETIONS_SOFT_LIMIT = 100_000;
+const PARALLELISM_SOFT_LIMIT_FOR_UNLIMITED_COMPLETIONS = 10_000;
+
+/**
+ * pkg/api/job WarningsForJobSpec: an Indexed Job whose completions pass 10^5 and parallelism
+ * 10^4 (completedIndexes may not be tracked), then its pod template's warnings (at
+ * `<path>.template`). `path` is the job spec's (`spec`, `spec.jobTemplate.spec`).
+ */
+export function jobSpecWarnings(path: string, specValue: unknown): string[] {
+  const spec = asObj(specValue) ?? {};
+  const out: string[] = [];
+  if (
+    spec.completionMode === 'Indexed' &&
+    (num(spec.completions) ?? 0) > COMPLETIONS_SOFT_LIMIT &&
+    (num(spec.parallelism) ?? 0) > PARALLELISM_SOFT_LIMIT_FOR_UNLIMITED_COMPLETIONS
+  )
+    out.push(
+      `${path}: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail`,
+    );
+  out.push(...podTemplateWarnings(`${path}.template`, spec.template));
+  return out;
+}

@@ -321,6 +321,9 @@ export interface KindRules {
   afterCreate?: Strategy['afterCreate'];
   /** See Strategy: the conversion to and from the storage version. */
   storageCodec?: Strategy['storageCodec'];
+  /** See Strategy: the warnings of a valid create and update (upstream's WarningsOnCreate / WarningsOnUpdate). */
+  warningsOnCreate?: Strategy['warningsOnCreate'];
+  warningsOnUpdate?: Strategy['warningsOnUpdate'];
 }
 
 /** A kind's strategy, with the `nameFn` the registry should check names with. */
@@ -412,6 +415,8 @@ export function defineStrategy(rules: KindRules): KindStrategy {
     ...(rules.checkEscalation ? { checkEscalation: rules.checkEscalation } : {}),
     ...(rules.afterCreate ? { afterCreate: rules.afterCreate } : {}),
     ...(rules.storageCodec ? { storageCodec: rules.storageCodec } : {}),
+    ...(rules.warningsOnCreate ? { warningsOnCreate: rules.warningsOnCreate } : {}),
+    ...(rules.warningsOnUpdate ? { warningsOnUpdate: rules.warningsOnUpdate } : {}),
   };
 }
 

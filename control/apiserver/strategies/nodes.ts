@@ -126,6 +126,20 @@ function validateNodeUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
 }
 
 /**
+ * The Node strategy's fieldIsDeprecatedWarnings (pkg/registry/core/node/strategy.go), on
+ * create and update: `spec.configSource` and `spec.externalID` set.
+ */
+export function nodeWarnings(obj: KubeObject): string[] {
+  const spec = asObj(obj.spec) ?? {};
+  const out: string[] = [];
+  if (spec.configSource !== undefined && spec.configSource !== null)
+    out.push('spec.configSource: the feature is removed');
+  if (str(spec.externalID) !== '')
+    out.push('spec.externalID: this field is deprecated, and is unused by Kubernetes');
+  return out;
+}
+
+/**
  * The Node strategy: the kubelet registers a Node with its status, so status is kept on
  * create (Kubernetes: "Nodes allow *all* fields, including status, to be set on create")
  * and is kept from the old object on updates of the main resource. Field selector:
@@ -141,5 +155,7 @@ export const nodeStrategy = defineStrategy({
   validate: validateNode,
   validateUpdate: validateNodeUpdate,
   validateStatusUpdate: (obj, old) => [...validateNode(obj), ...validateNodeUpdate(obj, old)],
+  warningsOnCreate: nodeWarnings,
+  warningsOnUpdate: (obj) => nodeWarnings(obj),
   fields: (obj) => ({ 'spec.unschedulable': boolString(asObj(obj.spec)?.unschedulable) }),
 });

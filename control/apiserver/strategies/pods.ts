@@ -35,6 +35,7 @@ import {
   semanticEqual,
   str,
 } from './meta.js';
+import { podNameWarnings, podWarnings } from './podspec/warnings.js';
 import { defaultPodSpec, podQOSClass, validatePodSpec } from './podspec/index.js';
 
 /** The priorities of Kubernetes' built-in PriorityClasses (scheduling/v1). */
@@ -325,6 +326,9 @@ const POD_RULES: Omit<KindRules, 'prepareForCreate'> = {
   },
   validateUpdate: validatePodUpdate,
   validateStatusUpdate: validatePodStatus,
+  // As upstream's podStrategy: warnings on create only (none on update, "since humans don't
+  // typically interact directly with pods").
+  warningsOnCreate: (obj) => [...podNameWarnings(obj.metadata?.name), ...podWarnings(obj)],
   fields(obj) {
     const spec = asObj(obj.spec) ?? {};
     const status = asObj(obj.status) ?? {};

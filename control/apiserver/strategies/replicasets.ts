@@ -6,6 +6,7 @@
 import { asObj, child, defaultPointer, defineStrategy, num, section } from './meta.js';
 import { defaultPodTemplate } from './podspec/index.js';
 import { validateSelectorUnchanged, validateWorkloadSpec, validateWorkloadStatus } from './workload.js';
+import { generationChanged, podTemplateWarnings, workloadNameWarnings } from './podspec/warnings.js';
 
 /**
  * The ReplicaSet strategy: replicas default 1 plus the pod template's defaults; the
@@ -23,6 +24,12 @@ export const replicaSetStrategy = defineStrategy({
   },
   validate: (obj) => validateWorkloadSpec(asObj(obj.spec) ?? {}),
   validateUpdate: validateSelectorUnchanged,
+  warningsOnCreate: (obj) => [
+    ...workloadNameWarnings(obj.metadata?.name),
+    ...podTemplateWarnings('spec.template', asObj(obj.spec)?.template),
+  ],
+  warningsOnUpdate: (obj, old) =>
+    generationChanged(obj, old) ? podTemplateWarnings('spec.template', asObj(obj.spec)?.template) : [],
   validateStatusUpdate: (obj, old) =>
     validateWorkloadStatus(obj, old, ['fullyLabeledReplicas', 'readyReplicas', 'availableReplicas'], []),
   fields: (obj) => ({ 'status.replicas': String(num(asObj(obj.status)?.replicas) ?? 0) }),

@@ -47,6 +47,7 @@ import {
   strMap,
 } from './meta.js';
 import { enumField } from './podspec/index.js';
+import { serviceWarnings } from './service-warnings.js';
 
 /** Kubernetes' DefaultClientIPServiceAffinitySeconds (3 hours) and its maximum (1 day). */
 const DEFAULT_CLIENT_IP_TIMEOUT = 10800;
@@ -529,6 +530,9 @@ export const serviceStrategy = defineStrategy({
   defaults: defaultService,
   validate: validateService,
   validateUpdate: validateServiceUpdate,
+  // As upstream: GetWarningsForService on every create and every update.
+  warningsOnCreate: serviceWarnings,
+  warningsOnUpdate: (obj) => serviceWarnings(obj),
   prepareForStatusUpdate(obj) {
     child(child(obj as Obj, 'status'), 'loadBalancer');
   },

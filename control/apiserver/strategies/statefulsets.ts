@@ -6,6 +6,7 @@
 import type { FieldError } from '../../../api/meta/validation.js';
 import {
   forbidden,
+  indexPath,
   invalid,
   isValidPercent,
   notSupported,
@@ -36,6 +37,7 @@ import {
 import { defaultPodTemplate, validatePodTemplate } from './podspec/index.js';
 import { defaultClaimSpec, validateClaimSpec } from './persistentvolumeclaims.js';
 import { validateSelectorUnchanged } from './workload.js';
+import { claimSpecWarnings, generationChanged, podTemplateWarnings } from './podspec/warnings.js';
 
 /** The spec fields an update may change (ValidateStatefulSetUpdate); any other change is forbidden. */
 export const STATEFULSET_MUTABLE_FIELDS = [
@@ -284,6 +286,25 @@ export const statefulSetStrategy = defineStrategy({
   },
   validate: (obj) => validateSpec(asObj(obj.spec) ?? {}),
   validateUpdate,
+  warningsOnCreate(obj) {
+    const spec = asObj(obj.spec) ?? {};
+    return [
+      ...podTemplateWarnings('spec.template', spec.template),
+      ...list(spec.volumeClaimTemplates).flatMap((c, i) =>
+        claimSpecWarnings(indexPath('spec.volumeClaimTemplates', i), asObj(c)?.spec),
+      ),
+    ];
+  },
+  warningsOnUpdate(obj, old) {
+    const spec = asObj(obj.spec) ?? {};
+    return [
+      ...(generationChanged(obj, old) ? podTemplateWarnings('spec.template', spec.template) : []),
+      // Upstream's update path names the claim spec `Spec` (its create path names none).
+      ...list(spec.volumeClaimTemplates).flatMap((c, i) =>
+        claimSpecWarnings(`${indexPath('spec.volumeClaimTemplates', i)}.Spec`, asObj(c)?.spec),
+      ),
+    ];
+  },
   prepareForStatusUpdate(obj: KubeObject, old: KubeObject) {
     const meta = (obj.metadata ??= {});
     if (old.metadata?.labels) meta.labels = clone(old.metadata.labels);
