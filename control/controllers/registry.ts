@@ -15,7 +15,10 @@ import { jobController } from './job/index.js';
 import { namespaceController } from './namespace/index.js';
 import { nodeIpamController } from './nodeipam/index.js';
 import { nodeLifecycleController } from './nodelifecycle/index.js';
+import { persistentVolumeBinderController } from './volume/persistentvolume/index.js';
 import { podGCController } from './podgc/index.js';
+import { pvcProtectionController } from './volume/pvcprotection/index.js';
+import { pvProtectionController } from './volume/pvprotection/index.js';
 import { replicaSetController } from './replicaset/index.js';
 import { rootCACertPublisherController } from './rootcacertpublisher/index.js';
 import { serviceAccountController } from './serviceaccount/index.js';
@@ -39,7 +42,10 @@ export const CONTROLLERS: Readonly<Record<string, ControllerFactory>> = {
   namespace: namespaceController,
   nodeipam: nodeIpamController,
   nodelifecycle: nodeLifecycleController,
+  'persistentvolume-binder': persistentVolumeBinderController,
   podgc: podGCController,
+  'pv-protection': pvProtectionController,
+  'pvc-protection': pvcProtectionController,
   replicaset: replicaSetController,
   'root-ca-cert-publisher': rootCACertPublisherController,
   serviceaccount: serviceAccountController,
