@@ -15,7 +15,8 @@
  *   validator), then the scale status;
  * - generation: bumped by any change but metadata (and status, with the subresource);
  * - storage: conversion `None` — objects are stored with the storage version's apiVersion
- *   and served with the request's, nothing else rewritten;
+ *   and served with the request's; what is read from the store is pruned and defaulted by
+ *   the storage version's schema first, as upstream's storage decoder does;
  * - fieldValidation: unknown fields are what pruning removes (./schema pruneUnknownFields,
  *   and ObjectMeta's under metadata); the handlers prune before the strategy runs, so
  *   defaults are applied to the pruned object, as upstream's decoder prunes and then
@@ -138,6 +139,9 @@ export function customResourceStrategy(r: ResourceInfo): KindStrategy {
     type: 'object',
     'x-kubernetes-preserve-unknown-fields': true,
   };
+  const storageSchema: JSONSchemaProps =
+    custom.crd.spec.versions?.find((v) => v.name === custom.storageVersion)?.schema?.openAPIV3Schema ??
+    schema;
   const group = r.group;
   const servedApiVersion = `${group}/${r.version}`;
   const storageApiVersion = `${group}/${custom.storageVersion}`;
@@ -239,7 +243,12 @@ export function customResourceStrategy(r: ResourceInfo): KindStrategy {
     storageCodec: {
       toStorage: (obj) =>
         obj.apiVersion === storageApiVersion ? obj : { ...obj, apiVersion: storageApiVersion },
+      // As upstream's storage decoder: what is read is pruned and defaulted by the storage
+      // version's schema as it is now (a field the CRD dropped is gone, a new default shows),
+      // then served in the request's version. Decoded values are fresh, so in place is safe.
       fromStorage: (obj) => {
+        pruneUnknownFields(storageSchema, obj);
+        applyDefaults(storageSchema, obj);
         obj.apiVersion = servedApiVersion;
         return obj;
       },
