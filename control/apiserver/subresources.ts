@@ -40,6 +40,9 @@ export function toScale(obj: KubeObject, accessor?: ScaleAccessor): KubeObject {
 /**
  * Applies a Scale written by a client to its Deployment/ReplicaSet: only
  * `spec.replicas` changes; a `metadata.resourceVersion` in the Scale is a precondition.
+ * The write goes through the kind's update rules, so `warn` gets its update warnings (a
+ * Deployment's pod template warnings, its generation having moved), as upstream's scale
+ * REST, which updates through the kind's strategy.
  * @throws ApiError 422 for negative or non-integer replicas, 409 on a stale resourceVersion.
  */
 export async function updateScale(
@@ -48,6 +51,7 @@ export async function updateScale(
   name: string,
   scale: KubeObject,
   dryRun: boolean,
+  warn?: (message: string) => void,
 ): Promise<KubeObject> {
   // Go clients omit a zero `replicas` (omitempty), so a missing value means 0, as in Kubernetes.
   const replicas = (scale.spec as { replicas?: unknown } | undefined)?.replicas ?? 0;
@@ -66,7 +70,7 @@ export async function updateScale(
       else (cur.spec as { replicas?: number }).replicas = replicas as number;
       return cur;
     },
-    { dryRun },
+    warn ? { dryRun, warn } : { dryRun },
   );
   return toScale(updated, registry.scale);
 }

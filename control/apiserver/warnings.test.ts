@@ -173,6 +173,19 @@ describe('strategy warnings on the wire', () => {
     assert.deepEqual(changed.warnings, [dup]);
   });
 
+  it('scale: a replicas change moves the generation, so the template warnings come back (as upstream)', async () => {
+    await send(api.url, 'POST', BASE, JSON.stringify(deployment('scaled')), JSON_TYPE);
+    const scale = {
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: { name: 'scaled', namespace: 'default' },
+      spec: { replicas: 3 },
+    };
+    const r = await send(api.url, 'PUT', `${BASE}/scaled/scale`, JSON.stringify(scale), JSON_TYPE);
+    assert.equal(r.status, 200, r.body);
+    assert.deepEqual(r.warnings, [HIDES_X_HEADER]);
+  });
+
   it('dry run warns too, as upstream (the strategy runs before the write is skipped)', async () => {
     const r = await send(api.url, 'POST', `${BASE}?dryRun=All`, JSON.stringify(deployment('dry')), JSON_TYPE);
     assert.equal(r.status, 201, r.body);

@@ -57,7 +57,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
       ...patchOpts,
       now,
     });
-    writeJson(res, 200, await updateScale(registry, rr.namespace!, rr.name!, scale, dryRun));
+    writeJson(res, 200, await updateScale(registry, rr.namespace!, rr.name!, scale, dryRun, scope.warn));
     return;
   }
   if (sub !== undefined && sub !== 'status')

@@ -26,7 +26,7 @@ export async function updateResource(scope: RequestScope): Promise<void> {
   const sub = rr.subresource;
   const body = await decodeChecked(scope, 'update', sub === 'scale' ? 'V1Scale' : rr.resource.model);
   if (sub === 'scale') {
-    writeJson(res, 200, await updateScale(registry, rr.namespace!, rr.name!, body, dryRun));
+    writeJson(res, 200, await updateScale(registry, rr.namespace!, rr.name!, body, dryRun, scope.warn));
     return;
   }
   if (sub !== undefined && sub !== 'status' && sub !== 'finalize')

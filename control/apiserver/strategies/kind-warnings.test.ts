@@ -8,6 +8,7 @@ import { cronJobStrategy, jobStrategy } from './jobs.js';
 import { daemonSetStrategy } from './daemonsets.js';
 import { deploymentStrategy } from './deployments.js';
 import { nodeStrategy } from './nodes.js';
+import { persistentVolumeClaimStrategy } from './persistentvolumeclaims.js';
 import { podStrategy } from './pods.js';
 import { replicaSetStrategy } from './replicasets.js';
 import { serviceAccountStrategy } from './serviceaccounts.js';
@@ -124,6 +125,19 @@ describe('Node, ServiceAccount and Service warnings', () => {
     ];
     assert.deepEqual(nodeStrategy.warningsOnCreate!(node), want);
     assert.deepEqual(nodeStrategy.warningsOnUpdate!(node, node), want);
+  });
+
+  it('PersistentVolumeClaim: the beta storage-class annotation and fractional bytes, on create and update', () => {
+    const pvc: KubeObject = {
+      metadata: { name: 'c', annotations: { 'volume.beta.kubernetes.io/storage-class': 'fast' } },
+      spec: { resources: { requests: { storage: '1500m' } } },
+    };
+    const want = [
+      'metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; use "storageClassName" attribute instead',
+      'spec.resources.requests[storage]: fractional byte value "1500m" is invalid, must be an integer',
+    ];
+    assert.deepEqual(persistentVolumeClaimStrategy.warningsOnCreate!(pvc), want);
+    assert.deepEqual(persistentVolumeClaimStrategy.warningsOnUpdate!(pvc, pvc), want);
   });
 
   it('ServiceAccount: the enforce-mountable-secrets annotation (deprecated in 1.32)', () => {

@@ -34,6 +34,7 @@ import type { LabelSelectorObject } from '../../../api/meta/labels.js';
 import type { KubeObject } from '../../../api/object.js';
 import { ACCESS_MODES, VOLUME_MODES, className, validateAccessModes } from './persistentvolumes.js';
 import type { Obj } from './meta.js';
+import { claimSpecWarnings } from './podspec/warnings.js';
 import {
   asObj,
   canonicalizeResourceList,
@@ -318,6 +319,21 @@ export function validateClaimStatusUpdate(obj: KubeObject): FieldError[] {
 }
 
 /**
+ * pkg/api/persistentvolumeclaim GetWarningsForPersistentVolumeClaim (1.32): the deprecated
+ * `volume.beta.kubernetes.io/storage-class` annotation, then fractional bytes in the claim's
+ * storage requests and limits.
+ */
+export function claimWarnings(obj: KubeObject): string[] {
+  const out: string[] = [];
+  if (Object.hasOwn(obj.metadata?.annotations ?? {}, BETA_STORAGE_CLASS_ANNOTATION))
+    out.push(
+      `metadata.annotations[${BETA_STORAGE_CLASS_ANNOTATION}]: deprecated since v1.8; use "storageClassName" attribute instead`,
+    );
+  out.push(...claimSpecWarnings('spec', obj.spec));
+  return out;
+}
+
+/**
  * The PersistentVolumeClaim strategy (see the file comment). Status starts `{phase:
  * Pending}` and has its own subresource.
  */
@@ -335,6 +351,9 @@ export const persistentVolumeClaimStrategy = defineStrategy({
   },
   validate: (obj) => validateClaimSpec(asObj(obj.spec) ?? {}, 'spec'),
   validateUpdate: validateClaimUpdate,
+  // As upstream's claim strategy, on create and every update (pvcutil.GetWarningsForPersistentVolumeClaim).
+  warningsOnCreate: claimWarnings,
+  warningsOnUpdate: (obj) => claimWarnings(obj),
   validateStatusUpdate: validateClaimStatusUpdate,
   fields: (obj) => ({ 'status.phase': str(asObj(obj.status)?.phase) }),
 });
