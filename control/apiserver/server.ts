@@ -321,6 +321,11 @@ export class ApiServer {
           getOrUndefined(this.registry('', 'v1', 'serviceaccounts'), namespace, name),
         mountServiceAccountToken: cfg.serviceAccountTokens !== undefined,
         ...(cfg.podSecurity ? { podSecurity: cfg.podSecurity } : {}),
+        // From the store, not a cache: a claim created just after its class finds it.
+        listStorageClasses: async () =>
+          (await this.registry('storage.k8s.io', 'v1', 'storageclasses').list(undefined, {})).items,
+        getStorageClass: (name) =>
+          getOrUndefined(this.registry('storage.k8s.io', 'v1', 'storageclasses'), undefined, name),
       }),
     );
     this.tunnels = new TunnelServer({

@@ -2,7 +2,9 @@
  * PersistentVolumes, PersistentVolumeClaims and StorageClasses as the real kubectl sees
  * them on the in-process API server: `kubectl get pv,pvc,sc` prints upstream's columns
  * (with `(default)` after the default class, `<unset>` for unset fields, the claim as
- * namespace/name), `-o wide` adds VOLUMEMODE, the short names resolve through discovery.
+ * namespace/name), `-o wide` adds VOLUMEMODE, the short names resolve through discovery;
+ * `kubectl apply` of a claim that names no class stores it with the default class
+ * (DefaultStorageClass admission) and the protection finalizer.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -140,6 +142,59 @@ describe('storage kinds through the real kubectl', { timeout: 120_000 }, () => {
         'storageclass.storage.k8s.io/local-path (default)   rancher.io/local-path   Delete          WaitForFirstConsumer   false                  0s',
       ]),
     );
+  });
+
+  it('kubectl apply of a claim without a class gets the default class', async () => {
+    const applied = await api.kubectlIn(
+      [
+        'apiVersion: v1',
+        'kind: PersistentVolumeClaim',
+        'metadata: { name: applied, namespace: default }',
+        'spec:',
+        '  accessModes: [ReadWriteOnce]',
+        '  resources: { requests: { storage: 64Mi } }',
+      ].join('\n'),
+      'apply',
+      '-f',
+      '-',
+    );
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.equal(applied.stdout.trim(), 'persistentvolumeclaim/applied created');
+    assert.equal(
+      await kubectl(
+        'get',
+        'pvc',
+        'applied',
+        '-n',
+        'default',
+        '-o',
+        'jsonpath={.spec.storageClassName} {.metadata.finalizers}',
+      ),
+      'local-path ["kubernetes.io/pvc-protection"]',
+    );
+    assert.match(
+      await kubectl('get', 'pvc', 'applied', '-n', 'default'),
+      table([
+        'NAME      STATUS    VOLUME   CAPACITY   ACCESS MODES   STORAGECLASS   VOLUMEATTRIBUTESCLASS   AGE',
+        'applied   Pending                                      local-path     <unset>                 0s',
+      ]),
+    );
+    // Applied again unchanged: the class admission set is not a difference.
+    const again = await api.kubectlIn(
+      [
+        'apiVersion: v1',
+        'kind: PersistentVolumeClaim',
+        'metadata: { name: applied, namespace: default }',
+        'spec:',
+        '  accessModes: [ReadWriteOnce]',
+        '  resources: { requests: { storage: 64Mi } }',
+      ].join('\n'),
+      'apply',
+      '-f',
+      '-',
+    );
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stdout.trim(), 'persistentvolumeclaim/applied unchanged');
   });
 
   it('-o wide adds VOLUMEMODE; the short names resolve', async () => {

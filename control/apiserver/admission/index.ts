@@ -4,11 +4,14 @@
  * Each plugin is a file of this folder; interfaces.ts says what plugins see (the admit
  * phase before the registry, the validate phase just before the store write).
  *
- *   NamespaceLifecycle  admit     objects only in existing, non-terminating namespaces
- *   ServiceAccount      admit     a new Pod's ServiceAccount exists; its token volume and mounts
- *   NodeRestriction     admit     a node's TokenRequests bound to its own pods
- *                       validate  what a node may write into its Node, Lease and pods
- *   PodSecurity         validate  the Pod Security Standards of the namespace's labels
+ *   NamespaceLifecycle            admit     objects only in existing, non-terminating namespaces
+ *   ServiceAccount                admit     a new Pod's ServiceAccount exists; its token volume and mounts
+ *   NodeRestriction               admit     a node's TokenRequests bound to its own pods
+ *                                 validate  what a node may write into its Node, Lease, pods and volumes
+ *   DefaultStorageClass           admit     a new claim without a class gets the default one
+ *   StorageObjectInUseProtection  admit     new volumes and claims get their protection finalizer
+ *   PersistentVolumeClaimResize   validate  a claim grows only if bound and its class allows expansion
+ *   PodSecurity                   validate  the Pod Security Standards of the namespace's labels
  *
  * Admission that only fills defaults lives in the strategies, where k8ts has always kept
  * it (DefaultTolerationSeconds, the ServiceAccount and Priority defaults of new Pods:
@@ -21,11 +24,14 @@ import type {
   AdmissionRecorder,
   AdmissionRequest,
 } from './interfaces.js';
+import { defaultStorageClassAdmission } from './defaultstorageclass.js';
 import { namespaceLifecycle } from './namespacelifecycle.js';
 import { nodeRestriction } from './noderestriction.js';
+import { persistentVolumeClaimResize } from './persistentvolumeclaimresize.js';
 import type { PodSecuritySettings } from './podsecurity/config.js';
 import { podSecurity } from './podsecurity/plugin.js';
 import { serviceAccountAdmission } from './serviceaccount.js';
+import { storageObjectInUseProtection } from './storageobjectinuseprotection.js';
 
 export type {
   AdmissionAttributes,
@@ -48,6 +54,10 @@ export interface AdmissionConfig {
   mountServiceAccountToken?: boolean;
   /** PodSecurity's defaults and exemptions; default: everything privileged, nothing exempt. */
   podSecurity?: PodSecuritySettings;
+  /** Every StorageClass (DefaultStorageClass picks the default one). Default: none. */
+  listStorageClasses?(): Promise<readonly KubeObject[]>;
+  /** The StorageClass `name`, or undefined when missing (PersistentVolumeClaimResize). Default: none. */
+  getStorageClass?(name: string): Promise<KubeObject | undefined>;
 }
 
 /** The admission plugins, in order (see the file comment). */
@@ -59,6 +69,13 @@ export function admissionPlugins(cfg: AdmissionConfig): readonly AdmissionPlugin
       mountServiceAccountToken: cfg.mountServiceAccountToken ?? false,
     }),
     nodeRestriction(cfg.getPod ? { getPod: cfg.getPod } : {}),
+    defaultStorageClassAdmission({
+      listStorageClasses: cfg.listStorageClasses ?? (() => Promise.resolve([])),
+    }),
+    storageObjectInUseProtection(),
+    persistentVolumeClaimResize({
+      getStorageClass: cfg.getStorageClass ?? (() => Promise.resolve(undefined)),
+    }),
     podSecurity({
       getNamespace: cfg.getNamespace,
       listPods: cfg.listPods,
