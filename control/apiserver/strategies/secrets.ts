@@ -8,6 +8,7 @@ import type { KubeObject } from '../../../api/object.js';
 import type { Obj } from './meta.js';
 import { asObj, defineStrategy, immutable, isObj, problems, str } from './meta.js';
 import { base64Length, base64Problem, MAX_DATA_SIZE, validateImmutableData } from './configmaps.js';
+import { x509KeyPairError } from './tls-keypair.js';
 import { setOwnValue } from '../../../api/meta/maps.js';
 
 /** Data keys each secret type requires (Kubernetes' SecretType* constants). */
@@ -79,8 +80,20 @@ function validateSecret(obj: KubeObject): FieldError[] {
 }
 
 /**
+ * The Secret strategy's warningsForSecret (create and update): a `kubernetes.io/tls` Secret
+ * whose tls.crt and tls.key are not a matching pair gets Go's tls.X509KeyPair error.
+ */
+export function secretWarnings(obj: KubeObject): string[] {
+  if (obj.type !== 'kubernetes.io/tls') return [];
+  const data = asObj(obj.data) ?? {};
+  const text = (k: string) => Buffer.from(str(data[k]), 'base64').toString('latin1');
+  const err = x509KeyPairError(text('tls.crt'), text('tls.key'));
+  return err === undefined ? [] : [err];
+}
+
+/**
  * The Secret strategy: `type` is immutable and `immutable: true` freezes data. Field
- * selector: `type`.
+ * selector: `type`. Warnings: secretWarnings.
  */
 export const secretStrategy = defineStrategy({
   namespaced: true,
@@ -90,5 +103,7 @@ export const secretStrategy = defineStrategy({
     ...immutable(obj.type, old.type, 'type'),
     ...validateImmutableData(obj, old, ['data']),
   ],
+  warningsOnCreate: secretWarnings,
+  warningsOnUpdate: (obj) => secretWarnings(obj),
   fields: (obj) => ({ type: str(obj.type) }),
 });
