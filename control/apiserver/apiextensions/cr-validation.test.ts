@@ -99,6 +99,42 @@ describe('CRD schemas on the serving path', () => {
         assert.equal((await call(api, 'GET', crdPath('gadgets.example.com'))).status, 404);
       });
 
+    it('is 422 for selectable fields that are not string, boolean or integer fields of the schema', async () => {
+      const crd = gadget({
+        type: 'object',
+        properties: {
+          spec: {
+            type: 'object',
+            properties: {
+              color: { type: 'string' },
+              labels: { type: 'object', additionalProperties: { type: 'string' } },
+              list: { type: 'array', items: { type: 'string' } },
+            },
+          },
+        },
+      });
+      crd.spec.versions![0]!.selectableFields = [
+        { jsonPath: '.spec.color' },
+        { jsonPath: '.spec.nothere' },
+        { jsonPath: '.spec.labels' },
+        { jsonPath: '.spec.list[0]' },
+        { jsonPath: 'spec.color' },
+        { jsonPath: '.spec.color' },
+        { jsonPath: '' },
+      ];
+      const F = 'spec.versions[0].selectableFields';
+      const r = await call(api, 'POST', crdPath(), crd);
+      assert.deepEqual(causes(r), [
+        `${F}[1].jsonPath: Invalid value: ".spec.nothere": is an invalid path: does not refer to a valid field`,
+        `${F}[2].jsonPath: Invalid value: ".spec.labels": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.`,
+        `${F}[3].jsonPath: Invalid value: ".spec.list[0]": is an invalid path: array notation is not allowed`,
+        `${F}[4].jsonPath: Invalid value: "spec.color": is an invalid path: expected [ or . but got: spec`,
+        `${F}[5].jsonPath: Duplicate value: ".spec.color"`,
+        `${F}[6].jsonPath: Required value`,
+      ]);
+      assert.equal((await call(api, 'GET', crdPath('gadgets.example.com'))).status, 404);
+    });
+
     it('is 422 on an update to a schema with a CEL rule, and the stored CRD is unchanged', async () => {
       const stored = (await call(api, 'GET', crdPath('widgets.example.com')))
         .body as CustomResourceDefinition;

@@ -3,10 +3,11 @@
  * (apis/apiextensions/v1/defaults.go), validation (apis/apiextensions/validation) and
  * registry strategy (registry/customresourcedefinition/strategy.go), as far as k8ts serves
  * CRDs: names, scope, versions with exactly one storage version, conversion `None`,
- * subresources, printer columns, and each version's schema through the structural-schema
- * module (./schema validateStructuralSchema: non-structural schemas, bad defaults and
- * x-kubernetes-validations refused with upstream's messages). A CRD whose group is one the API server serves itself is refused
- * (422), so a custom resource can never shadow a built-in kind.
+ * subresources, printer columns, selectable fields (selectable-fields.ts), and each
+ * version's schema through the structural-schema module (./schema validateStructuralSchema:
+ * non-structural schemas, bad defaults and x-kubernetes-validations refused with upstream's
+ * messages). A CRD whose group is one the API server serves itself is refused (422), so a
+ * custom resource can never shadow a built-in kind.
  *
  * Status: on create the status is reset and `storedVersions` starts with the storage
  * version; the main resource never changes status; a status write changes only status
@@ -29,6 +30,7 @@ import { rfc3339, type KubeObject } from '../../../api/object.js';
 import { RESOURCES } from '../resources.js';
 import { defineStrategy, semanticEqual, type KindStrategy } from '../strategies/meta.js';
 import { validateStructuralSchema } from './schema/index.js';
+import { validateSelectableFields } from './selectable-fields.js';
 import {
   CUSTOM_RESOURCE_CLEANUP_FINALIZER,
   type CustomResourceDefinition,
@@ -81,6 +83,8 @@ function crdOf(obj: KubeObject): CustomResourceDefinition {
       v.additionalPrinterColumns = v.additionalPrinterColumns.filter(isObj);
     if (v.subresources !== undefined && !isObj(v.subresources)) delete v.subresources;
     if (v.schema !== undefined && !isObj(v.schema)) delete v.schema;
+    if (v.selectableFields !== undefined)
+      v.selectableFields = Array.isArray(v.selectableFields) ? v.selectableFields.filter(isObj) : [];
   }
   if (crd.status !== undefined && !isObj(crd.status)) delete crd.status;
   return crd;
@@ -127,7 +131,13 @@ function validateVersion(v: CustomResourceDefinitionVersion, path: string, errs:
   dns1035(childPath(path, 'name'), v.name, errs);
   const schema = v.schema?.openAPIV3Schema;
   if (!schema) errs.push(required(childPath(path, 'schema', 'openAPIV3Schema'), 'schemas are required'));
-  else errs.push(...validateStructuralSchema(schema, childPath(path, 'schema', 'openAPIV3Schema')));
+  else {
+    const schemaErrs = validateStructuralSchema(schema, childPath(path, 'schema', 'openAPIV3Schema'));
+    errs.push(...schemaErrs);
+    // Paths are walked through the schema only once it is structural, as upstream.
+    if (schemaErrs.length === 0 && v.selectableFields)
+      errs.push(...validateSelectableFields(v.selectableFields, schema, childPath(path, 'selectableFields')));
+  }
   const scale = v.subresources?.scale;
   if (scale) {
     const sp = childPath(path, 'subresources', 'scale');

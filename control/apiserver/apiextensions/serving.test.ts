@@ -215,6 +215,30 @@ describe('custom resources served from CRDs', () => {
       assert.match(bad.body.message, /field label not supported: spec\.size/);
     });
 
+    it('lists by a selectable field of the CRD version, and refuses other spec fields', async () => {
+      const crd = widgetCRD({ names: { plural: 'knobs', kind: 'Knob' } });
+      crd.metadata!.name = 'knobs.example.com';
+      crd.spec.versions![0]!.selectableFields = [{ jsonPath: '.spec.color' }];
+      await establish(api, crd);
+      const path = '/apis/example.com/v1/namespaces/default/knobs';
+      for (const [name, color] of [
+        ['k-red', 'red'],
+        ['k-blue', 'blue'],
+      ])
+        assert.equal(
+          (await call(api, 'POST', path, { ...widget(name!, { size: 1, color }), kind: 'Knob' })).status,
+          201,
+        );
+      const r = await call(api, 'GET', `${path}?fieldSelector=spec.color%3Dblue`);
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(
+        (r.body.items as { metadata: { name: string } }[]).map((i) => i.metadata.name),
+        ['k-blue'],
+      );
+      const bad = await call(api, 'GET', `${path}?fieldSelector=spec.size%3D1`);
+      assert.equal(bad.status, 400, bad.text);
+    });
+
     it('watches with a label selector and a field selector, from a resourceVersion', async () => {
       const list = await call(api, 'GET', NS);
       const rv = list.body.metadata.resourceVersion as string;
