@@ -19,7 +19,7 @@ const HELP = `k8ts — a small, real Kubernetes
 Usage:
   k8ts server      [--data-dir DIR] [--bind-address ADDR] [--port N] [--datastore sqlite|etcd|memory]
                    [--etcd-endpoints URL,...] [--disable-agent] [--node-name NAME] [--node-ip IP]
-                   [--disable-controller-manager] [--disable-scheduler]
+                   [--disable-controller-manager] [--disable-scheduler] [--disable-local-storage]
                    [--log-level LEVEL] [--etcd-compaction-interval 5m] [--min-request-timeout 1800]
                    [--default-watch-cache-size N] [--leader-elect-lease-duration 15s]
                    [--leader-elect-renew-deadline 10s] [--leader-elect-retry-period 2s]
@@ -191,6 +191,8 @@ async function server(argv: string[]): Promise<number> {
         server: control.url,
         token: readFileSync(join(dataDir, 'node-token'), 'utf8').trim(),
         ...localNode,
+        // --disable-local-storage: no local-path class, so no provisioner in this agent either.
+        ...(config.disableLocalStorage ? { localStorage: false } : {}),
         dataDir: join(dataDir, 'agent'),
         runtime: 'docker',
         // The pods' search list follows the server's --cluster-domain (their nameserver is

@@ -26,6 +26,7 @@ import { KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER } from '../api/auth/user.js';
 import { componentCredential, ensureControlPKI, servingSANs, type ControlPKI } from './pki.js';
 import { defaultIssuer } from './apiserver/auth/serviceaccount-token.js';
 import { clusterServiceAccountKey } from './service-account-key.js';
+import { ensureLocalPathStorageClass } from './local-storage.js';
 import { createLogger, type LogLevel } from '../api/log.js';
 import { ApiServer } from './apiserver/server.js';
 import type { Registry } from './apiserver/registry.js';
@@ -118,6 +119,12 @@ export interface ControlConfig {
    * `--pod-security-admission-config-file`); default: everything privileged, as upstream.
    */
   podSecurity?: PodSecuritySettings;
+  /**
+   * No `local-path` StorageClass (`--disable-local-storage`, k3s's `--disable
+   * local-storage`): the control process does not create it at start (local-storage.ts).
+   * Default false: it is created when missing, as the default class.
+   */
+  disableLocalStorage?: boolean;
 }
 
 /** A running control process. */
@@ -238,6 +245,11 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
       vni: DEFAULT_VNI,
       port: DEFAULT_VXLAN_PORT,
     });
+    if (
+      !cfg.disableLocalStorage &&
+      (await ensureLocalPathStorageClass(api.registry('storage.k8s.io', 'v1', 'storageclasses')))
+    )
+      logger.info('created the default StorageClass local-path');
   } catch (err) {
     await api.stop();
     await store.close();

@@ -50,6 +50,12 @@ describe('k8ts server options', () => {
     });
   });
 
+  it('--disable-local-storage: no local-path StorageClass at start', async () => {
+    const o = await parseServerOptions(['--disable-agent', '--disable-local-storage']);
+    assert.ok(o !== 'help');
+    assert.equal(o.control.disableLocalStorage, true);
+  });
+
   it('keeps the local node, with NodePorts on --node-ip', async () => {
     const options = await parseServerOptions(['--node-name', 'n1', '--node-ip', '10.0.0.5']);
     assert.notEqual(options, 'help');

@@ -30,6 +30,8 @@ export const SERVER_FLAGS = {
   'disable-agent': { type: 'boolean', default: false },
   'disable-controller-manager': { type: 'boolean', default: false },
   'disable-scheduler': { type: 'boolean', default: false },
+  // k3s's `--disable local-storage`: no local-path StorageClass, and no provisioner in the local agent.
+  'disable-local-storage': { type: 'boolean', default: false },
   'node-name': { type: 'string' },
   'node-ip': { type: 'string' },
   'log-level': { type: 'string', default: 'info' },
@@ -170,6 +172,7 @@ export async function parseServerOptions(argv: string[]): Promise<ServerOptions 
     defaultUnreachableTolerationSeconds: wholeNumber(values, 'default-unreachable-toleration-seconds', 0),
     disableControllerManager: values['disable-controller-manager'],
     disableScheduler: values['disable-scheduler'],
+    ...(values['disable-local-storage'] ? { disableLocalStorage: true } : {}),
     serviceClusterIPRange: values['service-cluster-ip-range'],
     serviceNodePortRange: values['service-node-port-range'],
     ...serviceAddresses,
