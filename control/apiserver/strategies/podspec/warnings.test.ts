@@ -105,6 +105,28 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'the same port name in two containers, and in a sidecar; not in a plain init container',
+    spec: {
+      initContainers: [
+        c({ name: 'init', ports: [{ containerPort: 9000, name: 'metrics' }] }),
+        c({ name: 'side', restartPolicy: 'Always', ports: [{ containerPort: 9001, name: 'http' }] }),
+      ],
+      containers: [
+        c({
+          ports: [
+            { containerPort: 80, name: 'http' },
+            { containerPort: 81, name: 'metrics' },
+          ],
+        }),
+        c({ name: 'd', ports: [{ containerPort: 8080, name: 'metrics' }] }),
+      ],
+    },
+    expected: [
+      'spec.template.spec.containers[0].ports[0]: duplicate port name "http" with spec.template.spec.initContainers[1].ports[0], services and probes that select ports by name will use spec.template.spec.initContainers[1].ports[0]',
+      'spec.template.spec.containers[1].ports[0]: duplicate port name "metrics" with spec.template.spec.containers[0].ports[1], services and probes that select ports by name will use spec.template.spec.containers[0].ports[1]',
+    ],
+  },
+  {
     name: 'same port twice in one container, and another protocol is no duplicate',
     spec: {
       containers: [
@@ -146,16 +168,6 @@ const cases: Case[] = [
     expected: [
       'spec.template.spec.containers[0].ports[0]: hostIP set without hostPort: {Name:web HostPort:0 ContainerPort:80 Protocol:TCP HostIP:10.0.0.1}',
     ],
-  },
-  {
-    name: 'the same port name in two containers with different ports is not warned in 1.32',
-    spec: {
-      containers: [
-        c({ ports: [{ name: 'http', containerPort: 80 }] }),
-        c({ name: 'd', ports: [{ name: 'http', containerPort: 8080 }] }),
-      ],
-    },
-    expected: [],
   },
   {
     name: 'fractional memory and ephemeral storage',

@@ -28,8 +28,10 @@
  *  10. a negative terminationGracePeriodSeconds; pod (anti-)affinity terms without
  *      `labelSelector`
  *
- * Not in 1.32 and so not here: the duplicate port *name* warning and label-value checks of
- * node affinity (1.33), IP-format warnings for pods (1.33).
+ *  9b. the same port name in two containers (from 1.33, taken here as the issue asks)
+ *
+ * Not in 1.32 and so not here: label-value checks of node affinity (1.33), IP-format
+ * warnings for pods (1.33).
  */
 import { childPath, indexPath, isDNS1123Label, keyPath } from '../../../../api/meta/validation.js';
 import { goQuote } from '../../encoding/go-format.js';
@@ -291,6 +293,33 @@ function portWarnings(spec: Obj, specPath: string): string[] {
   return out;
 }
 
+/**
+ * The same port name in two containers (regular and sidecar, i.e. init containers with
+ * restartPolicy Always): a Service's or probe's named targetPort finds the first. Upstream
+ * added it in 1.33 (kubernetes#122170); here because a name that resolves to another
+ * container's port is the surprise the warning exists for.
+ */
+function portNameWarnings(spec: Obj, specPath: string): string[] {
+  const out: string[] = [];
+  const first = new Map<string, string>();
+  eachContainer(spec, specPath, (c, cpath) => {
+    if (cpath.includes('.ephemeralContainers[')) return;
+    if (cpath.includes('.initContainers[') && str(c.restartPolicy) !== 'Always') return;
+    list(c.ports).forEach((raw, i) => {
+      const name = str(asObj(raw)?.name);
+      if (name === '') return;
+      const field = indexPath(childPath(cpath, 'ports'), i);
+      const other = first.get(name);
+      if (other === undefined) first.set(name, field);
+      else
+        out.push(
+          `${field}: duplicate port name ${goQuote(name)} with ${other}, services and probes that select ports by name will use ${other}`,
+        );
+    });
+  });
+  return out;
+}
+
 /** The duplicate-env rule: a later `name` hides the earlier one unless it only extends it (`X=$(X)suffix`). */
 function envWarnings(c: Obj, cpath: string): string[] {
   const out: string[] = [];
@@ -499,6 +528,7 @@ function podSpecWarnings(
 
   // 9. Ports across all containers.
   out.push(...portWarnings(spec, specPath));
+  out.push(...portNameWarnings(spec, specPath));
 
   // 10. A negative grace period; (anti-)affinity terms that match nothing.
   const grace = num(spec.terminationGracePeriodSeconds);
