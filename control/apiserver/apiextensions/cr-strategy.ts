@@ -17,6 +17,7 @@
  * - storage: conversion `None` — objects are stored with the storage version's apiVersion
  *   and served with the request's; what is read from the store is pruned and defaulted by
  *   the storage version's schema first, as upstream's storage decoder does;
+ * - decoding: metadata that does not decode as ObjectMeta is a 400 (coerce.ts);
  * - fieldValidation: unknown fields are what pruning removes (./schema pruneUnknownFields,
  *   and ObjectMeta's under metadata); the handlers prune before the strategy runs, so
  *   defaults are applied to the pruned object, as upstream's decoder prunes and then
@@ -34,6 +35,7 @@ import { ApiError } from '../status.js';
 import { validateMetadata } from '../strategies/meta.js';
 import type { KindStrategy } from '../strategies/meta.js';
 import type { ScaleAccessor } from '../strategy.js';
+import { coerceObjectMeta } from './coerce.js';
 import { evaluateJSONPath, setJSONPathField } from './jsonpath.js';
 import {
   applyDefaults,
@@ -229,7 +231,10 @@ export function customResourceStrategy(r: ResourceInfo): KindStrategy {
       }
       return fields;
     },
+    // The decode step of a body (create, update, and the result of a patch): metadata must
+    // decode as ObjectMeta (400 otherwise, coerce.ts), then unknown fields are pruned.
     unknownFields(obj) {
+      coerceObjectMeta(obj, r.kind, r.version);
       const found = pruneUnknownFields(schema, obj);
       if (obj.metadata && typeof obj.metadata === 'object') {
         try {

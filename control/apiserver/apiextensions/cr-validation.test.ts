@@ -210,6 +210,39 @@ describe('CRD schemas on the serving path', () => {
       assert.equal((await call(api, 'GET', `${WIDGETS}/strict`)).status, 404);
     });
 
+    it('is 400 for metadata of the wrong JSON types, as the CR decoder words it (JSON and YAML bodies)', async () => {
+      const json = await call(api, 'POST', WIDGETS, {
+        ...widget('x'),
+        metadata: { name: true, namespace: 'default', labels: { a: 'b' } },
+      });
+      assert.equal(json.status, 400, json.text);
+      assert.equal(json.body.reason, 'BadRequest');
+      assert.equal(
+        json.body.message,
+        'Widget in version "v1" cannot be handled as a Widget: metadata: Invalid value: map[string]interface {}{"labels":map[string]interface {}{"a":"b"}, "name":true, "namespace":"default"}: json: cannot unmarshal bool into Go struct field ObjectMeta.name of type string',
+      );
+      // `y` is a YAML 1.1 boolean, as go-yaml v2 reads it.
+      const yaml = await call(
+        api,
+        'POST',
+        WIDGETS,
+        'apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: y}\nspec: {size: 2}\n',
+        'application/yaml',
+      );
+      assert.equal(yaml.status, 400, yaml.text);
+      assert.match(
+        yaml.body.message,
+        /json: cannot unmarshal bool into Go struct field ObjectMeta\.name of type string$/,
+      );
+      const labels = await call(api, 'POST', WIDGETS, {
+        ...widget('x'),
+        metadata: { name: 'x', labels: { n: 1 } },
+      });
+      assert.equal(labels.status, 400, labels.text);
+      assert.match(labels.body.message, /Go struct field ObjectMeta\.labels of type string$/);
+      assert.equal((await call(api, 'GET', `${WIDGETS}/x`)).status, 404);
+    });
+
     it('is validated on PUT (422, stored object unchanged)', async () => {
       const cur = (await call(api, 'GET', `${WIDGETS}/defaulted`)).body;
       cur.spec.size = -1;
