@@ -37,8 +37,8 @@ Usage:
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
                    [--container-runtime-endpoint unix:///run/containerd/containerd.sock]
                    [--cni-conf-dir /etc/cni/net.d] [--cni-bin-dir /usr/lib/cni]   (containerd only)
-                   [--proxy-mode nftables|userspace]   (nftables: Service rules in the kernel where
-                   the cluster network is not backend none; userspace elsewhere)
+                   [--proxy-mode nftables|iptables|userspace]   (nftables, iptables: Service rules in
+                   the kernel where the cluster network is not backend none; userspace elsewhere)
                    [--cluster-dns IP[,IP]] (default: kube-system/kube-dns's clusterIP)
                    [--cluster-domain cluster.local] [--resolv-conf /etc/resolv.conf ('' for none)]
                    [--disable-cluster-dns]   (no DNS server in this agent; it serves the kube-dns address)
@@ -97,6 +97,7 @@ async function agentCommand(argv: string[]): Promise<number> {
     const { runHostCommand } = await import('./agent/network/host-command.js');
     const { clusterIPInterfaceFor } = await import('./agent/proxy/cluster-ip.js');
     const { nftTableFor } = await import('./agent/proxy/nftables-rules.js');
+    const { iptablesPrefixFor } = await import('./agent/proxy/iptables-rules.js');
     const { dnsInterfaceFor } = await import('./agent/dns/cluster-dns.js');
     const { hostname } = await import('node:os');
     for (const line of await cleanupNodeNetwork(
@@ -104,6 +105,7 @@ async function agentCommand(argv: string[]): Promise<number> {
       clusterIPInterfaceFor(options.nodeName),
       nftTableFor(options.nodeName, hostname()),
       dnsInterfaceFor(options.nodeName),
+      iptablesPrefixFor(options.nodeName, hostname()),
     ))
       process.stdout.write(`${line}\n`);
     const { cleanupCniNetwork } = await import('./agent/network/cleanup.js');

@@ -92,7 +92,8 @@ export interface AgentConfig {
   cni?: { confDir: string; binDir: string };
   /**
    * kube-proxy's `--proxy-mode` (proxy/proxy.ts's ProxyMode). Default nftables: Service
-   * rules in the kernel where the cluster network is the agent's (backend other than none).
+   * rules in the kernel where the cluster network is the agent's (backend other than none);
+   * iptables: the same with iptables chains.
    */
   proxyMode?: ProxyMode;
   /**

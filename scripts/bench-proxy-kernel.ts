@@ -86,7 +86,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runHostCommand, runProgram, type HostCommand } from '../agent/network/host-command.js';
 import type { IpCommand } from '../agent/proxy/cluster-ip.js';
-import { Proxy, type ProxyMode } from '../agent/proxy/proxy.js';
+import { Proxy } from '../agent/proxy/proxy.js';
 import { resources } from '../api/client/resource.js';
 import type { RestClient } from '../api/client/rest.js';
 import { LOG_LEVELS, createLogger, silentLogger, type LogLevel } from '../api/log.js';
@@ -151,7 +151,9 @@ interface BenchService {
  * Each proxy's Services: one reached through its NodePort, one through its ClusterIP (see
  * POD_PORT), with addresses of their own so that neither proxy serves the other's.
  */
-const SERVICES_OF: Record<ProxyMode, { nodePort: BenchService; clusterIP: BenchService }> = {
+/** The modes this benchmark runs a Proxy in. */
+type BenchMode = 'nftables' | 'userspace';
+const SERVICES_OF: Record<BenchMode, { nodePort: BenchService; clusterIP: BenchService }> = {
   nftables: {
     nodePort: {
       name: 'nft-nodeport',
@@ -398,7 +400,7 @@ async function startHAProxy(dir: string): Promise<ChildProcess> {
 }
 
 /** `mode`'s two Services (SERVICES_OF), each with one hand-written EndpointSlice per pod. */
-async function createBenchServices(client: RestClient, mode: ProxyMode): Promise<void> {
+async function createBenchServices(client: RestClient, mode: BenchMode): Promise<void> {
   for (const s of Object.values(SERVICES_OF[mode])) {
     await client.create<Service>(resources.services, {
       apiVersion: 'v1',
@@ -437,7 +439,7 @@ async function createBenchServices(client: RestClient, mode: ProxyMode): Promise
  * Resolves once `proxy` serves all three endpoints of both its Services, in `mode`, and
  * they answer from the client namespace. @throws Error after 30 s.
  */
-async function waitForServices(proxy: Proxy, mode: ProxyMode): Promise<void> {
+async function waitForServices(proxy: Proxy, mode: BenchMode): Promise<void> {
   for (const s of Object.values(SERVICES_OF[mode])) {
     const key = `default/${s.name}`;
     await untilTruthy(
@@ -453,7 +455,7 @@ async function waitForServices(proxy: Proxy, mode: ProxyMode): Promise<void> {
 }
 
 /** Resolves once both of `mode`'s Services answer from the client namespace. */
-async function waitForServicesHttp(mode: ProxyMode): Promise<void> {
+async function waitForServicesHttp(mode: BenchMode): Promise<void> {
   const { nodePort, clusterIP } = SERVICES_OF[mode];
   await waitForHttp(`http://${NODE_IP}:${nodePort.nodePort}/`);
   await waitForHttp(`http://${clusterIP.clusterIP}/`);

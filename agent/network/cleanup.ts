@@ -5,7 +5,8 @@
  * and FDB entries), the routes tagged `proto 107`, the iptables chains K8TS-FORWARD and
  * K8TS-POSTROUTING with their jumps, the nft tables `ip k8ts` (kube-proxy's nftables mode;
  * `ip k8ts-<node>` for an agent whose node is not named after the host)
- * and `ip k8ts-local-nodeports`, and the
+ * and `ip k8ts-local-nodeports`, the iptables chains of kube-proxy's iptables mode
+ * (`K8TSP-…`, `K8TSP<hash>-…` for another node; iptables-rules.ts) with their jumps, and the
  * node's ClusterIP interface and its cluster DNS interface (agent/dns/, `kdns-<hash>`), or
  * their labelled addresses on `lo`; on a CNI runtime
  * (cleanupCniNetwork) the conflist the agent wrote (cni.ts: `<conf dir>/00-k8ts.conflist`,
@@ -20,6 +21,8 @@ import { CNI_CONFLIST_FILE, cniBridgeName } from './cni.js';
 import { podNetworkName } from './pod-network.js';
 import { LOCAL_NODEPORTS_TABLE } from '../proxy/local-nodeports.js';
 import { canaryTableFor, NFT_TABLE } from '../proxy/nftables-rules.js';
+import { IPTABLES_PREFIX } from '../proxy/iptables-rules.js';
+import { removeIptablesRules } from '../proxy/iptables.js';
 import { removeFirewall } from './firewall.js';
 import type { HostCommand } from './host-command.js';
 import { applyIpBatch, listPodRoutes, routeChanges } from './routes.js';
@@ -42,7 +45,8 @@ export async function removeCrossHostState(host: HostCommand): Promise<number> {
 /**
  * Removes the kernel state listed in the file comment; `clusterIPInterface` is the node's
  * ClusterIP interface name (clusterIPInterfaceFor(nodeName)), `nftTable` its kube-proxy
- * table (nftTableFor(nodeName, hostname)).
+ * table (nftTableFor(nodeName, hostname)), `chainPrefix` the prefix of its iptables-mode
+ * chains (iptablesPrefixFor(nodeName, hostname)).
  * @returns one line per kind of state, saying what was done.
  * @throws Error when a removal fails for another reason than absence (e.g. not root).
  */
@@ -51,6 +55,7 @@ export async function cleanupNodeNetwork(
   clusterIPInterface: string,
   nftTable = NFT_TABLE,
   dnsInterface?: string,
+  chainPrefix = IPTABLES_PREFIX,
 ): Promise<string[]> {
   const routes = await removeCrossHostState(host);
   const done = [
@@ -63,6 +68,8 @@ export async function cleanupNodeNetwork(
     const nft = await host('nft', ['delete', 'table', 'ip', table]);
     done.push(`nft table ip ${table}: ${nft.code === 0 ? 'removed' : 'absent'}`);
   }
+  const chains = await removeIptablesRules(host, chainPrefix);
+  done.push(`iptables chains ${chainPrefix}-* (kube-proxy's iptables mode): ${chains} removed`);
   done.push(await removeAddressInterface(host, clusterIPInterface, 'ClusterIP'));
   if (dnsInterface !== undefined) done.push(await removeAddressInterface(host, dnsInterface, 'cluster DNS'));
   return done;

@@ -4,7 +4,8 @@
  * and of nothing else, so pods see each other's real addresses.
  *
  *   filter  K8TS-FORWARD      -s <cluster CIDR> -j ACCEPT; -d <cluster CIDR> -j ACCEPT
- *   nat     K8TS-POSTROUTING  -s <cluster CIDR> -d <cluster CIDR> -j ACCEPT
+ *   nat     K8TS-POSTROUTING  -m mark --mark 0x4000/0x4000 -j RETURN
+ *                             -s <cluster CIDR> -d <cluster CIDR> -j ACCEPT
  *                             -s <pod CIDR> ! -d 224.0.0.0/4 -j MASQUERADE
  *
  * each jumped to from the first rule of FORWARD / POSTROUTING. Why iptables and not a
@@ -15,12 +16,16 @@
  * rewrite pod-to-pod traffic to other hosts unless an ACCEPT comes before it in
  * POSTROUTING (ACCEPT ends the nat table's traversal; a RETURN from our chain would go on
  * to Docker's rule). So the rules go where Docker's are, through the same `iptables` Docker
- * uses, in chains of k8ts's own.
+ * uses, in chains of k8ts's own. What kube-proxy marked for masquerade (0x4000: a pod
+ * reaching itself through a Service, the hairpin) returns first, as flannel's
+ * FLANNEL-POSTROUTING lets it, so that iptables mode's masquerade chain after this one
+ * (agent/proxy/iptables-rules.ts) still sees it.
  *
  * Each chain is written whole in one `iptables-restore --noflush` transaction (atomic: no
  * moment without the accept rules), and the jump is moved back to the top when something
  * (Docker at its restart) inserted rules before it. Rules of other chains are never touched.
  */
+import { MASQUERADE_MARK } from '../proxy/kernel-ports.js';
 import { mustRun, type HostCommand } from './host-command.js';
 
 export const FORWARD_CHAIN = 'K8TS-FORWARD';
@@ -45,6 +50,7 @@ export function firewallRules(cfg: FirewallConfig): string {
     'COMMIT',
     '*nat',
     `:${POSTROUTING_CHAIN} - [0:0]`,
+    `-A ${POSTROUTING_CHAIN} -m mark --mark ${MASQUERADE_MARK}/${MASQUERADE_MARK} ${comment("k8ts: kube-proxy's masquerade")} -j RETURN`,
     `-A ${POSTROUTING_CHAIN} -s ${cfg.clusterCIDR} -d ${cfg.clusterCIDR} ${comment('k8ts: no masquerade between pods')} -j ACCEPT`,
     `-A ${POSTROUTING_CHAIN} -s ${cfg.podCIDR} ! -d 224.0.0.0/4 ${comment('k8ts: masquerade pod traffic leaving the cluster')} -j MASQUERADE`,
     'COMMIT',

@@ -188,6 +188,11 @@ describe('firewallRules', () => {
     const rules = firewallRules({ clusterCIDR: '10.42.0.0/16', podCIDR: '10.42.3.0/24' });
     assert.match(rules, /^-A K8TS-FORWARD -s 10\.42\.0\.0\/16 .*-j ACCEPT$/m);
     assert.match(rules, /^-A K8TS-FORWARD -d 10\.42\.0\.0\/16 .*-j ACCEPT$/m);
+    // kube-proxy's marked packets (hairpin) go on to iptables mode's masquerade.
+    assert.match(
+      rules,
+      /^:K8TS-POSTROUTING - \[0:0\]\n-A K8TS-POSTROUTING -m mark --mark 0x4000\/0x4000 .*-j RETURN$/m,
+    );
     // ACCEPT, not RETURN: a RETURN would go on to Docker's MASQUERADE in POSTROUTING.
     assert.match(rules, /^-A K8TS-POSTROUTING -s 10\.42\.0\.0\/16 -d 10\.42\.0\.0\/16 .*-j ACCEPT$/m);
     assert.match(rules, /^-A K8TS-POSTROUTING -s 10\.42\.3\.0\/24 ! -d 224\.0\.0\.0\/4 .*-j MASQUERADE$/m);

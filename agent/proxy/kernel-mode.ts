@@ -1,17 +1,23 @@
 /**
- * The Proxy's side of nftables mode (proxy.ts hands Services to it; nftables.ts writes
- * them): whether the kernel is the proxy's to program now, the background writer that
- * coalesces Service changes into few `nft` runs, the periodic check that the table is
- * still there, the endpoint-change times behind the programming-latency SLI, and the
- * removal of a table an earlier run left where this one serves in userspace.
+ * The Proxy's side of the kernel modes (proxy.ts hands Services to it; nftables.ts or
+ * iptables.ts writes them): whether the kernel is the proxy's to program now, the background
+ * writer that coalesces Service changes into few `nft` / `iptables-restore` runs, the
+ * periodic check that the rules are still there, the endpoint-change times behind the
+ * programming-latency SLI, and the removal of rules an earlier run left: all of this node's
+ * where this one serves in userspace, and the other kernel mode's once this one's are
+ * written (as kube-proxy cleans up the modes it does not run).
  */
 import { hostname } from 'node:os';
 import type { Clock } from '../../api/clock.js';
 import type { Logger } from '../../api/log.js';
 import type { HostCommand } from '../network/host-command.js';
+import { iptablesPrefixFor } from './iptables-rules.js';
+import { IptablesProxier, removeIptablesRules } from './iptables.js';
+import type { KernelProxier, KernelServicePort } from './kernel-ports.js';
 import type { ProxyMetrics } from './metrics.js';
+import type { KernelProxyMode, ProxyMode } from './mode.js';
 import { NftablesProxier } from './nftables.js';
-import { canaryTableFor, nftTableFor, type KernelServicePort } from './nftables-rules.js';
+import { canaryTableFor, nftTableFor } from './nftables-rules.js';
 
 /** Milliseconds after a write that flushed chains away before the write that deletes them. */
 const STALE_RETRY_MS = 1_100;
@@ -23,21 +29,23 @@ export interface KernelAccess {
   enabled(): boolean;
   /**
    * Whether enabled() is known yet (the cluster network setting was read); default true.
-   * Until then nftables mode writes nothing and serves nothing: an agent restarting with
+   * Until then a kernel mode writes nothing and serves nothing: an agent restarting with
    * its rules in the kernel leaves them as they are until it knows the setting.
    */
   decided?(): boolean;
-  /** The cluster CIDR (net-conf's Network), once known; nftables mode needs it. */
+  /** The cluster CIDR (net-conf's Network), once known; the kernel modes need it. */
   clusterCIDR?(): string | undefined;
   /** nftables mode's table; default nftTableFor(nodeName, the host's name). */
   table?: string;
+  /** iptables mode's chain prefix; default iptablesPrefixFor(nodeName, the host's name). */
+  chainPrefix?: string;
 }
 
 /** What a KernelMode is made of. */
 export interface KernelModeConfig {
   kernel: KernelAccess;
-  /** false: userspace mode (the kernel is only cleaned of an earlier run's table). */
-  nftables: boolean;
+  /** userspace: the kernel is only cleaned of what an earlier run left. */
+  mode: ProxyMode;
   nodeName: string;
   nodeIP: string | undefined;
   logger: Logger;
@@ -49,7 +57,10 @@ export interface KernelModeConfig {
 
 /** See the file comment. */
 export class KernelMode {
-  private nft: NftablesProxier | undefined;
+  private nft: KernelProxier | undefined;
+  private readonly kernelMode: KernelProxyMode | undefined;
+  /** The other kernel mode's rules were removed (after this one's first write). */
+  private otherModeRemoved = false;
   private flushing: Promise<void> | undefined;
   private flushAgain = false;
   /** Both caches synced: nothing is written before (kube-proxy's isInitialized). */
@@ -63,16 +74,26 @@ export class KernelMode {
   private readonly triggerTimes = new Map<string, number[]>();
 
   constructor(private readonly cfg: KernelModeConfig) {
-    if (cfg.nftables)
-      this.nft = new NftablesProxier({ host: cfg.kernel.host, logger: cfg.logger, metrics: cfg.metrics });
+    const writer = { host: cfg.kernel.host, logger: cfg.logger, metrics: cfg.metrics };
+    if (cfg.mode === 'nftables') this.nft = new NftablesProxier(writer);
+    else if (cfg.mode === 'iptables') this.nft = new IptablesProxier(writer);
+    this.kernelMode = cfg.mode === 'userspace' ? undefined : cfg.mode;
   }
 
-  /** Checks that nft can serve here (else falls back to userspace, logged) and starts the table checks. */
+  /** The kernel mode (undefined in userspace mode, and after start() fell back to it). */
+  get mode(): KernelProxyMode | undefined {
+    return this.nft ? this.kernelMode : undefined;
+  }
+
+  /** Checks that nft (iptables) can serve here (else falls back to userspace, logged) and starts the table checks. */
   async start(): Promise<void> {
     if (this.nft) {
-      const why = await NftablesProxier.unavailable(this.cfg.kernel.host);
+      const why =
+        this.kernelMode === 'iptables'
+          ? await IptablesProxier.unavailable(this.cfg.kernel.host)
+          : await NftablesProxier.unavailable(this.cfg.kernel.host);
       if (why !== undefined) {
-        this.cfg.logger.warn('proxy: nftables cannot be used here; serving Services in userspace', {
+        this.cfg.logger.warn(`proxy: ${this.kernelMode} cannot be used here; serving Services in userspace`, {
           error: why,
         });
         this.nft = undefined;
@@ -96,12 +117,12 @@ export class KernelMode {
     await this.flushing;
   }
 
-  /** nftables mode, and the cluster network setting not known yet: serve nothing for now. */
+  /** A kernel mode, and the cluster network setting not known yet: serve nothing for now. */
   get waitingForSetting(): boolean {
     return this.nft !== undefined && !this.decided();
   }
 
-  /** Whether Services go to the kernel now (nftables mode, where the kernel is the proxy's). */
+  /** Whether Services go to the kernel now (a kernel mode, where the kernel is the proxy's). */
   get active(): boolean {
     return (
       this.nft !== undefined &&
@@ -116,7 +137,7 @@ export class KernelMode {
     return this.flushing !== undefined || (this.active && this.nft!.pending);
   }
 
-  /** Records when the endpoint change an EndpointSlice reflects happened (nftables mode only). */
+  /** Records when the endpoint change an EndpointSlice reflects happened (kernel modes only). */
   noteTrigger(serviceKey: string, at: number): void {
     if (!this.nft) return;
     const times = this.triggerTimes.get(serviceKey) ?? [];
@@ -139,17 +160,17 @@ export class KernelMode {
   }
 
   /**
-   * `serviceKey` is served in userspace: forget its change times, and remove the table an
-   * earlier run (or this one, before the cluster network became none) left, whose DNAT
-   * would send traffic past the listeners, to old endpoints. The table goes once.
+   * `serviceKey` is served in userspace: forget its change times, and remove the rules an
+   * earlier run (or this one, before the cluster network became none) left in either kernel
+   * mode, whose DNAT would send traffic past the listeners, to old endpoints. They go once.
    */
   async servedInUserspace(serviceKey: string): Promise<void> {
     this.triggerTimes.delete(serviceKey);
     if (this.tableDropped || !this.decided()) return;
     this.tableDropped = true;
     while (this.flushing) await this.flushing;
-    for (const table of [this.table, canaryTableFor(this.table)])
-      await this.cfg.kernel.host('nft', ['delete', 'table', 'ip', table]);
+    await this.removeNftables();
+    await removeIptablesRules(this.cfg.kernel.host, this.chainPrefix);
     this.nft?.forget();
   }
 
@@ -157,12 +178,42 @@ export class KernelMode {
     return this.cfg.kernel.decided?.() ?? true;
   }
 
+  /** The name of this node's rules in the kernel mode served (nft table, or iptables chain prefix). */
   private get table(): string {
+    return this.kernelMode === 'iptables' ? this.chainPrefix : this.nftTable;
+  }
+
+  private get nftTable(): string {
     return this.cfg.kernel.table ?? nftTableFor(this.cfg.nodeName, hostname());
   }
 
+  private get chainPrefix(): string {
+    return this.cfg.kernel.chainPrefix ?? iptablesPrefixFor(this.cfg.nodeName, hostname());
+  }
+
+  /** Deletes this node's nftables table and its canary (absent ones are skipped). */
+  private async removeNftables(): Promise<void> {
+    for (const table of [this.nftTable, canaryTableFor(this.nftTable)])
+      await this.cfg.kernel.host('nft', ['delete', 'table', 'ip', table]);
+  }
+
   /**
-   * Writes what the nftables proxier holds, without waiting: changes that come while a
+   * Once this mode's rules are written: removes what the other kernel mode left of this
+   * node's (an agent restarted with another --proxy-mode), whose DNAT would otherwise go on
+   * competing with this mode's, to old endpoints.
+   */
+  private async removeOtherMode(): Promise<void> {
+    this.otherModeRemoved = true;
+    if (this.kernelMode === 'iptables') await this.removeNftables();
+    else {
+      const removed = await removeIptablesRules(this.cfg.kernel.host, this.chainPrefix);
+      if (removed > 0)
+        this.cfg.logger.info('proxy: removed the chains of iptables mode', { chains: removed });
+    }
+  }
+
+  /**
+   * Writes what the kernel mode's proxier holds, without waiting: changes that come while a
    * write is under way are written together right after it (so a burst of Service changes
    * costs a few `nft` runs, not one each). Nothing is written before the caches synced.
    */
@@ -180,6 +231,8 @@ export class KernelMode {
           nodeIP: this.cfg.nodeIP,
         });
       }
+      if (!this.otherModeRemoved && !nft.pending && !this.stopping.signal.aborted && this.active)
+        await this.removeOtherMode();
       // Chains flushed away are deleted by a write a second later (nftables.ts).
       if (nft.hasStaleChains && this.staleTimer === undefined && !this.stopping.signal.aborted)
         this.staleTimer = this.cfg.clock.setTimeout(() => {
@@ -190,7 +243,7 @@ export class KernelMode {
   }
 
   /** Every `periodMs`: writes the table again if something removed it, and deletes stale chains. */
-  private async watchTable(nft: NftablesProxier, periodMs: number): Promise<void> {
+  private async watchTable(nft: KernelProxier, periodMs: number): Promise<void> {
     const signal = this.stopping.signal;
     while (!signal.aborted) {
       await this.cfg.clock.sleep(periodMs, signal);

@@ -12,11 +12,14 @@
  *   any of its ports);
  * - `k8ts_proxy_sync_proxy_rules_duration_seconds`: time of one Service's sync (as
  *   kube-proxy's sync_proxy_rules_duration_seconds);
- * - `k8ts_proxy_network_programming_duration_seconds`: nftables mode, from an endpoint
+ * - `k8ts_proxy_network_programming_duration_seconds`: nftables and iptables modes, from an endpoint
  *   change (the EndpointSlice's `endpoints.kubernetes.io/last-change-trigger-time`) to its
  *   rules being live in the kernel (kube-proxy's network_programming_duration_seconds, its SLI);
  * - `k8ts_proxy_nftables_writes_total{kind}`: nftables transactions written, `full` or
- *   `partial`, and `k8ts_proxy_nftables_write_errors_total`.
+ *   `partial`, and `k8ts_proxy_nftables_write_errors_total`;
+ * - `k8ts_proxy_iptables_restores_total{kind}`: iptables mode's `iptables-restore` runs,
+ *   `full` or `partial`, and `k8ts_proxy_iptables_restore_failures_total` (kube-proxy's
+ *   sync_proxy_rules_iptables_restore_failures_total).
  */
 import client from 'prom-client';
 
@@ -55,7 +58,7 @@ export class ProxyMetrics {
 
   readonly networkProgramming = new client.Histogram({
     name: 'k8ts_proxy_network_programming_duration_seconds',
-    help: 'Seconds from an endpoint change to its rules being live in the kernel (nftables mode).',
+    help: 'Seconds from an endpoint change to its rules being live in the kernel (nftables and iptables modes).',
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
     registers: [this.registry],
   });
@@ -68,6 +71,18 @@ export class ProxyMetrics {
   readonly nftWriteErrors = new client.Counter({
     name: 'k8ts_proxy_nftables_write_errors_total',
     help: 'nftables transactions the kernel refused (each is followed by a full rewrite).',
+    registers: [this.registry],
+  });
+
+  readonly iptablesRestores = new client.Counter({
+    name: 'k8ts_proxy_iptables_restores_total',
+    help: 'iptables-restore runs of iptables mode (kind: full or partial).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly iptablesRestoreFailures = new client.Counter({
+    name: 'k8ts_proxy_iptables_restore_failures_total',
+    help: 'iptables-restore runs that failed (each is followed by a full write).',
     registers: [this.registry],
   });
 

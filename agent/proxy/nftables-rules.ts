@@ -42,6 +42,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Endpoint } from './balancer.js';
+import { MASQUERADE_MARK, type KernelServicePort, type TableSettings } from './kernel-ports.js';
 
 /** The table kube-proxy's nftables mode keeps (family ip); nothing outside it is touched. */
 export const NFT_TABLE = 'k8ts';
@@ -66,44 +67,6 @@ export function nftTableFor(nodeName: string, hostname: string): string {
 export function canaryTableFor(table: string): string {
   return `${table}-canary`;
 }
-/** The masquerade mark, kube-proxy's default (--iptables-masquerade-bit 14). */
-export const MASQUERADE_MARK = '0x4000';
-
-/** One Service port as the kernel serves it. */
-export interface KernelServicePort {
-  /** `namespace/name/tcp|udp/port-name-or-number`; unique on the node. */
-  id: string;
-  protocol: 'TCP' | 'UDP';
-  /** The IPv4 clusterIP (none for a headless Service). */
-  clusterIP?: string;
-  port: number;
-  /** The nodePort (NodePort and LoadBalancer Services). */
-  nodePort?: number;
-  /** status.loadBalancer.ingress IPs with ipMode VIP (unset counts as VIP). */
-  loadBalancerIPs: readonly string[];
-  /** Where ClusterIP traffic goes (internalTrafficPolicy applied). */
-  internal: readonly Endpoint[];
-  /** Where NodePort and load-balancer traffic goes (externalTrafficPolicy applied). */
-  external: readonly Endpoint[];
-  /** Every usable endpoint, on any node (where pods and the node itself go under eTP Local). */
-  all: readonly Endpoint[];
-  /** Whether the Service has any usable endpoint at all, on any node (reject vs drop). */
-  hasEndpoints: boolean;
-  externalTrafficLocal: boolean;
-  /** ClientIP affinity timeout in seconds; 0: none. */
-  affinitySeconds: number;
-}
-
-/** Where this node's rules apply. */
-export interface TableSettings {
-  /** The table's name (nftTableFor()); family ip. */
-  table: string;
-  /** The cluster CIDR (net-conf's Network): traffic from outside it to a clusterIP is masqueraded. */
-  clusterCIDR: string;
-  /** The node address NodePorts are served on (`--node-ip`); undefined: every local address. */
-  nodeIP: string | undefined;
-}
-
 /** The part of the table one Service port owns: chains by name (rule lines), map elements, sets. */
 export interface PortObjects {
   chains: Map<string, string[]>;

@@ -9,14 +9,9 @@ import { describe, it } from 'node:test';
 import type { CommandResult, HostCommand } from '../network/host-command.js';
 import { ProxyMetrics } from './metrics.js';
 import type { EndpointSlice, Service } from '../../api/types.js';
-import { kernelServicePorts, NftablesProxier } from './nftables.js';
-import {
-  diffTransaction,
-  emptyObjects,
-  nftTableFor,
-  servicePortObjects,
-  type KernelServicePort,
-} from './nftables-rules.js';
+import { kernelServicePorts, type KernelServicePort } from './kernel-ports.js';
+import { NftablesProxier } from './nftables.js';
+import { diffTransaction, emptyObjects, nftTableFor, servicePortObjects } from './nftables-rules.js';
 
 const settings = { table: 'k8ts', clusterCIDR: '10.42.0.0/16', nodeIP: '198.18.0.11' };
 const ep = (ip: string, port = 8080) => ({ ip, port });

@@ -21,11 +21,13 @@
  * deleted (`conntrack -D`), as kube-proxy's conntrack cleanup does.
  */
 import type { Logger } from '../../api/log.js';
-import type { EndpointSlice, Service, ServicePort } from '../../api/types.js';
 import type { HostCommand } from '../network/host-command.js';
-import { endpointKey } from './balancer.js';
-import { usableClusterIP } from './cluster-ip.js';
-import { DEFAULT_AFFINITY_SECONDS, endpointsForPort } from './endpoints.js';
+import {
+  deleteStaleConntrack,
+  type KernelProxier,
+  type KernelServicePort,
+  type TableSettings,
+} from './kernel-ports.js';
 import type { ProxyMetrics } from './metrics.js';
 import {
   canaryTableFor,
@@ -35,9 +37,7 @@ import {
   mergeObjects,
   servicePortObjects,
   tableSkeleton,
-  type KernelServicePort,
   type PortObjects,
-  type TableSettings,
 } from './nftables-rules.js';
 
 /** Settings of an NftablesProxier. */
@@ -47,58 +47,6 @@ export interface NftablesProxierConfig {
   metrics: ProxyMetrics;
   /** Wall-clock milliseconds (for the programming latency); default Date.now. */
   now?: () => number;
-}
-
-/**
- * The kernel's view of Service `key`'s `ports` (by port key: the port's name, or its
- * number when unnamed) from its EndpointSlices: the traffic policies applied with
- * `nodeName`'s endpoints, the affinity timeout defaulted, LoadBalancer ingress IPs.
- * @returns the ports, and the most endpoints any of them has (the proxy's gauge).
- */
-export function kernelServicePorts(
-  key: string,
-  svc: Service,
-  ports: ReadonlyMap<string, ServicePort>,
-  slices: readonly EndpointSlice[],
-  nodeName: string,
-): { ports: KernelServicePort[]; endpointCount: number } {
-  const clusterIP = usableClusterIP(svc);
-  const type = svc.spec.type ?? 'ClusterIP';
-  const out: KernelServicePort[] = [];
-  let endpointCount = 0;
-  // The table is family ip: IPv6 slices would count as endpoints that are not there.
-  const ipv4 = slices.filter((sl) => sl.addressType === 'IPv4');
-  for (const [portKey, sp] of ports) {
-    const protocol = sp.protocol === 'UDP' ? 'UDP' : 'TCP';
-    const portName = sp.name ?? '';
-    const all = endpointsForPort(ipv4, portName, protocol).endpoints;
-    const local = () => endpointsForPort(ipv4, portName, protocol, nodeName).endpoints;
-    endpointCount = Math.max(endpointCount, all.length);
-    out.push({
-      id: `${key}/${protocol.toLowerCase()}/${portKey}`,
-      protocol,
-      ...(clusterIP !== undefined ? { clusterIP } : {}),
-      port: sp.port,
-      ...((type === 'NodePort' || type === 'LoadBalancer') && sp.nodePort ? { nodePort: sp.nodePort } : {}),
-      loadBalancerIPs:
-        type === 'LoadBalancer'
-          ? // ipMode Proxy: the load balancer delivers to the node, not to the VIP.
-            (svc.status?.loadBalancer?.ingress ?? []).flatMap((i) =>
-              i.ip && i.ipMode !== 'Proxy' ? [i.ip] : [],
-            )
-          : [],
-      internal: svc.spec.internalTrafficPolicy === 'Local' ? local() : all,
-      external: svc.spec.externalTrafficPolicy === 'Local' ? local() : all,
-      all,
-      hasEndpoints: all.length > 0,
-      externalTrafficLocal: svc.spec.externalTrafficPolicy === 'Local',
-      affinitySeconds:
-        svc.spec.sessionAffinity === 'ClientIP'
-          ? (svc.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS)
-          : 0,
-    });
-  }
-  return { ports: out, endpointCount };
 }
 
 interface ServiceEntry {
@@ -119,7 +67,7 @@ const STALE_CHAIN_DELAY_MS = 1_000;
 const FULL_WRITE_BACKOFF_MS = 30_000;
 
 /** Keeps the nftables table of kube-proxy's nftables mode (see the file comment). */
-export class NftablesProxier {
+export class NftablesProxier implements KernelProxier {
   private readonly desired = new Map<string, ServiceEntry>();
   /** What the kernel holds, per Service key. */
   private readonly written = new Map<string, Planned>();
@@ -292,7 +240,12 @@ export class NftablesProxier {
         this.cfg.metrics.networkProgramming.observe(Math.max(0, doneAt - t) / 1000);
       if (entry) entry.triggers = [];
     }
-    await this.clearStaleConntrack(before, plan);
+    await deleteStaleConntrack(
+      this.cfg.host,
+      this.cfg.logger,
+      new Map([...before].map(([k, p]) => [k, p?.ports])),
+      new Map([...plan].map(([k, p]) => [k, p.ports])),
+    );
   }
 
   /** Forgets what was written (the table was removed): the next flush() writes it whole. */
@@ -390,59 +343,5 @@ export class NftablesProxier {
           }
     for (const { k, entry, objects } of planned) out.set(k, { ports: entry.ports, objects });
     return out;
-  }
-
-  /** Deletes UDP conntrack entries the write made stale (see the file comment); failures only logged. */
-  private async clearStaleConntrack(
-    before: Map<string, Planned | undefined>,
-    after: Map<string, Planned>,
-  ): Promise<void> {
-    const deletions: string[][] = [];
-    for (const [k, old] of before) {
-      const now = new Map((after.get(k)?.ports ?? []).map((p) => [p.id, p]));
-      for (const o of old?.ports ?? []) {
-        if (o.protocol !== 'UDP') continue;
-        const n = now.get(o.id);
-        const kept = new Set(
-          [...(n?.internal ?? []), ...(n?.external ?? []), ...(n?.all ?? [])].map(endpointKey),
-        );
-        for (const e of new Map(
-          [...o.internal, ...o.external, ...o.all].map((e) => [endpointKey(e), e]),
-        ).values()) {
-          if (kept.has(endpointKey(e))) continue;
-          // By the reply's source, the endpoint itself: `--dst-nat <ip>` misses a DNAT that
-          // changed only the port (an endpoint on the node's own address).
-          const endpoint = ['--reply-src', e.ip, '--reply-port-src', String(e.port)];
-          for (const ip of [...(o.clusterIP ? [o.clusterIP] : []), ...o.loadBalancerIPs])
-            deletions.push(['--orig-dst', ip, '--orig-port-dst', String(o.port), ...endpoint]);
-          if (o.nodePort) deletions.push(['--orig-port-dst', String(o.nodePort), ...endpoint]);
-        }
-      }
-      for (const n of now.values()) {
-        if (n.protocol !== 'UDP' || n.internal.length === 0 || !n.clusterIP) continue;
-        const o = old?.ports.find((p) => p.id === n.id);
-        // Only entries that were not DNATed (the reject of a Service without endpoints): their
-        // reply comes from the clusterIP itself. A Service first seen (after a restart) may
-        // have live flows: left alone.
-        if (!o || o.internal.length > 0) continue;
-        deletions.push([
-          '--orig-dst',
-          n.clusterIP,
-          '--orig-port-dst',
-          String(n.port),
-          '--reply-src',
-          n.clusterIP,
-        ]);
-      }
-    }
-    for (const args of deletions) {
-      const r = await this.cfg.host('conntrack', ['-D', '-p', 'udp', ...args]);
-      // Exit 1 with "0 flow entries" is conntrack's way of saying there was nothing to delete.
-      if (r.code !== 0 && !/0 flow entries/.test(r.stderr))
-        this.cfg.logger.warn('proxy: cannot delete stale UDP conntrack entries', {
-          args: args.join(' '),
-          error: r.stderr.trim(),
-        });
-    }
   }
 }

@@ -13,9 +13,9 @@
  * Service and its slices from the caches and brings that Service's ServicePortProxy
  * objects (service-port.ts: listeners + Balancer) and its ClusterIP address
  * (cluster-ip.ts) in line. Endpoint changes therefore reach the balancers within one
- * watch event and one reconcile, well under a second. In nftables mode (nftables.ts) the
- * same reconcile hands the Service's ports to the kernel instead of to listeners, and every
- * `syncPeriodMs` a missing table is noticed and written again. Every `syncPeriodMs` (kube-proxy's
+ * watch event and one reconcile, well under a second. In nftables mode (nftables.ts) and
+ * iptables mode (iptables.ts) the same reconcile hands the Service's ports to the kernel
+ * instead of to listeners, and every `syncPeriodMs` missing rules are noticed and written again. Every `syncPeriodMs` (kube-proxy's
  * syncPeriod, 30 s) all Services are reconciled again, which retries listeners that could
  * not be bound.
  *
@@ -46,7 +46,7 @@ import { DEFAULT_CONNECT_TIMEOUT_MS } from './forwarder.js';
 import { ProxyMetrics } from './metrics.js';
 import type { ProxyMode } from './mode.js';
 import { KernelMode, type KernelAccess } from './kernel-mode.js';
-import { kernelServicePorts } from './nftables.js';
+import { kernelServicePorts } from './kernel-ports.js';
 import { ServicePortProxy, type BindFailure, type ListenAddress } from './service-port.js';
 import { UdpServicePortProxy } from './udp-port.js';
 import { errorMessage } from '../../api/errors.js';
@@ -64,9 +64,9 @@ const SLICES_BY_SERVICE = 'service';
 
 /** What one Service port serves (Proxy.snapshot()). */
 export interface PortSnapshot {
-  /** Who serves it: the proxy's own sockets, or nftables rules in the kernel. */
+  /** Who serves it: the proxy's own sockets, or nftables or iptables rules in the kernel. */
   mode: ProxyMode;
-  /** Userspace mode: the listeners (`kind/host/port`); nftables mode: none. */
+  /** Userspace mode: the listeners (`kind/host/port`); a kernel mode: none (but loopback NodePorts). */
   listening: string[];
   /** Endpoints of ClusterIP traffic (`ip:port`). */
   endpoints: string[];
@@ -134,7 +134,7 @@ export class Proxy {
   /** externalTrafficPolicy Local NodePorts by Service key, and the kernel rules made of them. */
   private readonly localNodePorts = new Map<string, LocalNodePort[]>();
   private readonly localRules: LocalNodePortRules | undefined;
-  /** nftables mode, and the kernel's cleaning in userspace mode (undefined without ProxyConfig.kernel). */
+  /** The kernel modes, and the kernel's cleaning in userspace mode (undefined without ProxyConfig.kernel). */
   private readonly kernel: KernelMode | undefined;
   private workers: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
@@ -161,7 +161,7 @@ export class Proxy {
     this.kernel = cfg.kernel
       ? new KernelMode({
           kernel: cfg.kernel,
-          nftables: (cfg.mode ?? 'nftables') === 'nftables',
+          mode: cfg.mode ?? 'nftables',
           nodeName: cfg.nodeName,
           nodeIP: cfg.nodeIP,
           logger: cfg.logger,
@@ -279,7 +279,7 @@ export class Proxy {
       out[key] = {};
       for (const p of this.kernel?.served(key) ?? []) {
         out[key][p.id.split('/').pop()!] = {
-          mode: 'nftables',
+          mode: this.kernel!.mode!,
           listening: [],
           endpoints: p.internal.map(endpointKey),
           externalEndpoints: p.external.map(endpointKey),
@@ -458,7 +458,7 @@ export class Proxy {
       const svc = this.services.lister().get(namespace, name);
       const st = this.state.get(key) ?? { ports: new Map(), clusterIP: undefined, reported: new Set() };
       const wanted = svc ? this.desiredPorts(svc) : new Map<string, ServicePort>();
-      // nftables mode before the cluster network setting is known: nothing yet (the agent
+      // A kernel mode before the cluster network setting is known: nothing yet (the agent
       // reconciles everything again once it is, resyncAll()).
       if (this.kernel?.waitingForSetting) return;
       if (this.kernel?.active) return await this.reconcileKernel(key, svc, wanted, st);

@@ -142,7 +142,7 @@ export async function parseAgentOptions(
   const proxyMode = values['proxy-mode'];
   if (!(PROXY_MODES as readonly string[]).includes(proxyMode))
     throw new UsageError(
-      `--proxy-mode must be ${PROXY_MODES.join(' or ')}, got ${proxyMode}${proxyMode === 'iptables' || proxyMode === 'ipvs' ? ' (k8ts programs the kernel with nftables only)' : ''}`,
+      `--proxy-mode must be ${PROXY_MODES.slice(0, -1).join(', ')} or ${PROXY_MODES.at(-1)}, got ${proxyMode}${proxyMode === 'ipvs' ? ' (k8ts programs the kernel with nftables or iptables, not IPVS)' : ''}`,
     );
   const logLevel = parseLogLevel(values['log-level']);
   const node = await parseNodeFlags(values);

@@ -2,7 +2,7 @@
 // and `k8ts agent` lands in the config the process starts from, and the checks run in order.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { primaryIPv4 } from '../../agent/kubelet/machine.js';
@@ -46,6 +46,12 @@ describe('k8ts server options', () => {
         tlsSANs: [],
         flannelBackend: 'vxlan',
         insecureHTTP: false,
+        snapshots: {
+          disabled: false,
+          schedule: '0 */12 * * *',
+          retention: 5,
+          nodeName: hostname().toLowerCase(),
+        },
       },
     });
   });
@@ -271,9 +277,12 @@ describe('k8ts agent options', () => {
       const noStorage = await parseAgentOptions([...base, '--data-dir', dir, '--disable-local-storage']);
       assert.ok(noStorage !== 'help' && !('cleanup' in noStorage));
       assert.equal(noStorage.disableLocalStorage, true);
+      const iptables = await parseAgentOptions([...base, '--data-dir', dir, '--proxy-mode', 'iptables']);
+      assert.ok(iptables !== 'help' && !('cleanup' in iptables));
+      assert.equal(iptables.proxyMode, 'iptables');
       await assert.rejects(
-        parseAgentOptions([...base, '--data-dir', dir, '--proxy-mode', 'iptables']),
-        /--proxy-mode must be nftables or userspace, got iptables \(k8ts programs the kernel with nftables only\)/,
+        parseAgentOptions([...base, '--data-dir', dir, '--proxy-mode', 'ipvs']),
+        /--proxy-mode must be nftables, iptables or userspace, got ipvs \(k8ts programs the kernel with nftables or iptables, not IPVS\)/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
