@@ -123,6 +123,8 @@ export class Scheduler {
   private slotWaiter: (() => void) | undefined;
   private ran = false;
   private readonly registrations: HandlerRegistration[] = [];
+  /** run()'s signal: a PreBind still waiting gives up when it aborts. */
+  private stopping: AbortSignal | undefined;
 
   /** @throws Error for an invalid setting (percentageOfNodesToScore outside 0..100, parallelism < 1, ...). */
   constructor(cfg: SchedulerConfig) {
@@ -144,6 +146,8 @@ export class Scheduler {
       client: cfg.client,
       nodeInfos: () => this.cache.nodeInfos(),
       nodesGeneration: () => this.cache.nodesGeneration,
+      informers: this.informers,
+      clock: this.clock,
     });
     this.algorithm = new SchedulingAlgorithm({
       framework: this.framework,
@@ -181,7 +185,36 @@ export class Scheduler {
         this.queue.moveAllToActiveOrBackoffQueue(events.nodeDelete);
       },
     });
-    this.registrations.push(podHandler, nodeHandler);
+    this.registrations.push(podHandler, nodeHandler, ...this.storageHandlers());
+  }
+
+  /**
+   * Informer handlers for the storage objects some plugin registered events for
+   * (addAllEventHandlers): an addition, change or removal moves the pods those plugins
+   * rejected back to the queues. Only what a plugin asks for is watched.
+   */
+  private storageHandlers(): HandlerRegistration[] {
+    const wanted = new Set<string>();
+    for (const evs of this.framework.eventsByPlugin.values()) for (const e of evs) wanted.add(e.resource);
+    const out: HandlerRegistration[] = [];
+    const kinds = [
+      ['PersistentVolumeClaim', resources.persistentvolumeclaims],
+      ['PersistentVolume', resources.persistentvolumes],
+      ['StorageClass', resources.storageclasses],
+    ] as const;
+    for (const [kind, ref] of kinds) {
+      if (!wanted.has(kind)) continue;
+      const move = (actionType: number, label: string) => () =>
+        this.queue.moveAllToActiveOrBackoffQueue({ resource: kind, actionType, label: `${kind}${label}` });
+      out.push(
+        this.informers.informerFor(ref).addEventHandler({
+          onAdd: move(ActionType.Add, 'Add'),
+          onUpdate: move(ActionType.Update, 'Update'),
+          onDelete: move(ActionType.Delete, 'Delete'),
+        }),
+      );
+    }
+    return out;
   }
 
   /**
@@ -194,6 +227,7 @@ export class Scheduler {
   async run(signal: AbortSignal): Promise<void> {
     if (this.ran) throw new Error('Scheduler: run() may be called only once; create a new Scheduler');
     this.ran = true;
+    this.stopping = signal;
     try {
       this.informers.start();
       const synced = await this.informers.waitForCacheSync(undefined, signal);
@@ -351,7 +385,8 @@ export class Scheduler {
     cycle: number,
   ): Promise<void> {
     const pod = qpi.pod;
-    const st: Status = await this.framework.runBindPlugins(state, pod, host);
+    const pre = await this.framework.runPreBindPlugins(state, pod, host, this.stopping);
+    const st: Status = pre.isSuccess() ? await this.framework.runBindPlugins(state, pod, host) : pre;
     if (st.isSuccess()) {
       this.stats.bound++;
       this.cache.finishBinding(pod);
@@ -374,7 +409,9 @@ export class Scheduler {
     this.framework.runUnreservePlugins(state, pod, host);
     this.queue.moveAllToActiveOrBackoffQueue(events.forgetPod);
     qpi.unschedulablePlugins = new Set();
-    this.handleSchedulingFailure(qpi, 'SchedulerError', `Binding rejected: ${st.message()}`, cycle);
+    // A PreBind failure's message already says which plugin; a Bind failure is a rejected binding.
+    const message = pre.isSuccess() ? `Binding rejected: ${st.message()}` : st.message();
+    this.handleSchedulingFailure(qpi, 'SchedulerError', message, cycle);
   }
 
   /**

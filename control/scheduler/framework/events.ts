@@ -21,7 +21,8 @@ export const ANY_UPDATE = 4 | 8 | 16 | 32 | 64 | 128;
 /** Every action. */
 export const ALL_ACTIONS = 255;
 
-export type EventResource = 'Node' | 'Pod' | 'WildCard';
+export type EventResource =
+  'Node' | 'Pod' | 'PersistentVolumeClaim' | 'PersistentVolume' | 'StorageClass' | 'WildCard';
 
 /** A change: the resource kind and a bit set of ActionType. */
 export interface ClusterEvent {

@@ -14,6 +14,7 @@ import type {
   NodeScore,
   PostFilterPlugin,
   PostFilterResult,
+  PreBindPlugin,
   PreFilterPlugin,
   PreScorePlugin,
   ReservePlugin,
@@ -46,6 +47,7 @@ export class Framework {
   readonly preScorePlugins: PreScorePlugin[];
   readonly scorePlugins: { plugin: ScorePlugin; weight: number }[];
   readonly reservePlugins: ReservePlugin[];
+  readonly preBindPlugins: PreBindPlugin[];
   readonly bindPlugins: BindPlugin[];
   /** Plugin name → the cluster events that may make pods it rejected schedulable. */
   readonly eventsByPlugin = new Map<string, readonly ClusterEvent[]>();
@@ -68,6 +70,7 @@ export class Framework {
       .filter((c) => has(c.plugin, 'score'))
       .map((c) => ({ plugin: c.plugin as ScorePlugin, weight: c.weight }));
     this.reservePlugins = all.filter((p) => has(p, 'reserve')) as ReservePlugin[];
+    this.preBindPlugins = all.filter((p) => has(p, 'preBind')) as PreBindPlugin[];
     this.bindPlugins = all.filter((p) => has(p, 'bind')) as BindPlugin[];
     for (const p of all) {
       if (has(p, 'eventsToRegister')) this.eventsByPlugin.set(p.name, p.eventsToRegister!());
@@ -183,6 +186,35 @@ export class Framework {
         // Unreserve must not fail the scheduler; the plugin's own state is its business.
       }
     }
+  }
+
+  /**
+   * PreBind: every plugin in order; the first failure is returned (attributed to its
+   * plugin, its message prefixed as upstream's `running PreBind plugin "X": …`).
+   */
+  async runPreBindPlugins(
+    state: CycleState,
+    pod: Pod,
+    nodeName: string,
+    signal?: AbortSignal,
+  ): Promise<Status> {
+    for (const p of this.preBindPlugins) {
+      let st: Status;
+      try {
+        st = await p.preBind(state, pod, nodeName, signal);
+      } catch (err) {
+        st = Status.error(err);
+      }
+      if (!st.isSuccess())
+        return new Status(
+          st.code === CODE_UNSCHEDULABLE || st.code === Code.UnschedulableAndUnresolvable
+            ? st.code
+            : CODE_ERROR,
+          [`running PreBind plugin "${p.name}": ${st.message()}`],
+          p.name,
+        );
+    }
+    return SUCCESS;
   }
 
   /** Bind: the first plugin not answering Skip decides. */

@@ -9,6 +9,7 @@
  *   PreScore   once per pod over the feasible nodes: compute state, or Skip this plugin's Score
  *   Score      once per (pod, feasible node): 0..100 (MAX_NODE_SCORE) after NormalizeScore
  *   Reserve    the chosen node is set aside (the cache assumes the pod first)
+ *   PreBind    once per pod in the binding cycle, before Bind (may wait: volumes bound)
  *   Bind       POST the Binding
  *
  * Every method returns a Status value; throwing is a bug the framework turns into Error.
@@ -70,6 +71,15 @@ export interface ReservePlugin extends Plugin {
   unreserve(state: CycleState, pod: Pod, nodeName: string): void;
 }
 
+export interface PreBindPlugin extends Plugin {
+  /**
+   * Work that must be done before the pod is bound, in the binding cycle (asynchronous):
+   * resolves to Success, or a failure that sends the pod back to the queue (Unreserve runs).
+   * `signal` aborts when the scheduler stops. Never rejects.
+   */
+  preBind(state: CycleState, pod: Pod, nodeName: string, signal?: AbortSignal): Promise<Status>;
+}
+
 export interface BindPlugin extends Plugin {
   /** Binds the pod; resolves to Success or Error (never rejects), or Skip to let the next binder try. */
   bind(state: CycleState, pod: Pod, nodeName: string): Promise<Status>;
@@ -89,6 +99,7 @@ export type AnyPlugin = Partial<
       PreScorePlugin &
       ScorePlugin &
       ReservePlugin &
+      PreBindPlugin &
       BindPlugin &
       EnqueueExtensions,
     'name'

@@ -3,10 +3,17 @@
  * profile runs them, with the score weights of Kubernetes' default configuration
  * (pkg/scheduler/apis/config/v1/default_plugins.go): TaintToleration 3, NodeAffinity 2,
  * PodTopologySpread 2, NodeResourcesFit 1, NodeResourcesBalancedAllocation 1,
- * ImageLocality 1. Filter order follows Kubernetes too (cheap, decisive checks first),
- * which decides the reason a node reports when several plugins would reject it.
+ * ImageLocality 1; VolumeBinding (after NodeResourcesFit, as there) does not score.
+ * Filter order follows Kubernetes too (cheap, decisive checks first), which decides the
+ * reason a node reports when several plugins would reject it.
  */
+import type { InformerFactory } from '../../../api/client/factory.js';
+import { resources } from '../../../api/client/resource.js';
 import type { RestClient } from '../../../api/client/rest.js';
+import type { Clock } from '../../../api/clock.js';
+import { realClock } from '../../../api/clock.js';
+import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from '../../../api/storage/types.js';
+import type { Node, Pod } from '../../../api/types.js';
 import { Framework } from '../framework/framework.js';
 import type { AnyPlugin } from '../framework/interface.js';
 import { BalancedAllocation } from './balancedallocation/balanced-allocation.js';
@@ -21,18 +28,40 @@ import { NodeResourcesFit } from './noderesourcesfit/node-resources-fit.js';
 import { NodeUnschedulable } from './nodeunschedulable/node-unschedulable.js';
 import { PodTopologySpread } from './podtopologyspread/pod-topology-spread.js';
 import { TaintToleration } from './tainttoleration/taint-toleration.js';
+import { VolumeBinding } from './volumebinding/volume-binding.js';
 
 /** What plugins are built from. */
 export interface PluginDeps {
   handle: PreemptionHandle;
   client: RestClient;
+  /** The scheduler's shared informers; without them, plugins that read other objects (VolumeBinding) are left out. */
+  informers?: InformerFactory;
+  clock: Clock;
 }
 
-/** A registered plugin: how to build it and its score weight (ignored unless it scores). */
+/** A registered plugin: how to build it (undefined: not available with these deps) and its score weight (ignored unless it scores). */
 export interface PluginRegistration {
   name: string;
   weight: number;
-  build(deps: PluginDeps): AnyPlugin;
+  build(deps: PluginDeps): AnyPlugin | undefined;
+}
+
+/** VolumeBinding over the informers' claims, volumes, classes, nodes and pods. */
+function volumeBinding(d: PluginDeps): VolumeBinding | undefined {
+  const f = d.informers;
+  if (!f) return undefined;
+  return new VolumeBinding({
+    claims: f.informerFor<PersistentVolumeClaim>(resources.persistentvolumeclaims).lister(),
+    volumes: f.informerFor<PersistentVolume>(resources.persistentvolumes).lister(),
+    classes: f.informerFor<StorageClass>(resources.storageclasses).lister(),
+    nodes: f.informerFor<Node>(resources.nodes).lister(),
+    pods: f.informerFor<Pod>(resources.pods).lister(),
+    api: {
+      updateVolume: (pv) => d.client.update(resources.persistentvolumes, pv),
+      updateClaim: (pvc) => d.client.update(resources.persistentvolumeclaims, pvc),
+    },
+    clock: d.clock,
+  });
 }
 
 /** The default profile, in execution order. */
@@ -43,6 +72,7 @@ export const registry: readonly PluginRegistration[] = [
   { name: 'NodeAffinity', weight: 2, build: () => new NodeAffinity() },
   { name: 'NodePorts', weight: 0, build: () => new NodePorts() },
   { name: 'NodeResourcesFit', weight: 1, build: () => new NodeResourcesFit() },
+  { name: 'VolumeBinding', weight: 0, build: volumeBinding },
   { name: 'PodTopologySpread', weight: 2, build: (d) => new PodTopologySpread(d.handle) },
   { name: 'NodeResourcesBalancedAllocation', weight: 1, build: () => new BalancedAllocation() },
   { name: 'ImageLocality', weight: 1, build: (d) => new ImageLocality(d.handle) },
@@ -58,6 +88,9 @@ export function newDefaultFramework(opts: {
   client: RestClient;
   nodeInfos: PreemptionHandle['nodeInfos'];
   nodesGeneration: PreemptionHandle['nodesGeneration'];
+  /** The scheduler's informers (see PluginDeps.informers). */
+  informers?: InformerFactory;
+  clock?: Clock;
   /** Names of registered plugins to leave out. */
   disabled?: readonly string[];
 }): Framework {
@@ -67,10 +100,19 @@ export function newDefaultFramework(opts: {
     runFilterPlugins: (state, pod, node) => fwk.runFilterPlugins(state, pod, node),
   };
   const disabled = new Set(opts.disabled ?? []);
+  const deps: PluginDeps = {
+    handle,
+    client: opts.client,
+    clock: opts.clock ?? realClock,
+    ...(opts.informers ? { informers: opts.informers } : {}),
+  };
   const fwk: Framework = new Framework(
     registry
       .filter((r) => !disabled.has(r.name))
-      .map((r) => ({ plugin: r.build({ handle, client: opts.client }), weight: r.weight })),
+      .flatMap((r) => {
+        const plugin = r.build(deps);
+        return plugin ? [{ plugin, weight: r.weight }] : [];
+      }),
   );
   return fwk;
 }
