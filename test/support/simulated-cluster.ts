@@ -26,10 +26,17 @@ export function startServerOnSegment(lan: SimulatedHosts, backend: Backend): Pro
 
 /**
  * `k8ts agent` on host `h` as node `nodeName`, joined with the server's node token, its
- * data dir in the host's dir (so a restart finds its node credential). The caller stops it.
+ * data dir in the host's dir (so a restart finds its node credential), with extra flags
+ * `args` (e.g. `['--proxy-mode', 'iptables']`). The caller stops it.
  */
-export function startAgentOnHost(k: K8tsServer, h: SimulatedHost, nodeName: string): Promise<K8tsAgent> {
+export function startAgentOnHost(
+  k: K8tsServer,
+  h: SimulatedHost,
+  nodeName: string,
+  args: string[] = [],
+): Promise<K8tsAgent> {
   return startK8tsAgent({
+    args,
     server: k.url,
     token: k.nodeToken(),
     nodeName,
