@@ -135,6 +135,42 @@ describe('CRD schemas on the serving path', () => {
       assert.equal((await call(api, 'GET', crdPath('gadgets.example.com'))).status, 404);
     });
 
+    it('keeps status.storedVersions true: every stored version in spec.versions, the storage version in it', async () => {
+      const crd = widgetCRD({ names: { plural: 'levers', kind: 'Lever' } });
+      crd.metadata!.name = 'levers.example.com';
+      await establish(api, crd);
+      const path = crdPath('levers.example.com');
+      const get = async () => (await call(api, 'GET', path)).body as CustomResourceDefinition;
+      // v1beta1 becomes the storage version: both are stored versions now.
+      const a = await get();
+      a.spec.versions![0]!.storage = false;
+      a.spec.versions![1]!.storage = true;
+      const moved = await call(api, 'PUT', path, a);
+      assert.equal(moved.status, 200, moved.text);
+      assert.deepEqual(moved.body.status.storedVersions, ['v1', 'v1beta1']);
+      // Back to v1, dropping v1beta1 while objects may be stored in it: refused.
+      const b = await get();
+      b.spec.versions = [{ ...b.spec.versions![0]!, storage: true }];
+      assert.deepEqual(causes(await call(api, 'PUT', path, b)), [
+        'status.storedVersions[1]: Invalid value: "v1beta1": must appear in spec.versions',
+      ]);
+      // A status write must keep the storage version, and some version.
+      const c = await get();
+      c.status!.storedVersions = ['v1'];
+      assert.deepEqual(causes(await call(api, 'PUT', `${path}/status`, c)), [
+        'status.storedVersions: Invalid value: "v1beta1": must have the storage version v1beta1',
+      ]);
+      c.status!.storedVersions = [];
+      assert.deepEqual(causes(await call(api, 'PUT', `${path}/status`, c)), [
+        'status.storedVersions: Invalid value: []: must have at least one stored version',
+      ]);
+      // Trimming a version no object is stored in any more (after a migration) is fine.
+      c.status!.storedVersions = ['v1beta1'];
+      const trimmed = await call(api, 'PUT', `${path}/status`, c);
+      assert.equal(trimmed.status, 200, trimmed.text);
+      assert.deepEqual(trimmed.body.status.storedVersions, ['v1beta1']);
+    });
+
     it('is 422 on an update to a schema with a CEL rule, and the stored CRD is unchanged', async () => {
       const stored = (await call(api, 'GET', crdPath('widgets.example.com')))
         .body as CustomResourceDefinition;

@@ -246,12 +246,28 @@ export function validateCRDUpdate(obj: KubeObject, old: KubeObject): FieldError[
   const b = crdOf(old).spec;
   if (a.group !== b.group) errs.push(invalid('spec.group', a.group, 'field is immutable'));
   if (a.scope !== b.scope) errs.push(invalid('spec.scope', a.scope, 'field is immutable'));
-  // Every version objects may be stored in must stay in spec.versions.
-  const names = new Set((a.versions ?? []).map((v) => v.name));
-  for (const stored of crdOf(old).status?.storedVersions ?? []) {
-    if (!names.has(stored))
-      errs.push(invalid('status.storedVersions[0]', stored, 'must appear in spec.versions'));
-  }
+  return errs;
+}
+
+/**
+ * ValidateCustomResourceDefinitionStoredVersions: some version is stored, the storage
+ * version is one of them, and every stored version is still in spec.versions (objects may
+ * be stored in it), each error at the stored version's index.
+ */
+export function validateStoredVersions(obj: KubeObject): FieldError[] {
+  const crd = crdOf(obj);
+  const path = 'status.storedVersions';
+  const stored = Array.isArray(crd.status?.storedVersions) ? crd.status.storedVersions : [];
+  if (stored.length === 0) return [invalid(path, stored, 'must have at least one stored version')];
+  const errs: FieldError[] = [];
+  const versions = crd.spec.versions ?? [];
+  for (const v of versions)
+    if (v.storage === true && !stored.includes(v.name))
+      errs.push(invalid(path, v.name, `must have the storage version ${v.name}`));
+  const names = new Set(versions.map((v) => v.name));
+  stored.forEach((s, i) => {
+    if (!names.has(s)) errs.push(invalid(indexPath(path, i), s, 'must appear in spec.versions'));
+  });
   return errs;
 }
 
@@ -299,12 +315,13 @@ export const customResourceDefinitionStrategy: KindStrategy = {
       void old;
     },
     defaults: defaultCRD,
-    validate: validateCRD,
+    validate: (obj) => [...validateCRD(obj), ...validateStoredVersions(obj)],
     validateUpdate: validateCRDUpdate,
     validateStatusUpdate(obj, old) {
       const errs: FieldError[] = [];
       if (!semanticEqual((obj as CustomResourceDefinition).spec, (old as CustomResourceDefinition).spec))
         errs.push(forbidden('spec', 'may not change in a status update'));
+      errs.push(...validateStoredVersions(obj));
       return errs;
     },
     prepareForDelete(obj) {
