@@ -6,9 +6,9 @@
 // scaling up, nor web-3 gone while web-4 is still there while scaling down); a busybox
 // client resolves web-0.nginx.<ns>.svc.cluster.local (nslookup) and `web-0.nginx` (ping,
 // through its resolv.conf's search path) to web-0's address from the agent's cluster DNS; `kubectl rollout status|history|undo
-// statefulset/web` after `kubectl set env`. The set has no volumeClaimTemplates: nothing
-// provisions PersistentVolumes yet, so a pod with a claim cannot start; a second set with one
-// shows its claim created (Pending), mounted by name, owned by the set (whenDeleted: Delete)
+// statefulset/web` after `kubectl set env`. The set has no volumeClaimTemplates; a second
+// set with one shows its claim created (Pending until the local-path provisioner's volume is
+// bound: storage.e2e tests that part), mounted by name, owned by the set (whenDeleted: Delete)
 // and gone with it. A serviceName change is refused with upstream's words. Every container
 // is labelled with the test's node name and removed at the end.
 import assert from 'node:assert/strict';
@@ -314,7 +314,8 @@ spec:
       table,
       /^NAME\s+STATUS\s+VOLUME\s+CAPACITY\s+ACCESS MODES\s+STORAGECLASS\s+VOLUMEATTRIBUTESCLASS\s+AGE\n/,
     );
-    assert.match(table, /\nwww-data-0\s+Pending\s+/);
+    // Pending at first; provisioned and Bound within a second or so (its pod was scheduled).
+    assert.match(table, /\nwww-data-0\s+(Pending|Bound)\s+/);
     const claim = await until('data-0 mounting its claim', async () => {
       const r = await k!.kubectl(
         'get',
