@@ -12,6 +12,7 @@ import { defaultResolvConf, parseAgentOptions } from './cmd/options/agent.js';
 import { UsageError } from './cmd/options/common.js';
 import { parseKubeconfigOptions } from './cmd/options/kubeconfig.js';
 import { parseServerOptions } from './cmd/options/server.js';
+import { parseSnapshotOptions } from './cmd/options/snapshot.js';
 import { parseTokenOptions } from './cmd/options/token.js';
 
 const HELP = `k8ts — a small, real Kubernetes
@@ -26,6 +27,8 @@ Usage:
                    [--node-monitor-grace-period 50s] [--node-monitor-period 5s]
                    [--node-startup-grace-period 60s] [--terminated-pod-gc-threshold 12500]
                    [--horizontal-pod-autoscaler-sync-period 15s]
+                   [--snapshot-schedule '0 */12 * * *'] [--snapshot-retention 5] [--disable-snapshots]
+                   [--snapshot-dir DIR (default DIR/snapshots)]
                    [--default-not-ready-toleration-seconds 300]
                    [--default-unreachable-toleration-seconds 300] [--cluster-cidr 10.42.0.0/16]
                    [--service-cluster-ip-range 10.43.0.0/16] [--service-node-port-range 30000-32767]
@@ -48,6 +51,13 @@ Usage:
                    (the token is needed to join once; the node credential is kept in DIR/tls)
   k8ts kubeconfig  [--data-dir DIR] [--user NAME [--group GROUP ...]]
   k8ts token       create [--ttl 24h (0: never)] [--description TEXT] | list | delete ID [--data-dir DIR]
+  k8ts snapshot    save [--name on-demand] [--datastore sqlite|etcd --etcd-endpoints URL,...] [--node-name NAME]
+                   | list | delete NAME... | prune [--name on-demand] [--retention 5]
+                   | restore NAME|PATH [--bump-revision 1000000000]
+                     [--etcd-data-dir DIR [--etcd-name N] [--etcd-initial-cluster C]
+                      [--etcd-initial-advertise-peer-urls U] [--etcd-initial-cluster-token T]]
+                   (each: [--data-dir DIR] [--snapshot-dir DIR]; save asks the server running on
+                   DIR, else takes the snapshot itself; restore in place only with the server stopped)
   k8ts version
   k8ts help
 
@@ -267,6 +277,14 @@ async function tokenCommand(argv: string[]): Promise<number> {
   }
 }
 
+/** `k8ts snapshot save|list|delete|prune|restore`: snapshots of the store (control/snapshot/). */
+async function snapshotCommand(argv: string[]): Promise<number> {
+  const options = parseSnapshotOptions(argv);
+  const { runSnapshotCommand } = await import('./control/snapshot/commands.js');
+  for (const line of await runSnapshotCommand(options)) process.stdout.write(`${line}\n`);
+  return 0;
+}
+
 /** The package version, read from package.json next to dist/ (or the source tree). */
 function version(): string {
   for (const rel of ['../package.json', './package.json']) {
@@ -287,6 +305,7 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'kubeconfig') return await kubeconfigCommand(argv.slice(1));
     if (command === 'token') return await tokenCommand(argv.slice(1));
     if (command === 'agent') return await agentCommand(argv.slice(1));
+    if (command === 'snapshot') return await snapshotCommand(argv.slice(1));
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     if (err instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {

@@ -60,6 +60,8 @@ import {
 import { Compactor } from './storage/compactor.js';
 import { openStore, type StoreConfig } from './storage/index.js';
 import type { Store } from './storage/store.js';
+import type { Clock } from '../api/clock.js';
+import type { SqliteStore } from './storage/sqlite.js';
 
 export type { LogLevel } from '../api/log.js';
 
@@ -125,6 +127,21 @@ export interface ControlConfig {
    * Default false: it is created when missing, as the default class.
    */
   disableLocalStorage?: boolean;
+  /**
+   * Snapshots of the store (control/snapshot/; sqlite and etcd only): the socket
+   * `DATA_DIR/snapshot.sock` that `k8ts snapshot save` asks, and unless `disabled` the
+   * schedule (k3s's `--etcd-snapshot-*` flags). Defaults: every 12 h (`0 *\/12 * * *`,
+   * host time), 5 kept, `DATA_DIR/snapshots`, node name the hostname.
+   */
+  snapshots?: {
+    disabled?: boolean;
+    schedule?: string;
+    retention?: number;
+    dir?: string;
+    nodeName?: string;
+    /** The time the schedule runs on and snapshots are named by (tests). Default realClock. */
+    clock?: Clock;
+  };
 }
 
 /** A running control process. */
@@ -318,6 +335,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
       }),
     );
   }
+  const snapshots = await startSnapshots(cfg, store, logger);
   logger.info('control process started', { url, datastore: cfg.datastore, dataDir: cfg.dataDir, identity });
   return {
     url,
@@ -329,8 +347,60 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
       client.close();
       schedulerClient.close();
       await api.stop();
+      await snapshots?.stop();
       await compactor.stop();
       await store.close();
+    },
+  };
+}
+
+/**
+ * The snapshot socket and schedule of this control process (control/snapshot/), over the
+ * store it opened (sqlite) or its etcd endpoints; none for the memory datastore.
+ * @returns stop(): ends the schedule and the socket, and waits for a snapshot under way.
+ * @throws SnapshotError Invalid for a schedule or retention the flags did not check.
+ */
+async function startSnapshots(
+  cfg: ControlConfig,
+  store: Store,
+  logger: ReturnType<typeof createLogger>,
+): Promise<{ stop(): Promise<void> } | undefined> {
+  if (cfg.datastore === 'memory') return undefined;
+  const { Snapshotter } = await import('./snapshot/snapshotter.js');
+  const { SnapshotScheduler } = await import('./snapshot/schedule.js');
+  const { serveSnapshots, snapshotSocketPath } = await import('./snapshot/endpoint.js');
+  const settings = cfg.snapshots ?? {};
+  const snapshotter = new Snapshotter({
+    source:
+      cfg.datastore === 'sqlite'
+        ? { datastore: 'sqlite', store: store as SqliteStore }
+        : { datastore: 'etcd', endpoints: cfg.etcdEndpoints },
+    dataDir: cfg.dataDir,
+    ...(settings.dir !== undefined ? { snapshotDir: settings.dir } : {}),
+    nodeName: settings.nodeName ?? hostname().toLowerCase(),
+    ...(settings.clock ? { clock: settings.clock } : {}),
+  });
+  const scheduler = settings.disabled
+    ? undefined
+    : new SnapshotScheduler({
+        snapshotter,
+        ...(settings.schedule !== undefined ? { schedule: settings.schedule } : {}),
+        ...(settings.retention !== undefined ? { retention: settings.retention } : {}),
+        ...(settings.clock ? { clock: settings.clock } : {}),
+        logger,
+      });
+  const endpoint = await serveSnapshots({ socketPath: snapshotSocketPath(cfg.dataDir), snapshotter, logger });
+  scheduler?.start();
+  logger.info('snapshots', {
+    dir: snapshotter.snapshotDir,
+    socket: endpoint ? snapshotSocketPath(cfg.dataDir) : undefined,
+    next: scheduler ? scheduler.nextTime().toISOString() : 'disabled',
+  });
+  return {
+    stop: async () => {
+      await scheduler?.stop();
+      await endpoint?.close();
+      await snapshotter.idle();
     },
   };
 }

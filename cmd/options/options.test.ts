@@ -2,7 +2,7 @@
 // and `k8ts agent` lands in the config the process starts from, and the checks run in order.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { primaryIPv4 } from '../../agent/kubelet/machine.js';
@@ -46,6 +46,12 @@ describe('k8ts server options', () => {
         tlsSANs: [],
         flannelBackend: 'vxlan',
         insecureHTTP: false,
+        snapshots: {
+          disabled: false,
+          schedule: '0 */12 * * *',
+          retention: 5,
+          nodeName: hostname().toLowerCase(),
+        },
       },
     });
   });

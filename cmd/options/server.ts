@@ -59,6 +59,12 @@ export const SERVER_FLAGS = {
   'insecure-http': { type: 'boolean', default: false },
   'pod-security-default-level': { type: 'string' },
   'pod-security-admission-config-file': { type: 'string' },
+  // k3s's --etcd-snapshot-schedule-cron, --etcd-snapshot-retention, --etcd-disable-snapshots
+  // and --etcd-snapshot-dir, for either datastore.
+  'snapshot-schedule': { type: 'string', default: '0 */12 * * *' },
+  'snapshot-retention': { type: 'string', default: '5' },
+  'disable-snapshots': { type: 'boolean', default: false },
+  'snapshot-dir': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -132,6 +138,7 @@ export async function parseServerOptions(argv: string[]): Promise<ServerOptions 
   if (!(BACKENDS as readonly string[]).includes(flannelBackend))
     throw new UsageError(`--flannel-backend must be one of ${BACKENDS.join(', ')}, got ${flannelBackend}`);
   const serviceAddresses = await parseServiceAddressFlags(values);
+  const snapshots = await parseSnapshotFlags(values, localNode?.nodeName);
   const podSecurity = await parsePodSecurityFlags(
     values['pod-security-admission-config-file'],
     values['pod-security-default-level'],
@@ -180,6 +187,7 @@ export async function parseServerOptions(argv: string[]): Promise<ServerOptions 
     flannelBackend: flannelBackend as (typeof BACKENDS)[number],
     insecureHTTP: values['insecure-http'],
     ...(podSecurity ? { podSecurity } : {}),
+    snapshots,
   };
   return localNode ? { control, localNode } : { control };
 }
@@ -242,6 +250,40 @@ async function parseServiceAddressFlags(values: {
     advertise = await defaultAdvertiseAddress(values['bind-address'], values['node-ip']);
   }
   return { advertiseAddress: advertise, clusterDNS, clusterDomain: domain };
+}
+
+/**
+ * Scheduled snapshots (control/snapshot/schedule.ts): `--snapshot-schedule` (a cron spec,
+ * checked as CronJob schedules are), `--snapshot-retention` (>= 1), `--disable-snapshots`,
+ * `--snapshot-dir`; the node in the snapshots' names is the local node's, else
+ * `--node-name`, else the hostname.
+ * @throws UsageError naming the flag and what is wrong.
+ */
+async function parseSnapshotFlags(
+  values: {
+    'snapshot-schedule': string;
+    'snapshot-retention': string;
+    'disable-snapshots': boolean;
+    'snapshot-dir'?: string;
+    'node-name'?: string;
+  },
+  localNodeName: string | undefined,
+): Promise<NonNullable<ControlConfig['snapshots']>> {
+  const { parseSnapshotSchedule } = await import('../../control/snapshot/schedule.js');
+  const schedule = values['snapshot-schedule'];
+  try {
+    parseSnapshotSchedule(schedule);
+  } catch (err) {
+    throw new UsageError(`--snapshot-schedule: ${(err as Error).message}`);
+  }
+  const { hostname } = await import('node:os');
+  return {
+    disabled: values['disable-snapshots'],
+    schedule,
+    retention: wholeNumber(values, 'snapshot-retention', 1),
+    ...(values['snapshot-dir'] !== undefined ? { dir: values['snapshot-dir'] } : {}),
+    nodeName: localNodeName ?? values['node-name'] ?? hostname().toLowerCase(),
+  };
 }
 
 /**
