@@ -7,7 +7,7 @@
  * compare-and-swap of the status write (a conflict is retried).
  *
  * reconcile(name):
- *   - gone: nothing to do;
+ *   - gone: the other CRDs of its group are queued (its names are free);
  *   - deleting, with the `customresourcecleanup.apiextensions.k8s.io` finalizer: delete every
  *     object of the CRD (its storage version, all namespaces); while some remain (their own
  *     finalizers), Terminating is True with InstanceDeletionInProgress (InstanceDeletionCheck
@@ -16,10 +16,12 @@
  *     polls every 5 s), not with the error backoff, so it goes soon after the last object;
  *     then Terminating=False (InstanceDeletionCompleted), the finalizer is dropped by a
  *     status write, and the CRD is removed;
- *   - otherwise, naming: the spec's names are accepted unless another CRD of the group has
- *     accepted one of them (NamesAccepted=False with upstream's reason and `"<name>" is
- *     already in use`); then establishing: Established=True once names were accepted.
- *     The status is written only when it changes.
+ *   - otherwise, naming (calculateNames): each of the spec's names is accepted unless a
+ *     CRD of the group has accepted it (NamesAccepted=False with upstream's reason and
+ *     `"<name>" is already in use`, the name keeping its accepted value); then
+ *     establishing: Established=True once all names were accepted, and it stays True.
+ *     The status is written only when it changes, and then the other CRDs of the group
+ *     are queued, as names may have been freed or taken.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from '../../../api/log.js';
@@ -50,26 +52,59 @@ export interface CRDControllerConfig {
 /** How long upstream's finalizer waits for the objects before it says it could not confirm them gone. */
 const INSTANCE_DELETION_WAIT_MS = 60_000;
 
-/** A name conflict of `names` with names accepted by other CRDs of the group. */
-export function nameConflict(
-  names: CustomResourceDefinitionNames,
-  taken: readonly CustomResourceDefinitionNames[],
-): { reason: string; message: string } | undefined {
-  const plurals = new Set(taken.map((n) => n.plural));
-  const singulars = new Set(taken.map((n) => n.singular));
-  const kinds = new Set(taken.flatMap((n) => [n.kind, n.listKind]));
-  const shorts = new Set(taken.flatMap((n) => n.shortNames ?? []));
-  const inUse = (v: string | undefined) => `"${v}" is already in use`;
-  if (plurals.has(names.plural) || singulars.has(names.plural))
-    return { reason: 'PluralConflict', message: inUse(names.plural) };
-  if (plurals.has(names.singular) || singulars.has(names.singular))
-    return { reason: 'SingularConflict', message: inUse(names.singular) };
-  for (const s of names.shortNames ?? [])
-    if (shorts.has(s) || plurals.has(s) || singulars.has(s))
-      return { reason: 'ShortNamesConflict', message: inUse(s) };
-  if (kinds.has(names.kind)) return { reason: 'KindConflict', message: inUse(names.kind) };
-  if (kinds.has(names.listKind)) return { reason: 'ListKindConflict', message: inUse(names.listKind) };
-  return undefined;
+/**
+ * The names a CRD may use now and its NamesAccepted condition, as upstream's naming
+ * controller calculateNamesAndConditions: each requested name (plural, singular, the short
+ * names together, kind, listKind) is taken when it equals the one already accepted or no
+ * CRD of the group (this one included) has accepted it — plural, singular and short names
+ * share one set, kind and listKind another; a name that is taken keeps what was accepted
+ * before, and the last such conflict is the condition's reason (`"wd" is already in use`).
+ * Categories are always taken.
+ * @param accepted the CRD's status.acceptedNames (empty when none yet).
+ * @param group the acceptedNames of every CRD of the group, this one included.
+ */
+export function calculateNames(
+  requested: CustomResourceDefinitionNames,
+  accepted: CustomResourceDefinitionNames,
+  group: readonly CustomResourceDefinitionNames[],
+): { names: CustomResourceDefinitionNames; conflict?: { reason: string; message: string } } {
+  const resources = new Set(group.flatMap((n) => [n.plural, n.singular, ...(n.shortNames ?? [])]));
+  const kinds = new Set(group.flatMap((n) => [n.kind, n.listKind]));
+  const names: CustomResourceDefinitionNames = { ...accepted };
+  let conflict: { reason: string; message: string } | undefined;
+  const fresh = (want: string | undefined, had: string | undefined, used: Set<string | undefined>) =>
+    want === had || !used.has(want) ? undefined : `"${want}" is already in use`;
+  const one = (
+    key: 'plural' | 'singular' | 'kind' | 'listKind',
+    reason: string,
+    used: Set<string | undefined>,
+  ) => {
+    const err = fresh(requested[key], accepted[key], used);
+    if (err) conflict = { reason, message: err };
+    else if (requested[key] === undefined) delete names[key];
+    else names[key] = requested[key];
+  };
+  one('plural', 'PluralConflict', resources);
+  one('singular', 'SingularConflict', resources);
+  if (!isDeepStrictEqual(requested.shortNames, accepted.shortNames)) {
+    const mine = new Set(accepted.shortNames ?? []);
+    const errs = (requested.shortNames ?? [])
+      .filter((s) => !mine.has(s))
+      .map((s) => fresh(s, '', resources))
+      .filter((e): e is string => e !== undefined);
+    if (errs.length > 0)
+      conflict = {
+        reason: 'ShortNamesConflict',
+        message: errs.length === 1 ? errs[0]! : `[${errs.join(', ')}]`,
+      };
+    else if (requested.shortNames === undefined) delete names.shortNames;
+    else names.shortNames = [...requested.shortNames];
+  }
+  one('kind', 'KindConflict', kinds);
+  one('listKind', 'ListKindConflict', kinds);
+  if (requested.categories === undefined) delete names.categories;
+  else names.categories = [...requested.categories];
+  return conflict ? { names, conflict } : { names };
 }
 
 /** See the file comment. */
@@ -112,7 +147,11 @@ export class CRDController {
     try {
       crd = (await this.cfg.crds.get(undefined, name)) as CustomResourceDefinition;
     } catch (err) {
-      if (err instanceof ApiError && err.code === 404) return;
+      if (err instanceof ApiError && err.code === 404) {
+        // Its names are free now: the others of its group may take them.
+        await this.requeueGroup(name);
+        return;
+      }
       throw err;
     }
     if (crd.metadata?.deletionTimestamp) {
@@ -121,47 +160,52 @@ export class CRDController {
     }
     const next = structuredClone(crd);
     const now = this.now();
-    const group = crd.spec.group;
-    const others = (await this.cfg.crds.list(undefined)).items as CustomResourceDefinition[];
-    const taken = others
-      .filter((c) => c.metadata?.name !== name && c.spec.group === group && c.status?.acceptedNames)
-      .map((c) => c.status!.acceptedNames!);
-    const names = crd.spec.names ?? {};
-    const conflict = nameConflict(names, taken);
+    const all = (await this.cfg.crds.list(undefined)).items as CustomResourceDefinition[];
+    const group = all
+      .filter((c) => c.spec.group === crd.spec.group && c.status?.acceptedNames)
+      .map((c) => (c.metadata?.name === name ? crd : c).status!.acceptedNames!);
+    const { names, conflict } = calculateNames(crd.spec.names ?? {}, crd.status?.acceptedNames ?? {}, group);
     const status = (next.status ??= {});
-    if (conflict) {
-      setCRDCondition(next, { type: 'NamesAccepted', status: 'False', ...conflict }, now);
-      if (!isCRDConditionTrue(next, 'Established'))
-        setCRDCondition(
-          next,
-          {
-            type: 'Established',
-            status: 'False',
-            reason: 'NotAccepted',
-            message: 'not all names are accepted',
-          },
-          now,
-        );
-    } else {
-      status.acceptedNames = structuredClone(names);
+    status.acceptedNames = names;
+    setCRDCondition(
+      next,
+      conflict
+        ? { type: 'NamesAccepted', status: 'False', ...conflict }
+        : { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' },
+      now,
+    );
+    // Established once the names were accepted, and from then on whatever the names do
+    // (the establishing controller's InitialNamesAccepted; upstream passes through
+    // Installing in between, which k8ts needs not: its table serves from the CRD watch).
+    if (!isCRDConditionTrue(next, 'Established'))
       setCRDCondition(
         next,
-        { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' },
+        conflict
+          ? {
+              type: 'Established',
+              status: 'False',
+              reason: 'NotAccepted',
+              message: 'not all names are accepted',
+            }
+          : {
+              type: 'Established',
+              status: 'True',
+              reason: 'InitialNamesAccepted',
+              message: 'the initial names have been accepted',
+            },
         now,
       );
-      setCRDCondition(
-        next,
-        {
-          type: 'Established',
-          status: 'True',
-          reason: 'InitialNamesAccepted',
-          message: 'the initial names have been accepted',
-        },
-        now,
-      );
-    }
     if (isDeepStrictEqual(next.status, crd.status)) return;
     await this.cfg.crds.update(undefined, name, next, { subresource: 'status' });
+    // Names it gave up or took change what the others of its group may take.
+    await this.requeueGroup(name);
+  }
+
+  /** Queues every other CRD of the group of CRD `name` (`<plural>.<group>`), as upstream's requeueAllOtherGroupCRDs. */
+  private async requeueGroup(name: string): Promise<void> {
+    const group = name.slice(name.indexOf('.') + 1);
+    for (const c of (await this.cfg.crds.list(undefined)).items as CustomResourceDefinition[])
+      if (c.spec.group === group && c.metadata?.name !== name) this.enqueue(c.metadata!.name!);
   }
 
   private async finalize(crd: CustomResourceDefinition): Promise<void> {

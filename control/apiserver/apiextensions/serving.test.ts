@@ -581,7 +581,14 @@ describe('custom resources served from CRDs', () => {
       assert.equal(condition(got, 'NamesAccepted')?.reason, 'ShortNamesConflict');
       assert.equal(condition(got, 'NamesAccepted')?.message, '"wd" is already in use');
       assert.equal(condition(got, 'Established')?.status, 'False');
-      assert.equal(got.status?.acceptedNames, undefined);
+      assert.equal(condition(got, 'Established')?.reason, 'NotAccepted');
+      // Each name is accepted on its own, as upstream's naming controller: all but the short name.
+      assert.deepEqual(got.status?.acceptedNames, {
+        plural: 'doodads',
+        singular: 'doodad',
+        kind: 'Doodad',
+        listKind: 'DoodadList',
+      });
       assert.equal((await call(api, 'GET', '/apis/example.com/v1/namespaces/default/doodads')).status, 404);
       const d = await call(api, 'GET', '/apis/example.com/v1');
       assert.ok(!(d.body.resources as { name: string }[]).some((x) => x.name === 'doodads'));
@@ -597,6 +604,64 @@ describe('custom resources served from CRDs', () => {
         10_000,
         20,
       );
+    });
+  });
+
+  describe('name conflicts', () => {
+    const named = (plural: string, kind: string, shortNames: string[]) => {
+      const crd = widgetCRD({ names: { plural, kind, shortNames } });
+      crd.metadata!.name = `${plural}.example.com`;
+      return crd;
+    };
+    const namesAccepted = (name: string, status: string) =>
+      until(
+        `${name} NamesAccepted ${status}`,
+        async () => {
+          const c = (await call(api, 'GET', crdPath(name))).body as CustomResourceDefinition;
+          return condition(c, 'NamesAccepted')?.status === status ? c : undefined;
+        },
+        10_000,
+        20,
+      );
+
+    it("a plural that is another CRD's short name is a PluralConflict", async () => {
+      // widgets.example.com has the short name wd.
+      // (Its singular, wdthing, is free; with kind Wd it would be wd too, and the singular's
+      // conflict, checked after the plural's, would be the reason.)
+      assert.equal((await call(api, 'POST', crdPath(), named('wd', 'WdThing', []))).status, 201);
+      const got = await namesAccepted('wd.example.com', 'False');
+      assert.equal(condition(got, 'NamesAccepted')?.reason, 'PluralConflict');
+      assert.equal(condition(got, 'NamesAccepted')?.message, '"wd" is already in use');
+      assert.equal(got.status?.acceptedNames?.plural, undefined);
+      assert.equal(got.status?.acceptedNames?.kind, 'WdThing');
+      assert.equal(got.status?.acceptedNames?.singular, 'wdthing');
+    });
+
+    it('a name freed by a deleted CRD is taken by the CRD that asked for it', async () => {
+      await establish(api, named('nuts', 'Nut', ['nu']));
+      assert.equal((await call(api, 'POST', crdPath(), named('nails', 'Nail', ['nu']))).status, 201);
+      await namesAccepted('nails.example.com', 'False');
+      await removeCRD(api, 'nuts.example.com');
+      const got = await namesAccepted('nails.example.com', 'True');
+      assert.deepEqual(got.status?.acceptedNames?.shortNames, ['nu']);
+      assert.equal(condition(got, 'Established')?.status, 'True');
+    });
+
+    it('a served CRD that asks for a taken short name keeps serving under the names it had', async () => {
+      await establish(api, named('bolts', 'Bolt', ['bo']));
+      const cur = (await call(api, 'GET', crdPath('bolts.example.com'))).body as CustomResourceDefinition;
+      cur.spec.names!.shortNames = ['bo', 'wd'];
+      assert.equal((await call(api, 'PUT', crdPath('bolts.example.com'), cur)).status, 200);
+      const got = await namesAccepted('bolts.example.com', 'False');
+      assert.equal(condition(got, 'NamesAccepted')?.reason, 'ShortNamesConflict');
+      assert.equal(condition(got, 'Established')?.status, 'True');
+      assert.deepEqual(got.status?.acceptedNames?.shortNames, ['bo']);
+      const d = await call(api, 'GET', '/apis/example.com/v1');
+      const bolts = (d.body.resources as { name: string; shortNames?: string[] }[]).find(
+        (x) => x.name === 'bolts',
+      );
+      assert.deepEqual(bolts?.shortNames, ['bo']);
+      assert.equal((await call(api, 'GET', '/apis/example.com/v1/namespaces/default/bolts')).status, 200);
     });
   });
 
