@@ -69,6 +69,13 @@ const widgetCRD: k8s.V1CustomResourceDefinition = {
           { name: 'Ready', type: 'integer', jsonPath: '.status.replicas' },
         ],
       },
+      // An older version, still served (conversion None): ownerReferences may name it.
+      {
+        name: 'v1beta1',
+        served: true,
+        storage: false,
+        schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+      },
     ],
   },
 };
@@ -89,7 +96,8 @@ const childName = (w: string, i: number) => `${w}-${i}`;
  * Widget's name; one reconcile(name) at a time compares the ConfigMaps labelled for the
  * Widget with `spec.replicas`, creates the missing ones (owned by the Widget, controller
  * and blockOwnerDeletion set), deletes the surplus, and writes `status` through the status
- * subresource when it changed. A failed reconcile is retried after 200 ms.
+ * subresource when it changed (a Widget deleted meanwhile is done with). A failed reconcile
+ * is retried after 200 ms.
  */
 class WidgetController {
   readonly events: string[] = [];
@@ -205,10 +213,15 @@ class WidgetController {
     const status = { replicas: want.size, observedGeneration: w.metadata!.generation };
     if (w.status?.replicas === status.replicas && w.status.observedGeneration === status.observedGeneration)
       return;
-    await this.custom.patchNamespacedCustomObjectStatus(
-      { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, name, body: { status } },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+    try {
+      await this.custom.patchNamespacedCustomObjectStatus(
+        { group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, name, body: { status } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+    } catch (err) {
+      // Deleted since the cache saw it: its delete event is on the way, nothing to retry.
+      if (!(err instanceof k8s.ApiException && err.code === 404)) throw err;
+    }
   }
 }
 
@@ -463,6 +476,37 @@ describe('a client-node controller reconciling a custom resource', { timeout: 60
     await untilTruthy(
       'eta to be collected with its last owner',
       async () => (await getWidget('eta')) === undefined,
+      GC_DEADLINE_MS,
+      250,
+    );
+  });
+
+  it('an ownerReference naming a served version that is not the preferred one is followed too', async () => {
+    const owner = (await custom.createNamespacedCustomObject({
+      ...crOf,
+      version: 'v1beta1',
+      body: { ...widget('theta', 0), apiVersion: `${GROUP}/v1beta1` },
+    })) as Widget;
+    await settled('theta', 0);
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: 'theta-child',
+          ownerReferences: [
+            { apiVersion: `${GROUP}/v1beta1`, kind: 'Widget', name: 'theta', uid: owner.metadata!.uid! },
+          ],
+        },
+      },
+    });
+    await custom.deleteNamespacedCustomObject({ ...crOf, name: 'theta' });
+    // As kube-controller-manager's REST mapper: any served version of the kind maps.
+    await untilTruthy(
+      'theta-child to be collected',
+      async () =>
+        !(await core.listNamespacedConfigMap({ namespace: ns })).items.some(
+          (cm) => cm.metadata?.name === 'theta-child',
+        ),
       GC_DEADLINE_MS,
       250,
     );

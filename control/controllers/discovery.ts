@@ -34,37 +34,79 @@ interface APIResourceList {
  *   a partial answer is not given, so callers keep what they knew before and retry.
  */
 export async function discoverPreferredResources(client: RestClient): Promise<DiscoveredResource[]> {
-  const out: DiscoveredResource[] = [];
+  return (await discover(client, false)).preferred;
+}
+
+/**
+ * The resources of every served version of every group (client-go's
+ * ServerGroupsAndResources, what a REST mapper maps kinds with), and among them those of
+ * each group's preferred version; without subresources, each list sorted by group, then
+ * resource (then version). A CRD's older served versions are in `all`: an ownerReference
+ * may name any of them. A version other than the preferred one whose document cannot be
+ * read is left out.
+ * @throws as discoverPreferredResources, for the documents of preferred versions.
+ */
+export function discoverAllResources(
+  client: RestClient,
+): Promise<{ all: DiscoveredResource[]; preferred: DiscoveredResource[] }> {
+  return discover(client, true);
+}
+
+async function discover(
+  client: RestClient,
+  allVersions: boolean,
+): Promise<{ all: DiscoveredResource[]; preferred: DiscoveredResource[] }> {
   const core = await client.request<APIVersions>('GET', '/api');
   const coreVersion = core.versions?.[0];
-  const groupVersions: { group: string; version: string; path: string }[] = [];
-  if (coreVersion) groupVersions.push({ group: '', version: coreVersion, path: `/api/${coreVersion}` });
+  const groupVersions: { group: string; version: string; path: string; preferred: boolean }[] = [];
+  if (coreVersion)
+    groupVersions.push({ group: '', version: coreVersion, path: `/api/${coreVersion}`, preferred: true });
   const groups = await client.request<APIGroupList>('GET', '/apis');
   for (const g of groups.groups ?? []) {
-    const version = g.preferredVersion?.version ?? g.versions?.[0]?.version;
-    if (version) groupVersions.push({ group: g.name, version, path: `/apis/${g.name}/${version}` });
+    const preferred = g.preferredVersion?.version ?? g.versions?.[0]?.version;
+    const versions = allVersions ? (g.versions ?? []).map((v) => v.version) : [preferred];
+    if (preferred && !versions.includes(preferred)) versions.push(preferred);
+    for (const version of versions)
+      if (version)
+        groupVersions.push({
+          group: g.name,
+          version,
+          path: `/apis/${g.name}/${version}`,
+          preferred: version === preferred,
+        });
   }
+  // Only a preferred version's document is required: another that cannot be read (an
+  // aggregated API down) leaves just its kinds out.
   const lists = await Promise.all(
-    groupVersions.map(async (gv) => ({ gv, list: await client.request<APIResourceList>('GET', gv.path) })),
+    groupVersions.map(async (gv) => {
+      const read = client.request<APIResourceList>('GET', gv.path);
+      return { gv, list: gv.preferred ? await read : await read.catch((): APIResourceList => ({})) };
+    }),
   );
+  const all: DiscoveredResource[] = [];
+  const preferred: DiscoveredResource[] = [];
   for (const { gv, list } of lists) {
     for (const r of list.resources ?? []) {
       if (r.name.includes('/') || !r.kind) continue;
-      out.push(
-        Object.freeze({
-          group: gv.group,
-          version: gv.version,
-          resource: r.name,
-          kind: r.kind,
-          namespaced: r.namespaced === true,
-          verbs: Object.freeze([...(r.verbs ?? [])]),
-        }),
-      );
+      const found: DiscoveredResource = Object.freeze({
+        group: gv.group,
+        version: gv.version,
+        resource: r.name,
+        kind: r.kind,
+        namespaced: r.namespaced === true,
+        verbs: Object.freeze([...(r.verbs ?? [])]),
+      });
+      all.push(found);
+      if (gv.preferred) preferred.push(found);
     }
   }
-  return out.sort((a, b) =>
-    a.group === b.group ? a.resource.localeCompare(b.resource) : a.group.localeCompare(b.group),
-  );
+  const order = (a: DiscoveredResource, b: DiscoveredResource) =>
+    a.group !== b.group
+      ? a.group.localeCompare(b.group)
+      : a.resource !== b.resource
+        ? a.resource.localeCompare(b.resource)
+        : a.version.localeCompare(b.version);
+  return { all: all.sort(order), preferred: preferred.sort(order) };
 }
 
 /** True when `r` lists every verb of `verbs`. */

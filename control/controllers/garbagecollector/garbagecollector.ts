@@ -5,7 +5,8 @@
  *
  * - Monitors: every resource that discovery lists with `list`, `watch` and `delete`
  *   (events excepted, as Kubernetes' default ignoredResources) is watched through the
- *   shared informers; discovery is read again every 30 s, so new resources get monitors.
+ *   shared informers at its preferred version; discovery is read again every 30 s, so new
+ *   resources get monitors. An ownerReference may name any served version of a kind.
  *   Informer events update the dependency graph (graph.ts) and enqueue uids.
  * - attemptToDelete(uid) (attemptToDeleteItem): a virtual owner the API does not have is
  *   dropped from the graph, enqueueing its dependents. A dependent is classified by a live
@@ -30,7 +31,7 @@ import type { KubeObject, OwnerReference } from '../../../api/object.js';
 import { RateLimitingQueue } from '../../../api/workqueue/rateLimited.js';
 import type { Controller, ControllerContext, ControllerFactory } from '../context.js';
 import type { DiscoveredResource } from '../discovery.js';
-import { discoverPreferredResources, groupResource, supportsVerbs } from '../discovery.js';
+import { discoverAllResources, groupResource, supportsVerbs } from '../discovery.js';
 import { runQueue } from '../run.js';
 import { DependencyGraph, FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from './graph.js';
 import type { GraphActions, GraphEvent, GraphNode, ObjectIdentity } from './graph.js';
@@ -132,16 +133,18 @@ export class GarbageCollector implements Controller {
    * (stopping those no longer served). Resolves false when discovery failed (nothing changes).
    */
   async resyncMonitors(): Promise<boolean> {
-    let discovered: DiscoveredResource[];
+    let discovered: { all: DiscoveredResource[]; preferred: DiscoveredResource[] };
     try {
-      discovered = await discoverPreferredResources(this.ctx.client);
+      discovered = await discoverAllResources(this.ctx.client);
     } catch (err) {
       this.ctx.logger.warn('garbagecollector: discovery failed', { error: String(err) });
       return false;
     }
-    this.kinds = new Map(discovered.map((r) => [`${apiVersionOf(r)}\0${r.kind}`, r]));
+    // Every served version maps (an ownerReference may name any), as upstream's REST
+    // mapper; each resource is watched once, at its group's preferred version.
+    this.kinds = new Map(discovered.all.map((r) => [`${apiVersionOf(r)}\0${r.kind}`, r]));
     const wanted = new Map(
-      discovered
+      discovered.preferred
         .filter(
           (r) => supportsVerbs(r, 'list', 'watch', 'delete') && !IGNORED_RESOURCES.has(groupResource(r)),
         )
