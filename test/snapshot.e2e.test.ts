@@ -6,8 +6,9 @@
 // objects the snapshot held are back with their resourceVersions (Secrets and ConfigMaps
 // compared with what the snapshot file holds), a Secret deleted after the snapshot is back
 // and a ConfigMap created after it is gone, the agent (which ran on throughout) reconnects
-// with its node credential, the rollout completes, and the containers of pods that were
-// in the snapshot and are still wanted were never restarted.
+// with its node credential, the rollout completes, the agent ends up running containers
+// for exactly the pods the restored API has, and the containers of pods that were in the
+// snapshot and are still wanted were never restarted.
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -276,8 +277,13 @@ describe('backup drill: snapshot during a rollout, wipe the data dir, restore', 
         : undefined;
     });
 
-    // Pods that were in the snapshot and are still wanted kept their containers.
-    const now = await containersByPod();
+    // The agent runs containers for exactly the pods the restored API has, and those that
+    // were in the snapshot and are still wanted kept theirs.
+    const wanted = new Set(final.map((p) => p.metadata.uid!));
+    const now = await until('containers for the wanted pods only', async () => {
+      const c = await containersByPod();
+      return [...c.keys()].every((uid) => wanted.has(uid)) && c.size === wanted.size ? c : undefined;
+    });
     const kept = final.filter((p) => inSnapshot.has(`/registry/pods/default/${p.metadata.name}`));
     assert.ok(kept.length >= 1, 'a pod of the new template from before the snapshot is still there');
     for (const p of kept) {
