@@ -20,7 +20,7 @@ import { resources } from '../api/client/resource.js';
 import type { Deployment, Pod } from '../api/types.js';
 import { openStore, type KeyValue } from '../control/storage/index.js';
 import { restoreSnapshot } from '../control/snapshot/restore.js';
-import { metadataPath } from '../control/snapshot/metadata.js';
+import { listSnapshots, metadataPath } from '../control/snapshot/metadata.js';
 import { freeClusterCIDR } from './support/cluster-cidr.js';
 import { removeNodeFromDocker, startK8tsAgent, type K8tsAgent } from './support/k8ts-agent.js';
 import { cleanUp, cliCommand, run, startK8tsServer, type K8tsServer } from './support/k8ts-server.js';
@@ -296,5 +296,30 @@ describe('backup drill: snapshot during a rollout, wipe the data dir, restore', 
       assert.equal(p.status?.containerStatuses?.[0]?.restartCount ?? 0, 0);
     }
     assert.equal(agent.logs().includes('exited'), false);
+  });
+});
+
+describe('scheduled snapshots in k8ts server', () => {
+  let k: K8tsServer | undefined;
+  after(() => k?.stop());
+
+  it('saves scheduled-<node>-<unix seconds> on --snapshot-schedule and keeps --snapshot-retention of them', async () => {
+    k = await startK8tsServer({
+      fromSource: true,
+      readyTimeoutMs: 90_000,
+      args: ['--snapshot-schedule', '@every 1s', '--snapshot-retention', '2', '--node-name', 'sched'],
+    });
+    const dir = join(k.dataDir, 'snapshots');
+    const seen = new Set<string>();
+    const scheduled = () => listSnapshots(dir).filter((s) => /^scheduled-sched-\d+$/.test(s.name));
+    await until('three scheduled snapshots taken', () => {
+      for (const s of scheduled()) seen.add(s.name);
+      return seen.size >= 3 ? seen : undefined;
+    });
+    const kept = await until('the retention of two kept', () => {
+      const now = scheduled();
+      return now.length === 2 ? now : undefined;
+    });
+    assert.ok(kept.every((s) => s.datastore === 'sqlite' && s.metadata?.revision !== undefined));
   });
 });
