@@ -154,9 +154,10 @@ export interface ApplyPatchOptions extends PatchQueryOptions {
  * - Strategic merge patch: 400 BadRequest for a malformed body or directive, 422 for
  *   lists of lists or a `$retainKeys` the patch contradicts.
  * - Apply: 400 BadRequest for YAML that does not decode (`error decoding YAML: ...`),
- *   another apiVersion/kind (`invalid object type: ...`), managedFields in the body, or a
- *   body that does not fit the schema (`failed to create typed patch object ...`);
- *   409 Conflict (`Apply failed with 1 conflict: conflict with "m" using apps/v1:
+ *   another apiVersion/kind (`invalid object type: ...`) or managedFields in the body;
+ *   500 without a reason for a body that does not fit the schema (`failed to create
+ *   typed patch object ...: .metadata.labels.v: expected string, got ...`); 409
+ *   Conflict (`Apply failed with 1 conflict: conflict with "m" using apps/v1:
  *   .spec.replicas`) unless `force`.
  * - Any type: 422 Invalid (`patch: Invalid value: ...`) when the patched document is not
  *   an object or names another apiVersion/kind. A removed apiVersion/kind is restored.

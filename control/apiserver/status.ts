@@ -58,7 +58,8 @@ export interface Status {
   metadata: Record<string, never>;
   status: 'Failure' | 'Success';
   message: string;
-  reason: StatusReason | '';
+  /** Left out when Unknown (''), as Go's omitempty does. */
+  reason?: StatusReason;
   details?: StatusDetails;
   code: number;
 }
@@ -92,7 +93,7 @@ export class ApiError extends Error {
       metadata: {},
       status: 'Failure',
       message: this.message,
-      reason: this.reason,
+      ...(this.reason !== StatusReason.Unknown ? { reason: this.reason } : {}),
       code: this.code,
     };
     if (this.details) s.details = this.details;
@@ -212,6 +213,16 @@ export function unsupportedMediaType(_got: string, accepted: readonly string[]):
     'UnsupportedMediaType',
     `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
   );
+}
+
+/**
+ * 500 with reason Unknown (''): what kube-apiserver answers for an error that is not a
+ * metav1.Status (responsewriters.ErrorToAPIStatus), its text as the message, e.g. the
+ * field manager's `failed to create typed patch object (...)`. kubectl prints it as
+ * `Error from server: <message>`.
+ */
+export function unknownError(message: string): ApiError {
+  return new ApiError(500, StatusReason.Unknown, message);
 }
 
 /** 500 InternalError. */

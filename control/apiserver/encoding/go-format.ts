@@ -75,3 +75,38 @@ export function formatGoValue(v: unknown): string {
   }
   return String(v);
 }
+
+const sortedKeys = (o: Record<string, unknown>): string[] =>
+  Object.keys(o).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
+/**
+ * A decoded JSON value held in an `interface {}` as Go's `fmt` prints it with `%#v`:
+ * `map[string]interface {}{"a":"b", "n":1}` (keys sorted), `[]interface {}{"a", 1}`,
+ * strings quoted as strconv.Quote does, null as `interface {}(nil)`, numbers as `%v`
+ * prints them (Kubernetes' unstructured decoding keeps integers as int64).
+ */
+export function goSharpV(v: unknown): string {
+  if (v === null || v === undefined) return 'interface {}(nil)';
+  if (typeof v === 'string') return goQuote(v);
+  if (Array.isArray(v)) return `[]interface {}{${v.map(goSharpV).join(', ')}}`;
+  if (typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `map[string]interface {}{${sortedKeys(o)
+      .map((k) => `${goQuote(k)}:${goSharpV(o[k])}`)
+      .join(', ')}}`;
+  }
+  return formatGoValue(v);
+}
+
+/**
+ * The Go type (`%T`) of a decoded JSON value in Kubernetes' unstructured form: string,
+ * bool, int64 (an integer that fits), float64, `map[string]interface {}`,
+ * `[]interface {}`, `<nil>`.
+ */
+export function goUnstructuredType(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) < 2 ** 63 ? 'int64' : 'float64';
+  return Array.isArray(v) ? '[]interface {}' : 'map[string]interface {}';
+}

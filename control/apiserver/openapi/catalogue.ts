@@ -179,6 +179,14 @@ const QUANTITY_FIELDS: ReadonlySet<string> = new Set([
   'V1VolumeResourceRequirements.requests',
 ]);
 
+/**
+ * Whether field `field` (JSON name) of client-node model `model` holds resource.Quantity
+ * values, which the models type as strings (`V1ResourceRequirements`, `limits`).
+ */
+export function isQuantityField(model: string, field: string): boolean {
+  return QUANTITY_FIELDS.has(`${model}.${field}`);
+}
+
 /** `<model>.<json field>` typed `any` by the models, with the type Kubernetes names. */
 const OPAQUE_FIELDS: Readonly<Record<string, SpecialName>> = {
   'V1ManagedFieldsEntry.fieldsV1': 'FieldsV1',

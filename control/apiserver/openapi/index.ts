@@ -69,7 +69,13 @@ export type {
 export { CONTENT_TYPE_OPENAPI_V2_PROTOBUF, CONTENT_TYPE_OPENAPI_V3_PROTOBUF } from './documents.js';
 export { CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE } from './v2-protobuf.js';
 export { PATCH_CONTENT_TYPES } from '../encoding/media-types.js';
-export { definitionName, groupPackage, loadModels, modelDefinitionNames } from './catalogue.js';
+export {
+  definitionName,
+  groupPackage,
+  isQuantityField,
+  loadModels,
+  modelDefinitionNames,
+} from './catalogue.js';
 export { modelAttributeTypeMap, parseModelDocs } from './models.js';
 export type { AttributeType } from './models.js';
 export { buildOpenAPIV2, openAPIV2, openAPIV2Protobuf } from './v2.js';

@@ -3,7 +3,8 @@
  * structured-merge-diff do it:
  *
  * 1. The applied configuration must be of the request's apiVersion and kind and carry no
- *    managedFields; it must decode into the kind's schema (400 otherwise).
+ *    managedFields (400 otherwise); it must decode into the kind's schema, field names and
+ *    scalar types included (a 500 without reason otherwise, as upstream's field manager).
  * 2. It is merged into the live object (ssa-schema.ts says how lists and maps merge).
  * 3. The applier now owns exactly the fields the configuration sets. Fields it owned
  *    before and no longer sets are removed from the object unless another manager owns
@@ -21,7 +22,7 @@
 import type { KubeObject } from '../../../api/object.js';
 import { rfc3339 } from '../../../api/object.js';
 import { TOTAL_ANNOTATION_SIZE_LIMIT_BYTES } from '../../../api/meta/validation.js';
-import { ApiError, badRequest, internalError } from '../status.js';
+import { ApiError, badRequest, internalError, unknownError } from '../status.js';
 import { FieldSet, pathString } from './fieldset.js';
 import { canonicalJson, deepCopy, deepEqual, isObject, type JsonObject } from './json.js';
 import {
@@ -73,8 +74,10 @@ function gvkString(apiVersion: unknown, kind: unknown): string {
 /**
  * Applies a configuration to the live object (or to nothing, creating it) and returns
  * the resulting object with its managedFields. See the file comment for the rules.
- * @throws ApiError 400 BadRequest for a configuration of another kind/version, one
- *   carrying managedFields, or one that does not fit the schema; 409 Conflict
+ * @throws ApiError 400 BadRequest for a configuration of another kind/version or one
+ *   carrying managedFields; 500 with reason Unknown (`failed to create typed patch
+ *   object (<ns>/<name>; <gvk>): <SMD's errors>`) for one that does not fit the schema,
+ *   as kube-apiserver answers; 409 Conflict
  *   (`Apply failed with N conflict(s): ...`, causes of type FieldManagerConflict) for
  *   conflicts without force; 500 for live managedFields that cannot be decoded.
  */
@@ -93,7 +96,8 @@ export function serverSideApply(opts: ServerSideApplyOptions): KubeObject {
     const ns = typeof appliedMeta.namespace === 'string' ? appliedMeta.namespace : '';
     const name = typeof appliedMeta.name === 'string' ? appliedMeta.name : '';
     const detail = errs.length === 1 ? errs[0]! : ['errors:', ...errs.map((e) => `  ${e}`)].join('\n');
-    throw badRequest(
+    // A plain error in the field manager (structuredmerge.go), so a 500 without a reason.
+    throw unknownError(
       `failed to create typed patch object (${ns}/${name}; ${gvkString(applied.apiVersion, applied.kind)}): ${detail}`,
     );
   }

@@ -8,19 +8,34 @@
  * a struct, `Array<...>` a list, `{ [key: string]: ... }` a map, and anything unknown
  * (a model the package does not have, `any`, a field a model does not declare) is
  * `untyped`, which the mechanisms treat as plain JSON (maps merge by key, lists replace).
+ *
+ * Scalars keep the kind structured-merge-diff gives them when kube-openapi's schemaconv
+ * converts the OpenAPI schema (convertPrimitive): `string` (a string, `byte` format
+ * included), `numeric` (integer or number), `boolean`, and `untyped` for strings with
+ * another format (Time's date-time, IntOrString's int-or-string) and Quantity, which
+ * take any scalar. Server-side apply checks applied values against them.
  */
-import { modelAttributeTypeMap } from '../openapi/index.js';
+import { isQuantityField, modelAttributeTypeMap } from '../openapi/index.js';
+
+/** structured-merge-diff's scalar types (schema.Scalar): what a scalar field accepts. */
+export type ScalarKind = 'string' | 'numeric' | 'boolean' | 'untyped';
 
 /** The type of a value at some place in an object. */
 export type SchemaType =
-  | { readonly kind: 'scalar' }
+  | { readonly kind: 'scalar'; readonly scalar: ScalarKind }
   | { readonly kind: 'struct'; readonly model: string }
   | { readonly kind: 'map'; readonly elem: SchemaType }
   | { readonly kind: 'list'; readonly elem: SchemaType }
   | { readonly kind: 'untyped' };
 
-export const SCALAR: SchemaType = { kind: 'scalar' };
 export const UNTYPED: SchemaType = { kind: 'untyped' };
+
+const SCALARS: Readonly<Record<ScalarKind, SchemaType>> = {
+  string: { kind: 'scalar', scalar: 'string' },
+  numeric: { kind: 'scalar', scalar: 'numeric' },
+  boolean: { kind: 'scalar', scalar: 'boolean' },
+  untyped: { kind: 'scalar', scalar: 'untyped' },
+};
 
 const fieldCache = new Map<string, ReadonlyMap<string, SchemaType>>();
 
@@ -34,22 +49,35 @@ export function modelFields(model: string): ReadonlyMap<string, SchemaType> | un
   if (fields === undefined) {
     const attrs = modelAttributeTypeMap(model);
     if (!attrs) return undefined;
-    fields = new Map(attrs.map((a) => [a.baseName, parseTypeName(a.type)]));
+    fields = new Map(
+      attrs.map((a) => [a.baseName, parseTypeName(a.type, isQuantityField(model, a.baseName))]),
+    );
     fieldCache.set(model, fields);
   }
   return fields;
 }
 
-const SCALAR_TYPES = new Set(['string', 'number', 'boolean', 'Date', 'IntOrString']);
+/** The scalar kind of each client-node scalar type name. */
+const SCALAR_TYPES: ReadonlyMap<string, ScalarKind> = new Map([
+  ['string', 'string'],
+  ['number', 'numeric'],
+  ['boolean', 'boolean'],
+  ['Date', 'untyped'],
+  ['IntOrString', 'untyped'],
+]);
 
-/** The SchemaType of a client-node attribute type string. */
-export function parseTypeName(t: string): SchemaType {
+/**
+ * The SchemaType of a client-node attribute type string; `quantity`: the field holds
+ * Quantities, so its innermost strings are untyped scalars.
+ */
+export function parseTypeName(t: string, quantity = false): SchemaType {
   const type = t.trim();
-  if (SCALAR_TYPES.has(type)) return SCALAR;
+  const scalar = SCALAR_TYPES.get(type);
+  if (scalar !== undefined) return SCALARS[quantity ? 'untyped' : scalar];
   const list = /^Array<(.+)>$/.exec(type);
-  if (list) return { kind: 'list', elem: parseTypeName(list[1]!) };
+  if (list) return { kind: 'list', elem: parseTypeName(list[1]!, quantity) };
   const map = /^\{\s*\[key: string\]:\s*(.+?);?\s*\}$/.exec(type);
-  if (map) return { kind: 'map', elem: parseTypeName(map[1]!) };
+  if (map) return { kind: 'map', elem: parseTypeName(map[1]!, quantity) };
   if (modelAttributeTypeMap(type)) return { kind: 'struct', model: type };
   return UNTYPED;
 }

@@ -14,7 +14,16 @@
  */
 import { fieldElement, FieldSet, keyElement, pathString, valueElement } from './fieldset.js';
 import { deepCopy, deepEqual, isObject, type JsonObject } from './json.js';
-import { declaresField, elementType, fieldType, typeOfModel, UNTYPED, type SchemaType } from './schema.js';
+import { formatGoValue, goSharpV, goUnstructuredType } from '../encoding/go-format.js';
+import {
+  declaresField,
+  elementType,
+  fieldType,
+  typeOfModel,
+  UNTYPED,
+  type ScalarKind,
+  type SchemaType,
+} from './schema.js';
 import { isAtomicMapField, isAtomicStruct, listSemantics, type ListSemantics } from './ssa-schema.js';
 import { setOwnValue } from '../../../api/meta/maps.js';
 
@@ -463,9 +472,13 @@ function pruneAt(v: unknown, place: Place, last: FieldSet, owned: FieldSet | und
 
 /**
  * The problems decoding an applied configuration into a typed value would report, in
- * structured-merge-diff's words: undeclared fields of known structs, list items without
- * their key fields, duplicate keys, and lists or maps where the schema wants the other.
- * Empty when the configuration is well-formed.
+ * structured-merge-diff's words (typed/validate.go, typed/helpers.go): undeclared fields
+ * of known structs (the first one of a struct ends its walk, as SMD's map iteration
+ * stops there), list items without their key fields, duplicate keys, a list or scalar
+ * where the schema wants a map (or the other way round), and scalars of the wrong type
+ * (`expected string, got &value.valueUnstructured{Value:true}`: SMD prints the value it
+ * wraps with `%v`, `%#v` or `%T` depending on the scalar type). Empty when the
+ * configuration is well-formed.
  */
 export function validateApplied(value: unknown, place: Place): string[] {
   const errs: string[] = [];
@@ -478,15 +491,16 @@ function validateAt(v: unknown, place: Place, path: string[], errs: string[]): v
   const where = path.length === 0 ? '' : `${pathString(path)}: `;
   const t = place.t;
   if ((t.kind === 'struct' || t.kind === 'map') && !isObject(v)) {
-    errs.push(`${where}expected map, got ${describe(v)}`);
+    errs.push(`${where}expected map, got ${wrapped(v)}`);
     return;
   }
   if (t.kind === 'list' && !Array.isArray(v)) {
-    errs.push(`${where}expected list, got ${describe(v)}`);
+    errs.push(`${where}expected list, got ${wrapped(v)}`);
     return;
   }
-  if (t.kind === 'scalar' && typeof v === 'object') {
-    errs.push(`${where}expected scalar, got ${describe(v)}`);
+  if (t.kind === 'scalar') {
+    const err = scalarError(t.scalar, v);
+    if (err !== undefined) errs.push(`${where}${err}`);
     return;
   }
   if (t.kind === 'struct') {
@@ -494,7 +508,7 @@ function validateAt(v: unknown, place: Place, path: string[], errs: string[]): v
       const p = [...path, fieldElement(k)];
       if (!declaresField(t, k)) {
         errs.push(`${pathString(p)}: field not declared in schema`);
-        continue;
+        return;
       }
       validateAt(cv, childPlace(place, k), p, errs);
     }
@@ -531,8 +545,25 @@ function validateAt(v: unknown, place: Place, path: string[], errs: string[]): v
   }
 }
 
-function describe(v: unknown): string {
-  if (Array.isArray(v)) return 'list';
-  if (isObject(v)) return 'map';
-  return `${typeof v} ${JSON.stringify(v)}`;
+/** SMD's value.Value holding `v`, as `%v` prints it (a pointer to its valueUnstructured). */
+function wrapped(v: unknown): string {
+  return `&{${formatGoValue(v)}}`;
+}
+
+/** SMD's validateScalar: what is wrong with `v` for a scalar of kind `kind`, if anything. */
+function scalarError(kind: ScalarKind, v: unknown): string | undefined {
+  switch (kind) {
+    case 'numeric':
+      return typeof v === 'number'
+        ? undefined
+        : `expected numeric (int or float), got ${goUnstructuredType(v)}`;
+    case 'string':
+      return typeof v === 'string'
+        ? undefined
+        : `expected string, got &value.valueUnstructured{Value:${goSharpV(v)}}`;
+    case 'boolean':
+      return typeof v === 'boolean' ? undefined : `expected boolean, got ${wrapped(v)}`;
+    case 'untyped':
+      return typeof v === 'object' ? `expected any scalar, got ${wrapped(v)}` : undefined;
+  }
 }
