@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -294,6 +294,50 @@ describe('kubelet with real Docker', () => {
     assert.equal((statusOf(p)?.lastState?.terminated as { exitCode: number; reason: string }).exitCode, 1);
     assert.equal((statusOf(p)?.lastState?.terminated as { reason: string }).reason, 'Error');
     assert.ok(events.some((e) => e.name === name && e.reason === 'BackOff'));
+  });
+
+  it("docker rm -f of a crash-looping pod's containers: restartCount goes on from the pod log directory", async () => {
+    const created = await createPod('lost', {
+      containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'exit 1'] }],
+    });
+    const name = created.metadata.name!;
+    const uid = created.metadata.uid!;
+    const before = await until(
+      'restartCount 1',
+      async () => {
+        const p = await getPod(name);
+        return (statusOf(p)?.restartCount ?? 0) >= 1 && statusOf(p)?.lastState?.terminated ? p : undefined;
+      },
+      90_000,
+    );
+    const count = statusOf(before)!.restartCount;
+    const logs = join(dataDir, 'pod-logs', `default_${name}_${uid}`, 'app');
+    // The Docker adapter links each container's kubelet log path to Docker's json log (cri-dockerd).
+    assert.ok(existsSync(join(logs, `${count}.log`)), `${count}.log linked to the container's log`);
+    assert.match(readlinkSync(join(logs, `${count}.log`)), /-json\.log$/);
+
+    // Behind the kubelet's back: every app container of the pod, as `docker rm -f`.
+    const ctrs = await docker.listContainers({
+      all: true,
+      filters: {
+        label: [`io.kubernetes.pod.uid=${uid}`, 'io.k8ts.type=container', `${NODE_LABEL}=${NODE}`],
+      },
+    });
+    assert.ok(ctrs.length > 0);
+    for (const c of ctrs) await docker.getContainer(c.Id).remove({ force: true });
+    const renewed = await until(
+      'a new container',
+      async () => {
+        const p = await getPod(name);
+        const st = statusOf(p);
+        return st?.containerID && !ctrs.some((c) => dockerId(st) === c.Id) ? p : undefined;
+      },
+      90_000,
+    );
+    assert.equal(statusOf(renewed)!.restartCount, count + 1, 'one more than the highest N.log, not 0');
+    const attempt = (await docker.getContainer(dockerId(statusOf(renewed))).inspect()).Config.Labels;
+    assert.equal(attempt['io.k8ts.attempt'], String(count + 1));
+    await api.client.delete(resources.pods, 'default', name, { gracePeriodSeconds: 0 });
   });
 
   it('a readiness probe gates Ready', async () => {

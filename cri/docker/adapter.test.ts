@@ -6,7 +6,15 @@
  * errors become CriErrors. docker.test.ts holds the same adapter to the real engine.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable, type Duplex, type Writable } from 'node:stream';
@@ -385,6 +393,70 @@ describe('docker adapter on a fake engine', () => {
     await rt.removeContainer(id);
     await rt.removeContainer(id);
     await rejectsWith(rt.containerStatus(id), 'NotFound');
+  });
+
+  it("links the kubelet's log path to Docker's log at every start, also a failed one, and unlinks it on remove", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'k8ts-docker-logs-'));
+    try {
+      const { engine, rt } = await adapter();
+      const logDirectory = join(dir, 'shop_web-0_u-1');
+      const sb = { ...sandboxConfig, logDirectory };
+      const sandbox = await rt.runPodSandbox(sb);
+      const id = await rt.createContainer(sandbox, { ...containerConfig, logPath: 'nginx/1.log' }, sb);
+      const link = join(logDirectory, 'nginx/1.log');
+      assert.equal(engine.containers.get(id)!.labels['io.kubernetes.container.logpath'], link);
+      assert.equal(
+        (await rt.containerStatus(id)).logPath,
+        link,
+        "the kubelet's path, as cri-dockerd reports it",
+      );
+      mkdirSync(join(logDirectory, 'nginx'), { recursive: true });
+      writeFileSync(link, 'left from before');
+      await rt.startContainer(id);
+      assert.equal(
+        readlinkSync(link),
+        `/var/lib/docker/containers/${id}/${id}-json.log`,
+        'replaced by the link',
+      );
+
+      const failing = await rt.createContainer(
+        sandbox,
+        { ...containerConfig, metadata: { name: 'nginx', attempt: 2 }, logPath: 'nginx/2.log' },
+        sb,
+      );
+      engine.failures.set('startContainer', httpError(400, 'exec: "nginx": executable file not found'));
+      await rejectsWith(rt.startContainer(failing), 'InvalidArgument');
+      engine.failures.delete('startContainer');
+      assert.equal(
+        readlinkSync(join(logDirectory, 'nginx/2.log')),
+        `/var/lib/docker/containers/${failing}/${failing}-json.log`,
+      );
+
+      await rt.removeContainer(id);
+      assert.deepEqual(readdirSync(join(logDirectory, 'nginx')), ['2.log']);
+      await rt.removePodSandbox(sandbox);
+      assert.deepEqual(
+        readdirSync(join(logDirectory, 'nginx')),
+        [],
+        "the sandbox's containers are unlinked too",
+      );
+
+      // Without a logDirectory there is no kubelet path: Docker's own file is the logPath.
+      const plain = await rt.runPodSandbox(sandboxConfig);
+      const other = await rt.createContainer(
+        plain,
+        { ...containerConfig, logPath: 'nginx/0.log' },
+        sandboxConfig,
+      );
+      assert.equal(engine.containers.get(other)!.labels['io.kubernetes.container.logpath'], undefined);
+      await rt.startContainer(other);
+      assert.equal(
+        (await rt.containerStatus(other)).logPath,
+        `/var/lib/docker/containers/${other}/${other}-json.log`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a container in a sandbox that is not running, and a malformed image', async () => {

@@ -3,7 +3,10 @@
  * dockershim's docker_container.go: an app container joins its sandbox's network and IPC
  * namespaces (convert.ts, containerCreateOptions), so the containers of one pod share
  * localhost; its CRI view is rebuilt from its labels (labels.ts) and Docker's state.
- * Logs stay in Docker's json-file driver (ContainerStatus.logPath is its file).
+ * Logs stay in Docker's json-file driver; the kubelet's log path (the sandbox's
+ * logDirectory and the container's logPath) is a symlink to that file, made at every start
+ * and removed with the container, as cri-dockerd does (log-symlink.ts), and is
+ * ContainerStatus.logPath (Docker's own file for a container created without one).
  * execSync cannot kill a process that outlives its timeout (Docker has no call for it,
  * as under dockershim): the caller gets DeadlineExceeded and the process runs on.
  */
@@ -32,6 +35,7 @@ import {
   containerLabels,
   containerName,
 } from './labels.js';
+import { createContainerLogSymlink, LABEL_CONTAINER_LOG_PATH } from './log-symlink.js';
 import { deadline, matches, nsNow, streamDone, type DockerObjects } from './objects.js';
 
 /** The container half of RuntimeService on one node's Docker objects. */
@@ -69,7 +73,12 @@ export class DockerContainers {
     return this.o.call(what, (e) => e.createContainer(body));
   }
 
-  /** @throws CriError FailedPrecondition unless the container is created and its sandbox runs. */
+  /**
+   * Starts the container, then links its kubelet log path to Docker's log, also when the
+   * start failed (cri-dockerd's StartContainer; log-symlink.ts).
+   * @throws CriError FailedPrecondition unless the container is created and its sandbox
+   *   runs; the engine's error of the start; Internal when the link cannot be made.
+   */
   async start(containerId: string): Promise<void> {
     const info = await this.o.inspectOwned(containerId, TYPE_CONTAINER);
     const state = containerStateFromInspect(info.State, 0n).state;
@@ -84,7 +93,21 @@ export class DockerContainers {
         `pod sandbox ${sandboxId} of container ${containerId} is not ready`,
       );
     }
-    await this.o.call(`start container ${containerId}`, (e) => e.startContainer(info.Id));
+    let startError: unknown;
+    try {
+      await this.o.call(`start container ${containerId}`, (e) => e.startContainer(info.Id));
+    } catch (err) {
+      startError = err;
+    }
+    const path = info.Config.Labels[LABEL_CONTAINER_LOG_PATH];
+    if (path) {
+      // Docker names its log file at the first start (inspect before it has none).
+      const started = await this.o.call(`inspect container ${containerId}`, (e) =>
+        e.inspectContainer(info.Id),
+      );
+      await createContainerLogSymlink(info.Id, path, started.LogPath);
+    }
+    if (startError) throw startError;
   }
 
   /** Stops within `timeoutSeconds` (then SIGKILL); unknown or stopped is done. */
@@ -93,9 +116,10 @@ export class DockerContainers {
       await this.o.stopById(containerId, timeoutSeconds);
   }
 
-  /** Removes, running or not; unknown is done. */
+  /** Removes, running or not, with its log symlink (log-symlink.ts); unknown is done. */
   async remove(containerId: string): Promise<void> {
-    if (await this.o.inspectOwned(containerId, TYPE_CONTAINER, true)) await this.o.removeById(containerId);
+    const info = await this.o.inspectOwned(containerId, TYPE_CONTAINER, true);
+    if (info) await this.o.removeContainer(info.Id, info.Config.Labels);
   }
 
   /** This node's containers matching `filter`, rebuilt from their labels. */
@@ -137,7 +161,7 @@ export class DockerContainers {
       labels: view.labels,
       annotations: view.annotations,
       ...containerStateFromInspect(info.State, view.createdAt),
-      logPath: info.LogPath ?? '',
+      logPath: info.Config.Labels[LABEL_CONTAINER_LOG_PATH] ?? info.LogPath ?? '',
     };
   }
 

@@ -8,9 +8,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { readlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Docker from 'dockerode';
 import type { ContainerConfig, PodSandboxConfig, Runtime } from '../api.js';
@@ -399,6 +400,48 @@ describe('docker adapter', () => {
       const since = await read({ sinceTime: BigInt(fourAt - 500) * 1_000_000n });
       assert.equal(since, 'four\n', 'only the line written after the 2 s pause');
       await assert.rejects(rt.containerLogs('nope', {}), (err: unknown) => isCriError(err, 'NotFound'));
+    }));
+
+  it("the kubelet's log path is a symlink to Docker's json log, kept after docker rm -f, removed by removeContainer", () =>
+    withNode(async (rt) => {
+      const logDirectory = mkdtempSync(join(tmpdir(), 'k8ts-docker-pod-logs-'));
+      try {
+        const sb = sandboxConfig('loglink', { logDirectory });
+        const sandboxId = await rt.runPodSandbox(sb);
+        const start = async (attempt: number, argv: string[]) => {
+          const id = await rt.createContainer(
+            sandboxId,
+            containerConfig(argv, { metadata: { name: 'main', attempt }, logPath: `main/${attempt}.log` }),
+            sb,
+          );
+          await rt.startContainer(id).catch(() => undefined);
+          return id;
+        };
+        const first = await start(0, ['sh', '-c', 'echo from-docker']);
+        const link = join(logDirectory, 'main/0.log');
+        assert.equal((await rt.containerStatus(first)).logPath, link);
+        const target = readlinkSync(link);
+        assert.equal(target, (await docker.getContainer(first).inspect()).LogPath);
+        await until('the line in the linked log', async () =>
+          readFileSync(link, 'utf8').includes('from-docker') ? true : undefined,
+        );
+        // A start that fails (no such executable) is linked too: its attempt counts.
+        const failed = await start(1, ['/nonexistent']);
+        assert.equal(
+          readlinkSync(join(logDirectory, 'main/1.log')),
+          (await docker.getContainer(failed).inspect()).LogPath,
+        );
+
+        // Removed behind the adapter's back: Docker's log goes, the link stays (dangling).
+        await docker.getContainer(first).remove({ force: true });
+        assert.equal(readlinkSync(link), target);
+        assert.equal(existsSync(link), false, 'dangling');
+        // Removed through the adapter: the link goes first.
+        await rt.removeContainer(failed);
+        assert.deepEqual(readdirSync(join(logDirectory, 'main')), ['0.log']);
+      } finally {
+        rmSync(logDirectory, { recursive: true, force: true });
+      }
     }));
 
   it('exec: stdin to the process, stdout and stderr apart, the exit code', () =>

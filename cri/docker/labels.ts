@@ -25,9 +25,12 @@
  *   io.kubernetes.pod.{name,namespace,uid}
  * sandboxes:  io.k8ts.network (the network joined), io.k8ts.pod-ip (the pod IP, when the
  *             agent made the sandbox's interface itself: pod-interfaces.ts)
- * containers: io.kubernetes.sandbox.id, io.kubernetes.container.name, io.k8ts.image (as asked)
+ * containers: io.kubernetes.sandbox.id, io.kubernetes.container.name, io.k8ts.image (as asked),
+ *             io.kubernetes.container.logpath (the kubelet's log path, when the sandbox has a
+ *             logDirectory and the container a logPath: log-symlink.ts)
  */
 import type { ContainerConfig, ContainerMetadata, PodSandboxConfig, PodSandboxMetadata } from '../api.js';
+import { kubeletLogPath, LABEL_CONTAINER_LOG_PATH } from './log-symlink.js';
 
 export const LABEL_NODE = 'io.k8ts.node';
 export const LABEL_TYPE = 'io.k8ts.type';
@@ -114,7 +117,7 @@ export function containerLabels(
   config: ContainerConfig,
   createdAt: bigint,
 ): Record<string, string> {
-  return {
+  const labels: Record<string, string> = {
     ...podLabels(
       nodeName,
       TYPE_CONTAINER,
@@ -127,6 +130,10 @@ export function containerLabels(
     [LABEL_CONTAINER_NAME]: config.metadata.name,
     [LABEL_IMAGE]: config.image.image,
   };
+  const logPath = kubeletLogPath(sandboxConfig.logDirectory, config.logPath);
+  if (logPath) labels[LABEL_CONTAINER_LOG_PATH] = logPath;
+  else delete labels[LABEL_CONTAINER_LOG_PATH];
+  return labels;
 }
 
 function parseRecord(json: string | undefined): Record<string, string> {

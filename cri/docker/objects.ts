@@ -12,6 +12,7 @@ import type { PodSandboxStatus } from '../api.js';
 import { CriError } from '../errors.js';
 import type { DockerEngine } from './engine.js';
 import { criCodeOf, dockerErrorInfo, toCriError } from './errors.js';
+import { LABEL_CONTAINER_LOG_PATH, removeContainerLogSymlink } from './log-symlink.js';
 import {
   LABEL_NODE,
   LABEL_POD_IP,
@@ -154,6 +155,15 @@ export class DockerObjects {
       if (status === 304 || status === 404) return;
       throw err;
     }
+  }
+
+  /**
+   * Removes app container `id` (docker labels `labels`) as CRI's RemoveContainer: its
+   * kubelet log symlink first (log-symlink.ts), then the container, as removeById.
+   */
+  async removeContainer(id: string, labels: Record<string, string> | undefined): Promise<void> {
+    await removeContainerLogSymlink(id, labels?.[LABEL_CONTAINER_LOG_PATH]);
+    await this.removeById(id);
   }
 
   /** Removes `id` and its anonymous volumes, forcibly; gone, or already being removed, is done. */

@@ -99,10 +99,13 @@ export class DockerSandboxes {
     await this.releaseOf(info);
   }
 
-  /** Removes the sandbox's app containers, then the sandbox (freeing its own pod IP). */
+  /**
+   * Removes the sandbox's app containers (each as RemoveContainer: its log symlink too), then
+   * the sandbox (freeing its own pod IP).
+   */
   async remove(podSandboxId: string): Promise<void> {
     for (const c of await this.o.listOwned(TYPE_CONTAINER, { sandboxId: podSandboxId }))
-      await this.o.removeById(c.Id);
+      await this.o.removeContainer(c.Id, c.Labels);
     const info = await this.o.inspectOwned(podSandboxId, TYPE_SANDBOX, true);
     if (!info) return;
     await this.o.removeById(podSandboxId);
