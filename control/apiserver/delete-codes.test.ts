@@ -1,6 +1,8 @@
 // The codes of a DELETE that does not remove the object at once, as kube-apiserver's
 // handlers/delete.go answers them: 200 with the marked object (finalizers, a graceful pod
-// delete), and 202 only when the request sent orphanDependents: false.
+// delete), and 202 only when the request sent orphanDependents: false. And the body of a
+// delete that removes the object at once (registry Store.finalizeDelete): the object for
+// the kinds whose storage sets ReturnDeletedObject, a Status naming it for the others.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { resources } from '../../api/client/resource.js';
@@ -25,7 +27,10 @@ describe('DELETE status codes (API server)', () => {
       headers: body ? { 'Content-Type': 'application/json' } : {},
       body: body ? JSON.stringify(body) : undefined,
     });
-    return { status: res.status, body: (await res.json()) as { metadata?: { deletionTimestamp?: string } } };
+    return {
+      status: res.status,
+      body: (await res.json()) as { kind?: string; metadata?: { deletionTimestamp?: string; uid?: string } },
+    };
   };
 
   it('200 for an object a finalizer holds, with its deletionTimestamp', async () => {
@@ -68,5 +73,73 @@ describe('DELETE status codes (API server)', () => {
       (await del('/api/v1/namespaces/default/configmaps/free?orphanDependents=false')).status,
       200,
     );
+  });
+
+  describe('the body of a delete that removes the object at once', () => {
+    // Store.finalizeDelete: a Status with the name, the group, the resource (in "kind") and
+    // the uid, unless the kind's storage sets ReturnDeletedObject.
+    const statusCases: [string, string, Record<string, unknown>][] = [
+      ['/api/v1/namespaces/default/configmaps', 'configmaps', { apiVersion: 'v1', kind: 'ConfigMap' }],
+      ['/api/v1/namespaces/default/secrets', 'secrets', { apiVersion: 'v1', kind: 'Secret' }],
+      [
+        '/apis/apps/v1/namespaces/default/deployments',
+        'deployments',
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          spec: {
+            selector: { matchLabels: { app: 'x' } },
+            template: {
+              metadata: { labels: { app: 'x' } },
+              spec: { containers: [{ name: 'app', image: 'spring-server:1.0' }] },
+            },
+          },
+        },
+      ],
+    ];
+    for (const [path, resource, body] of statusCases) {
+      it(`answers a Status for ${resource}`, async () => {
+        const name = `now-${resource}`;
+        const created = await fetch(`${api.url}${path}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ ...body, metadata: { name } }),
+        });
+        assert.equal(created.status, 201);
+        const uid = ((await created.json()) as { metadata: { uid: string } }).metadata.uid;
+        const group = path.startsWith('/apis/') ? path.split('/')[2]! : '';
+        for (const dryRun of [true, false]) {
+          const res = await del(`${path}/${name}${dryRun ? '?dryRun=All' : ''}`);
+          assert.equal(res.status, 200);
+          assert.deepEqual(res.body, {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Success',
+            details: { name, ...(group ? { group } : {}), kind: resource, uid },
+          });
+        }
+      });
+    }
+
+    it('answers the object for the kinds that return it (a ServiceAccount, a Service)', async () => {
+      await api.client.create(resources.serviceaccounts, {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: 'gone', namespace: 'default' },
+      });
+      const sa = await del('/api/v1/namespaces/default/serviceaccounts/gone');
+      assert.equal(sa.status, 200);
+      assert.equal(sa.body.kind, 'ServiceAccount');
+      await api.client.create(resources.services, {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'gone', namespace: 'default' },
+        spec: { ports: [{ port: 80 }] },
+      });
+      const svc = await del('/api/v1/namespaces/default/services/gone');
+      assert.equal(svc.status, 200);
+      assert.equal(svc.body.kind, 'Service');
+    });
   });
 });

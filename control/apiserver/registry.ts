@@ -355,6 +355,11 @@ export class Registry {
     return this.strategy.allowCreateOnUpdate === true;
   }
 
+  /** Whether an immediate DELETE answers with the object (the strategy's `returnDeletedObject`). */
+  get returnDeletedObject(): boolean {
+    return this.strategy.returnDeletedObject === true;
+  }
+
   /** See Strategy.unknownFields; undefined when the kind prunes by its client-node model. */
   unknownFields(obj: KubeObject): string[] | undefined {
     return this.strategy.unknownFields?.(obj);

@@ -101,6 +101,27 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The `Status` a DELETE that removed an object at once answers for kinds that do not
+ * return the object (the generic registry's finalizeDelete): `status: Success` and the
+ * object's name, group (left out for the core group), resource (in `kind`, as upstream
+ * puts it there) and uid; no code, no message.
+ */
+export function deletedStatus(ref: ResourceRef, uid: string | undefined): Record<string, unknown> {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: {
+      name: ref.name ?? '',
+      ...(ref.group ? { group: ref.group } : {}),
+      kind: ref.resource,
+      ...(uid ? { uid } : {}),
+    },
+  };
+}
+
 /** `deployments.apps "web"` / `pods "web"`: how Kubernetes names a resource in messages. */
 function qualified(ref: ResourceRef): string {
   return ref.group ? `${ref.resource}.${ref.group}` : ref.resource;

@@ -110,6 +110,15 @@ export interface Strategy {
   readonly allowCreateOnUpdate?: boolean;
 
   /**
+   * Whether a DELETE that removes the object at once answers with the object (true) or
+   * with a `Status` naming it (name, group, resource, uid), as the generic registry's
+   * `ReturnDeletedObject`: true for Pods, Services, ServiceAccounts, Namespaces,
+   * PersistentVolumes, PersistentVolumeClaims and StorageClasses, whose
+   * pkg/registry/.../storage/storage.go set it. Omitted: false.
+   */
+  readonly returnDeletedObject?: boolean;
+
+  /**
    * For a kind served in a version other than its storage version (autoscaling/v1
    * HorizontalPodAutoscalers, stored as autoscaling/v2): the conversion the registry and
    * the watch cache apply to every object written and read. Omitted: stored as served.

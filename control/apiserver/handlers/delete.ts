@@ -4,16 +4,18 @@
  * Objects with finalizers or a grace period are only marked (deletionTimestamp); the
  * registry removes them when the last finalizer goes.
  */
-import { ApiError, methodNotAllowed } from '../status.js';
+import { ApiError, deletedStatus, methodNotAllowed } from '../status.js';
 import { deleteOptions, listQuery } from './options.js';
 import { writeJson } from './response.js';
 import type { RequestScope } from './scope.js';
 
 /**
- * DELETE `.../<name>`: 200 with the deleted object, and 200 with the marked one too (a
- * graceful pod delete, finalizers, a terminating Namespace), except 202 when it was not
- * deleted at once and the request sent `orphanDependents: false`: delete.go's rule, kept
- * for old clients, which upstream notes it would rather apply to every deferred delete.
+ * DELETE `.../<name>`: 200 with the marked object (a graceful pod delete, finalizers, a
+ * terminating Namespace), except 202 when it was not deleted at once and the request sent
+ * `orphanDependents: false`: delete.go's rule, kept for old clients, which upstream notes
+ * it would rather apply to every deferred delete. An object removed at once (a dry run
+ * too) is answered 200 with itself for the kinds whose strategy sets
+ * `returnDeletedObject`, else with a Status naming it (`deletedStatus`).
  * @throws ApiError 405 on a subresource; 400 for bad DeleteOptions; 403 from admission
  *   (a system namespace); 404 when missing; 409 when a precondition fails.
  */
@@ -24,6 +26,11 @@ export async function deleteResource(scope: RequestScope): Promise<void> {
   const opts = await deleteOptions(req, query);
   await scope.admit('DELETE');
   const result = await registry.delete(rr.namespace, rr.name!, opts);
+  if (result.deleted && !registry.returnDeletedObject) {
+    const ref = { group: rr.resource.group, resource: rr.resource.resource, name: rr.name! };
+    writeJson(res, 200, deletedStatus(ref, result.object.metadata?.uid));
+    return;
+  }
   writeJson(res, !result.deleted && opts.orphanDependents === false ? 202 : 200, result.object);
 }
 

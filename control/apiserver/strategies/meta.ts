@@ -301,6 +301,8 @@ export interface KindRules {
   generationFields?: readonly string[];
   /** See Strategy: a PUT to a missing name creates it (Services, Endpoints, Events, Leases, RBAC); default false. */
   allowCreateOnUpdate?: boolean;
+  /** See Strategy: an immediate DELETE answers with the object, not a Status; default false. */
+  returnDeletedObject?: boolean;
   prepareForCreate?(obj: KubeObject): void;
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   prepareForStatusUpdate?(obj: KubeObject, old: KubeObject): void;
@@ -356,6 +358,7 @@ export function defineStrategy(rules: KindRules): KindStrategy {
     nameFn: rules.nameFn ?? nameIsDNSSubdomain,
     generationFields: rules.generationFields ?? [],
     allowCreateOnUpdate: rules.allowCreateOnUpdate ?? false,
+    returnDeletedObject: rules.returnDeletedObject ?? false,
     prepareForCreate(obj) {
       creating.add(obj);
       if (rules.initialStatus) obj.status = rules.initialStatus(obj);

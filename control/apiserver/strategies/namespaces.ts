@@ -53,6 +53,8 @@ async function createDefaultServiceAccount(ns: KubeObject, related: RelatedWrite
 
 export const namespaceStrategy = defineStrategy({
   namespaced: false,
+  // Its storage.go sets ReturnDeletedObject: a DELETE answers with the object.
+  returnDeletedObject: true,
   nameFn: nameIsDNSLabel,
   initialStatus: () => ({ phase: 'Active' }),
   prepareForCreate(obj) {

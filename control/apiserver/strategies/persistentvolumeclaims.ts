@@ -339,6 +339,8 @@ export function claimWarnings(obj: KubeObject): string[] {
  */
 export const persistentVolumeClaimStrategy = defineStrategy({
   namespaced: true,
+  // Its storage.go sets ReturnDeletedObject: a DELETE answers with the object.
+  returnDeletedObject: true,
   initialStatus: () => ({ phase: 'Pending' }),
   generationFields: [],
   prepareForCreate(obj) {

@@ -467,6 +467,8 @@ function defaultPersistentVolume(obj: KubeObject): void {
  */
 export const persistentVolumeStrategy = defineStrategy({
   namespaced: false,
+  // Its storage.go sets ReturnDeletedObject: a DELETE answers with the object.
+  returnDeletedObject: true,
   initialStatus: () => ({ phase: 'Pending', lastPhaseTransitionTime: rfc3339(now()) }),
   generationFields: [],
   defaults: defaultPersistentVolume,

@@ -289,6 +289,8 @@ function validatePodStatus(obj: KubeObject, old: KubeObject): FieldError[] {
  */
 const POD_RULES: Omit<KindRules, 'prepareForCreate'> = {
   namespaced: true,
+  // Its storage.go sets ReturnDeletedObject: a DELETE answers with the object.
+  returnDeletedObject: true,
   initialStatus(obj) {
     const spec = asObj(obj.spec) ?? {};
     const status: Obj = { phase: 'Pending', qosClass: podQOSClass(spec) };

@@ -23,6 +23,8 @@ export function serviceAccountWarnings(obj: KubeObject): string[] {
 /** The ServiceAccount strategy: no defaults, no status, no generation. */
 export const serviceAccountStrategy = defineStrategy({
   namespaced: true,
+  // Its storage.go sets ReturnDeletedObject: a DELETE answers with the object.
+  returnDeletedObject: true,
   warningsOnCreate: serviceAccountWarnings,
   warningsOnUpdate: (obj) => serviceAccountWarnings(obj),
 });

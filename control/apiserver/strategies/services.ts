@@ -523,6 +523,8 @@ function validateServiceStatus(obj: KubeObject): FieldError[] {
  */
 export const serviceStrategy = defineStrategy({
   namespaced: true,
+  // Its storage.go sets ReturnDeletedObject: a DELETE answers with the object.
+  returnDeletedObject: true,
   nameFn: nameIsDNS1035Label,
   allowCreateOnUpdate: true,
   initialStatus: () => ({ loadBalancer: {} }),

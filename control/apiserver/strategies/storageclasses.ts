@@ -111,6 +111,8 @@ function allowedTopologies(v: unknown): FieldError[] {
 /** The StorageClass strategy (see the file comment). */
 export const storageClassStrategy = defineStrategy({
   namespaced: false,
+  // Its storage.go sets ReturnDeletedObject: a DELETE answers with the object.
+  returnDeletedObject: true,
   generationFields: [],
   defaults(obj) {
     const o = obj as Record<string, unknown>;
