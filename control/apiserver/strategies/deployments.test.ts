@@ -473,7 +473,7 @@ describe('deployments: update and status', () => {
     ]);
   });
 
-  it('through the registry: generation 1 on create, bumped by spec changes only', async () => {
+  it('through the registry: generation 1 on create, bumped by spec and annotation changes only', async () => {
     const resource = findResource('apps', 'v1', 'deployments')!;
     const registry = new Registry({ store: new MemoryStore(), resource, strategy: strategyFor(resource) });
     const stored = await registry.create('default', fixture());
@@ -492,5 +492,37 @@ describe('deployments: update and status', () => {
       modified(labelled, (d) => ((d.spec as { replicas: number }).replicas = 2)),
     );
     assert.equal(scaled.metadata?.generation, 2);
+    // Annotations are copied to the ReplicaSets, so upstream's PrepareForUpdate bumps the
+    // generation for them too (an empty map and none are the same).
+    const annotated = await registry.update(
+      'default',
+      'spring-deployment',
+      modified(scaled, (d) => (d.metadata!.annotations = { note: 'x' })),
+    );
+    assert.equal(annotated.metadata?.generation, 3);
+    const again = await registry.update(
+      'default',
+      'spring-deployment',
+      modified(annotated, () => {}),
+    );
+    assert.equal(again.metadata?.generation, 3);
+    const emptied = await registry.update(
+      'default',
+      'spring-deployment',
+      modified(again, (d) => (d.metadata!.annotations = { note: '' })),
+    );
+    assert.equal(emptied.metadata?.generation, 4);
+    const cleared = await registry.update(
+      'default',
+      'spring-deployment',
+      modified(emptied, (d) => (d.metadata!.annotations = {})),
+    );
+    assert.equal(cleared.metadata?.generation, 5);
+    const none = await registry.update(
+      'default',
+      'spring-deployment',
+      modified(cleared, (d) => delete d.metadata!.annotations),
+    );
+    assert.equal(none.metadata?.generation, 5);
   });
 });

@@ -3,6 +3,7 @@
  * SetDefaults_Deployment (pkg/apis/apps/v1/defaults.go) and ValidateDeployment /
  * ValidateDeploymentUpdate / ValidateDeploymentStatusUpdate (pkg/apis/apps/validation).
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { FieldError } from '../../../api/meta/validation.js';
 import { forbidden, invalid, isValidPercent, notSupported, required } from '../../../api/meta/validation.js';
 import type { KubeObject } from '../../../api/object.js';
@@ -17,7 +18,6 @@ import {
   num,
   problems,
   section,
-  semanticEqual,
 } from './meta.js';
 import { defaultPodTemplate } from './podspec/index.js';
 import { validateSelectorUnchanged, validateWorkloadSpec, validateWorkloadStatus } from './workload.js';
@@ -76,18 +76,33 @@ function validateStrategy(v: unknown): FieldError[] {
 }
 
 /**
+ * Whether two string maps (annotations) are equal as apiequality.Semantic compares Go
+ * maps: none and an empty one are the same; an entry with an empty value is an entry.
+ */
+function sameStringMap(
+  a: Record<string, string> | undefined,
+  b: Record<string, string> | undefined,
+): boolean {
+  return isDeepStrictEqual(a ?? {}, b ?? {});
+}
+
+/**
  * The Deployment strategy. Defaults: replicas 1, strategy RollingUpdate with maxSurge and
  * maxUnavailable 25%, revisionHistoryLimit 10, progressDeadlineSeconds 600, and the pod
  * template's. Validation: the workload spec (selector, template, replicas), the rollout
  * strategy, revisionHistoryLimit >= 0, progressDeadlineSeconds > minReadySeconds; on
  * update, an immutable selector. Status starts `{}`; status writes keep spec and labels.
- * generation follows `spec` (Kubernetes also bumps it for annotation changes, which the
- * registry's top-level `generationFields` cannot express).
+ * An update bumps the generation when the spec or the annotations changed, as upstream's
+ * PrepareForUpdate (pkg/registry/apps/deployment/strategy.go): annotations are copied to
+ * the Deployment's ReplicaSets.
  */
 export const deploymentStrategy = defineStrategy({
   namespaced: true,
   initialStatus: () => ({}),
   generationFields: ['spec'],
+  generationChanged: (obj, old) =>
+    !isDeepStrictEqual(obj.spec, old.spec) ||
+    !sameStringMap(obj.metadata?.annotations, old.metadata?.annotations),
   defaults(obj) {
     const spec = section(obj, 'spec');
     defaultPointer(spec, 'replicas', 1);
@@ -123,12 +138,8 @@ export const deploymentStrategy = defineStrategy({
     ...workloadNameWarnings(obj.metadata?.name),
     ...podTemplateWarnings('spec.template', asObj(obj.spec)?.template),
   ],
-  // Upstream warns when the generation moved, which for a Deployment also happens when only
-  // its annotations changed (they are copied to its ReplicaSets).
   warningsOnUpdate: (obj, old) =>
-    generationChanged(obj, old) || !semanticEqual(obj.metadata?.annotations, old.metadata?.annotations)
-      ? podTemplateWarnings('spec.template', asObj(obj.spec)?.template)
-      : [],
+    generationChanged(obj, old) ? podTemplateWarnings('spec.template', asObj(obj.spec)?.template) : [],
   prepareForStatusUpdate(obj: KubeObject, old: KubeObject) {
     const meta = (obj.metadata ??= {});
     if (old.metadata?.labels) meta.labels = clone(old.metadata.labels);

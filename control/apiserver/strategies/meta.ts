@@ -303,6 +303,8 @@ export interface KindRules {
   allowCreateOnUpdate?: boolean;
   /** See Strategy: an immediate DELETE answers with the object, not a Status; default false. */
   returnDeletedObject?: boolean;
+  /** See Strategy: whether an update bumps the generation; default: `generationFields` decide. */
+  generationChanged?(obj: KubeObject, old: KubeObject): boolean;
   prepareForCreate?(obj: KubeObject): void;
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   prepareForStatusUpdate?(obj: KubeObject, old: KubeObject): void;
@@ -404,6 +406,7 @@ export function defineStrategy(rules: KindRules): KindStrategy {
       if (rules.namespaced) base['metadata.namespace'] = str(meta.namespace);
       return { ...base, ...(rules.fields?.(obj) ?? {}) };
     },
+    ...(rules.generationChanged ? { generationChanged: rules.generationChanged } : {}),
     ...(rules.specFinalizers ? { specFinalizers: rules.specFinalizers } : {}),
     ...(rules.prepareForDelete ? { prepareForDelete: rules.prepareForDelete } : {}),
     ...(rules.prepareForFinalizeUpdate ? { prepareForFinalizeUpdate: rules.prepareForFinalizeUpdate } : {}),
