@@ -296,7 +296,7 @@ describe('kubelet with real Docker', () => {
     assert.ok(events.some((e) => e.name === name && e.reason === 'BackOff'));
   });
 
-  it("docker rm -f of a crash-looping pod's containers: restartCount goes on from the pod log directory", async () => {
+  it("docker rm -f of a crash-looping pod's containers: restartCount goes on from the pod log directory and never drops meanwhile", async () => {
     const created = await createPod('lost', {
       containers: [{ name: 'app', image: 'k8ts/busybox:1.0', command: ['sh', '-c', 'exit 1'] }],
     });
@@ -316,6 +316,26 @@ describe('kubelet with real Docker', () => {
     assert.ok(existsSync(join(logs, `${count}.log`)), `${count}.log linked to the container's log`);
     assert.match(readlinkSync(join(logs, `${count}.log`)), /-json\.log$/);
 
+    // Every status the kubelet writes from here on (issue 23 K2: with no container in the
+    // runtime it showed restartCount 0 next to CrashLoopBackOff until the next start).
+    const seen: number[] = [];
+    const abort = new AbortController();
+    const stream = await api.client.watch<Pod>(resources.pods, {
+      namespace: 'default',
+      fieldSelector: `metadata.name=${name}`,
+      resourceVersion: before.metadata.resourceVersion,
+      signal: abort.signal,
+    });
+    const watching = (async () => {
+      try {
+        for await (const ev of stream) {
+          const st = statusOf(ev.object as Pod);
+          if (st) seen.push(st.restartCount);
+        }
+      } catch {
+        // aborted
+      }
+    })();
     // Behind the kubelet's back: every app container of the pod, as `docker rm -f`.
     const ctrs = await docker.listContainers({
       all: true,
@@ -337,6 +357,13 @@ describe('kubelet with real Docker', () => {
     assert.equal(statusOf(renewed)!.restartCount, count + 1, 'one more than the highest N.log, not 0');
     const attempt = (await docker.getContainer(dockerId(statusOf(renewed))).inspect()).Config.Labels;
     assert.equal(attempt['io.k8ts.attempt'], String(count + 1));
+    await until('the watch to see the new container', () => seen.includes(count + 1));
+    abort.abort();
+    await watching;
+    assert.ok(
+      seen.every((n) => n >= count),
+      `restartCount never went back while the runtime had no container: ${seen.join(' ')}`,
+    );
     await api.client.delete(resources.pods, 'default', name, { gracePeriodSeconds: 0 });
   });
 

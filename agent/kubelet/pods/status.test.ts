@@ -154,6 +154,87 @@ describe('generateAPIPodStatus', () => {
     });
   });
 
+  describe("a container the runtime no longer has (removed behind the kubelet's back): the status before as oldStatuses", () => {
+    const lastState = {
+      terminated: {
+        exitCode: 1,
+        reason: 'Error',
+        startedAt: '2026-01-01T00:00:00Z',
+        finishedAt: '2026-01-01T00:00:01Z',
+        containerID: 'docker://c4',
+      },
+    };
+    const before = (
+      state: Record<string, unknown>,
+      restartPolicy: 'Always' | 'Never' = 'Always',
+    ): KubeletPod => ({
+      ...pod(restartPolicy),
+      status: {
+        phase: 'Running',
+        containerStatuses: [
+          {
+            name: 'app',
+            state,
+            lastState,
+            ready: false,
+            started: false,
+            restartCount: 4,
+            image: 'spring-server:1.0',
+            imageID: 'sha256:abc',
+            containerID: 'docker://c5',
+          },
+        ],
+      },
+    });
+
+    it('in back-off: restartCount and lastState kept, the start failure shown, phase Running', () => {
+      const failures = new Map([['app', { reason: 'CrashLoopBackOff', message: 'back-off 40s ...' }]]);
+      const waiting = { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s ...' } };
+      const s = generateAPIPodStatus(input(before(waiting), [], { failures }));
+      const cs = s.containerStatuses![0]!;
+      assert.deepEqual(cs.state, waiting);
+      assert.equal(cs.restartCount, 4);
+      assert.deepEqual(cs.lastState, lastState);
+      assert.equal(s.phase, 'Running');
+      // No start failure known: the default waiting reason, the same count and last state.
+      const plain = generateAPIPodStatus(input(before(waiting), [])).containerStatuses![0]!;
+      assert.deepEqual(
+        [plain.state, plain.restartCount, plain.lastState],
+        [{ waiting: { reason: 'ContainerCreating' } }, 4, lastState],
+      );
+    });
+
+    it('running before: lastState ContainerStatusUnknown 137, one restart more (none for a deleted pod)', () => {
+      const running = { running: { startedAt: '2026-01-01T00:00:02Z' } };
+      const p = before(running);
+      p.status!.containerStatuses![0]!.lastState = {};
+      const cs = generateAPIPodStatus(input(p, [])).containerStatuses![0]!;
+      assert.deepEqual(cs.state, { waiting: { reason: 'ContainerCreating' } });
+      assert.deepEqual(cs.lastState, {
+        terminated: {
+          exitCode: 137,
+          reason: 'ContainerStatusUnknown',
+          message:
+            'The container could not be located when the pod was deleted.  The container used to be Running',
+        },
+      });
+      assert.equal(cs.restartCount, 5);
+      const deleting = { ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-01-01T00:00:03Z' } };
+      assert.equal(generateAPIPodStatus(input(deleting, [])).containerStatuses![0]!.restartCount, 4);
+    });
+
+    it('terminated before: the old status whole (a Never pod stays Failed)', () => {
+      const terminated = { terminated: { exitCode: 2, reason: 'Error', containerID: 'docker://c5' } };
+      const s = generateAPIPodStatus(input(before(terminated, 'Never'), []));
+      const cs = s.containerStatuses![0]!;
+      assert.deepEqual(
+        [cs.state, cs.lastState, cs.restartCount, cs.containerID],
+        [terminated, lastState, 4, 'docker://c5'],
+      );
+      assert.equal(s.phase, 'Failed');
+    });
+  });
+
   it('keeps lastTransitionTime while a condition stays, moves it when it flips', () => {
     const first = generateAPIPodStatus(input(pod(), [ctr('c1', {})]));
     const p2 = { ...pod(), status: first };

@@ -9,7 +9,10 @@
  *   lastState, restartCount, image, imageID, containerID `<runtime>://<id>`, ready (running,
  *   started and readiness passing) and started (running and startup passed). A container
  *   whose last start failed (ErrImagePull, CrashLoopBackOff, ...) is `waiting` with that
- *   reason and message, its last termination moved to lastState.
+ *   reason and message, its last termination moved to lastState. A container the runtime
+ *   has none of (not created yet, or removed behind the kubelet's back) keeps what the
+ *   status before said (statusWithoutContainer: restartCount and lastState, or the whole
+ *   terminated status), so restartCount never drops back to 0 meanwhile.
  * - initContainerStatuses likewise for the regular init containers; a container not yet
  *   created waits with reason PodInitializing when the pod has init containers (else
  *   ContainerCreating); a failed init container that will be restarted shows its start
@@ -144,6 +147,50 @@ function containerState(c: ContainerRuntimeStatus, runtimeName: string): Record<
   }
 }
 
+/** The last termination of a container that was running and is gone from the runtime. */
+const VANISHED_WHILE_RUNNING = {
+  exitCode: 137,
+  reason: 'ContainerStatusUnknown',
+  message: 'The container could not be located when the pod was deleted.  The container used to be Running',
+} as const;
+
+/**
+ * The status of a spec container the runtime has no container of (never created, or removed
+ * behind the kubelet's back, or the runtime's state lost), from the status the kubelet
+ * wrote before (`input.pod.status`), as convertToAPIContainerStatuses' oldStatuses: an old
+ * terminated status is kept whole; otherwise the container waits (PodInitializing when the
+ * pod has init containers, else ContainerCreating) with the old restartCount and lastState —
+ * and when it was running, its last state is ContainerStatusUnknown (exit 137) and, unless
+ * the pod is being deleted, the restart counts one more. So the count does not drop to 0
+ * while the kubelet waits to start the container again.
+ */
+function statusWithoutContainer(
+  container: KubeletContainer,
+  input: StatusInput,
+  init: boolean,
+): ContainerStatus {
+  const { pod } = input;
+  const previous = init ? pod.status?.initContainerStatuses : pod.status?.containerStatuses;
+  const old = (previous as ContainerStatus[] | undefined)?.find((s) => s.name === container.name);
+  if (old?.state?.terminated) return { ...structuredClone(old), ready: false, started: false };
+  const defaultReason = regularInitContainers(pod).length > 0 ? 'PodInitializing' : 'ContainerCreating';
+  const status: ContainerStatus = {
+    name: container.name,
+    state: { waiting: { reason: defaultReason } },
+    lastState: old?.lastState ? structuredClone(old.lastState) : {},
+    ready: false,
+    started: false,
+    restartCount: old?.restartCount ?? 0,
+    image: container.image ?? '',
+    imageID: '',
+  };
+  if (old?.state?.running && !status.lastState?.terminated) {
+    status.lastState = { terminated: { ...VANISHED_WHILE_RUNNING } };
+    if (!pod.metadata.deletionTimestamp) status.restartCount += 1;
+  }
+  return status;
+}
+
 /**
  * The status of one spec container (convertToAPIContainerStatuses); `init` for an init
  * container (a failure shows only while it is to be restarted: non-zero exit, policy not Never).
@@ -157,19 +204,12 @@ export function containerStatusOf(
   const latest = latestContainer(runtime, container.name);
   const failure = failures.get(container.name);
   if (!latest) {
-    const defaultReason = regularInitContainers(pod).length > 0 ? 'PodInitializing' : 'ContainerCreating';
-    return {
-      name: container.name,
-      state: {
-        waiting: failure ? { reason: failure.reason, message: failure.message } : { reason: defaultReason },
-      },
-      lastState: {},
-      ready: false,
-      started: false,
-      restartCount: 0,
-      image: container.image ?? '',
-      imageID: '',
-    };
+    const status = statusWithoutContainer(container, input, init);
+    if (failure) {
+      if (status.state?.terminated) status.lastState = status.state;
+      status.state = { waiting: { reason: failure.reason, message: failure.message } };
+    }
+    return status;
   }
   const prev = previousContainer(runtime, container.name);
   const running = latest.state === 'CONTAINER_RUNNING';
