@@ -3,27 +3,29 @@
  * (issue 18 item 9; target: custom resources within 1.5× of ConfigMaps on create
  * throughput and on server RSS).
  *
- * For each kind, a fresh `k8ts server --disable-agent` (its own process, sqlite store,
- * fresh data dir; for custom resources the CRD `benchwidgets.bench.k8ts.io` is created
- * first, with a schema of typed fields, defaults and the status subresource, and the run
- * waits until the controllers watch benchwidgets as they watch ConfigMaps), measured
- * from this process over keep-alive HTTPS with the admin certificate:
+ * Each kind has a fresh `k8ts server --disable-agent` of its own (its own process, sqlite
+ * store, fresh data dir; for custom resources the CRD `benchwidgets.bench.k8ts.io` is
+ * created first, with a schema of typed fields, defaults and the status subresource, and
+ * the run waits until the controllers watch benchwidgets as they watch ConfigMaps). Both
+ * servers run side by side and are driven in turns, one at a time, from this process over
+ * keep-alive HTTPS with the admin certificate, so that a machine busy with other work
+ * slows both alike:
  *
- *  1. RSS of the server process once idle (and, for custom resources, after the CRD);
+ *  1. RSS of each server process once idle (and, for custom resources, after the CRD);
  *  2. BENCH_COUNT (default 10,000) creates in namespace `default`, BENCH_CONCURRENCY
- *     (default 50) in flight → creates/s, p50/p99 ms, errors, and the server's CPU time
+ *     (default 50) in flight, in turns of BENCH_BATCH (default 500) per kind, ABBA →
+ *     creates/s over the kind's own turns, p50/p99 ms, errors, and the server's CPU time
  *     per create (user + system: what a busy machine disturbs least);
- *  3. a full list (no limit) and a paginated list (limit=500, following `continue`), each
- *     the median of 3, in ms, with the bytes of the full list and the server's CPU time
+ *  3. 3 full lists (no limit) and 3 paginated lists (limit=500, following `continue`) per
+ *     kind, in turns: the median ms, the bytes of the full list and the server's CPU time
  *     per list;
- *  4. RSS after the lists.
+ *  4. RSS after the creates and after the lists.
  *
  * The objects: a ConfigMap with `data` {key: 512 × "x", replicas: "3", color: "blue"} and
  * a label; a BenchWidget with `spec` {key: 512 × "x", replicas: 3, color: "blue"} and the
  * same label — the same bytes give or take the type of two values.
  *
- * BENCH_ROUNDS=N (default 1) runs the pair N times, alternating kinds, and reports each
- * figure's median over the rounds (for a machine that is not quiet).
+ * BENCH_VERBOSE=1 prints each turn's time and slowest create on stderr.
  * BENCH_FROM_SOURCE=1 runs the servers from cli.ts through tsx (no `npm run build`);
  * BENCH_CPU_PROF=DIR writes a CPU profile of each server process into DIR
  * (scripts/lib/cpu-profile-preload.mjs).
@@ -39,7 +41,8 @@ import { percentile, table } from './lib/stats.js';
 
 const COUNT = Number(process.env.BENCH_COUNT ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const BATCH = Number(process.env.BENCH_BATCH ?? 500);
+const VERBOSE = process.env.BENCH_VERBOSE === '1';
 const FROM_SOURCE = process.env.BENCH_FROM_SOURCE === '1';
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
 const PAGE = 500;
@@ -209,16 +212,29 @@ interface Result {
 
 const median = (xs: number[]) => percentile(xs, 50);
 
-/** Each numeric figure's median over `runs` of one kind; errors summed, the first error kept. */
-function medianResult(runs: readonly Result[]): Result {
-  const out = { ...runs[0]! } as Result & Record<string, unknown>;
-  for (const [key, value] of Object.entries(runs[0]!))
-    if (typeof value === 'number') out[key] = median(runs.map((r) => r[key as keyof Result] as number));
-  out.errors = runs.reduce((n, r) => n + r.errors, 0);
-  return out;
+/** One kind's server and what has been measured on it so far. */
+interface Run {
+  kind: Kind;
+  k: K8tsServer;
+  agent: https.Agent;
+  base: URL;
+  idle: number;
+  ready: number;
+  lat: number[];
+  createMs: number;
+  createCpuMs: number;
+  errors: number;
+  firstError?: string;
+  full: number[];
+  fullCpuMs: number;
+  fullListBytes: number;
+  fullListItems: number;
+  paged: number[];
+  pagedCpuMs: number;
+  pages: number;
 }
 
-async function benchKind(kind: Kind): Promise<Result> {
+async function startRun(kind: Kind): Promise<Run> {
   const k = await startK8tsServer({
     args: ['--log-level', 'warn'],
     fromSource: FROM_SOURCE,
@@ -232,95 +248,136 @@ async function benchKind(kind: Kind): Promise<Result> {
     ...(cert ? { cert } : {}),
     ...(key ? { key } : {}),
   });
-  try {
-    const base = new URL(k.url);
-    // Start-up allocations settle before idle RSS is read.
-    await new Promise((r) => setTimeout(r, 2000));
-    const idle = rssMiB(k.pid);
-    await kind.setup(k);
-    const ready = rssMiB(k.pid);
+  // Start-up allocations settle before idle RSS is read.
+  await new Promise((r) => setTimeout(r, 2000));
+  const idle = rssMiB(k.pid);
+  await kind.setup(k);
+  return {
+    kind,
+    k,
+    agent,
+    base: new URL(k.url),
+    idle,
+    ready: rssMiB(k.pid),
+    lat: [],
+    createMs: 0,
+    createCpuMs: 0,
+    errors: 0,
+    full: [],
+    fullCpuMs: 0,
+    fullListBytes: 0,
+    fullListItems: 0,
+    paged: [],
+    pagedCpuMs: 0,
+    pages: 0,
+  };
+}
 
-    const lat: number[] = [];
-    let errors = 0;
-    let firstError: string | undefined;
-    let next = 0;
-    const cpu0 = cpuMs(k.pid);
-    const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        for (let i = next++; i < COUNT; i = next++) {
-          const t = performance.now();
-          const r = await request(agent, base, 'POST', kind.path, kind.body(`bench-${i}`));
-          lat.push(performance.now() - t);
-          if (r.code !== 201) {
-            errors++;
-            firstError ??= `${r.code} ${r.body.slice(0, 300)}`;
-          }
+/** Creates objects `from`..`to`-1 with CONCURRENCY in flight; adds to the run's figures. */
+async function createBatch(run: Run, from: number, to: number): Promise<void> {
+  let next = from;
+  const cpu = cpuMs(run.k.pid);
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(CONCURRENCY, to - from) }, async () => {
+      for (let i = next++; i < to; i = next++) {
+        const t = performance.now();
+        const r = await request(run.agent, run.base, 'POST', run.kind.path, run.kind.body(`bench-${i}`));
+        run.lat.push(performance.now() - t);
+        if (r.code !== 201) {
+          run.errors++;
+          run.firstError ??= `${r.code} ${r.body.slice(0, 300)}`;
         }
-      }),
+      }
+    }),
+  );
+  run.createMs += performance.now() - t0;
+  if (VERBOSE) {
+    const slowest = Math.max(...run.lat.slice(-(to - from)));
+    console.error(
+      `${run.kind.name} ${from}..${to - 1}: ${(performance.now() - t0).toFixed(0)} ms, slowest ${slowest.toFixed(0)} ms`,
     );
-    const seconds = (performance.now() - t0) / 1000;
-    const createsCpuMs = cpuMs(k.pid) - cpu0;
-    await new Promise((r) => setTimeout(r, 1000));
-    const afterCreates = rssMiB(k.pid);
+  }
+  run.createCpuMs += cpuMs(run.k.pid) - cpu;
+}
 
-    const full: number[] = [];
-    let fullListBytes = 0;
-    let fullListItems = 0;
-    const cpu1 = cpuMs(k.pid);
-    for (let run = 0; run < 3; run++) {
-      const t = performance.now();
-      const r = await request(agent, base, 'GET', kind.path);
-      full.push(performance.now() - t);
-      if (r.code !== 200) throw new Error(`list ${kind.path}: ${r.code} ${r.body.slice(0, 300)}`);
-      fullListBytes = r.body.length;
-      fullListItems = (JSON.parse(r.body) as { items: unknown[] }).items.length;
+async function fullList(run: Run): Promise<void> {
+  const cpu = cpuMs(run.k.pid);
+  const t = performance.now();
+  const r = await request(run.agent, run.base, 'GET', run.kind.path);
+  run.full.push(performance.now() - t);
+  run.fullCpuMs += cpuMs(run.k.pid) - cpu;
+  if (r.code !== 200) throw new Error(`list ${run.kind.path}: ${r.code} ${r.body.slice(0, 300)}`);
+  run.fullListBytes = r.body.length;
+  run.fullListItems = (JSON.parse(r.body) as { items: unknown[] }).items.length;
+}
+
+async function pagedList(run: Run): Promise<void> {
+  const cpu = cpuMs(run.k.pid);
+  const t = performance.now();
+  let cont = '';
+  run.pages = 0;
+  do {
+    const r = await request(
+      run.agent,
+      run.base,
+      'GET',
+      `${run.kind.path}?limit=${PAGE}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`,
+    );
+    if (r.code !== 200) throw new Error(`paged list: ${r.code} ${r.body.slice(0, 300)}`);
+    cont = (JSON.parse(r.body) as { metadata?: { continue?: string } }).metadata?.continue ?? '';
+    run.pages++;
+  } while (cont);
+  run.paged.push(performance.now() - t);
+  run.pagedCpuMs += cpuMs(run.k.pid) - cpu;
+}
+
+/**
+ * Both kinds on their own servers, side by side: the creates in batches of BATCH, the
+ * kinds taking turns (ABBA: neither always goes first), then 3 full lists and 3 paginated
+ * lists each, also in turns; so whatever else the machine does in the meantime falls on
+ * both alike. Only one server is driven at a time.
+ */
+async function measure(kinds: readonly Kind[]): Promise<Result[]> {
+  const runs: Run[] = [];
+  try {
+    for (const kind of kinds) runs.push(await startRun(kind));
+    const afterCreates: number[] = [];
+    for (let from = 0, turn = 0; from < COUNT; from += BATCH, turn++) {
+      const order = turn % 2 === 0 ? runs : [...runs].reverse();
+      for (const run of order) await createBatch(run, from, Math.min(COUNT, from + BATCH));
     }
-    const cpu2 = cpuMs(k.pid);
-    const paged: number[] = [];
-    let pages = 0;
-    for (let run = 0; run < 3; run++) {
-      const t = performance.now();
-      let cont = '';
-      pages = 0;
-      do {
-        const r = await request(
-          agent,
-          base,
-          'GET',
-          `${kind.path}?limit=${PAGE}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`,
-        );
-        if (r.code !== 200) throw new Error(`paged list: ${r.code} ${r.body.slice(0, 300)}`);
-        cont = (JSON.parse(r.body) as { metadata?: { continue?: string } }).metadata?.continue ?? '';
-        pages++;
-      } while (cont);
-      paged.push(performance.now() - t);
-    }
-    const cpu3 = cpuMs(k.pid);
-    const afterLists = rssMiB(k.pid);
-    return {
-      kind: kind.name,
-      idle,
-      ready,
-      createsPerSec: COUNT / seconds,
-      p50: percentile(lat, 50),
-      p99: percentile(lat, 99),
-      errors,
-      ...(firstError ? { firstError } : {}),
-      cpuPerCreateMs: createsCpuMs / COUNT,
-      afterCreates,
-      fullListMs: median(full),
-      fullListCpuMs: (cpu2 - cpu1) / 3,
-      fullListBytes,
-      fullListItems,
-      pagedListMs: median(paged),
-      pagedListCpuMs: (cpu3 - cpu2) / 3,
-      pages,
-      afterLists,
-    };
+    await new Promise((r) => setTimeout(r, 1000));
+    for (const run of runs) afterCreates.push(rssMiB(run.k.pid));
+    for (let i = 0; i < 3; i++)
+      for (const run of i % 2 === 0 ? runs : [...runs].reverse()) await fullList(run);
+    for (let i = 0; i < 3; i++)
+      for (const run of i % 2 === 0 ? runs : [...runs].reverse()) await pagedList(run);
+    return runs.map((run, i) => ({
+      kind: run.kind.name,
+      idle: run.idle,
+      ready: run.ready,
+      createsPerSec: COUNT / (run.createMs / 1000),
+      p50: percentile(run.lat, 50),
+      p99: percentile(run.lat, 99),
+      errors: run.errors,
+      ...(run.firstError ? { firstError: run.firstError } : {}),
+      cpuPerCreateMs: run.createCpuMs / COUNT,
+      afterCreates: afterCreates[i]!,
+      fullListMs: median(run.full),
+      fullListCpuMs: run.fullCpuMs / run.full.length,
+      fullListBytes: run.fullListBytes,
+      fullListItems: run.fullListItems,
+      pagedListMs: median(run.paged),
+      pagedListCpuMs: run.pagedCpuMs / run.paged.length,
+      pages: run.pages,
+      afterLists: rssMiB(run.k.pid),
+    }));
   } finally {
-    agent.destroy();
-    await k.stop();
+    for (const run of runs) {
+      run.agent.destroy();
+      await run.k.stop();
+    }
   }
 }
 
@@ -334,10 +391,7 @@ async function main(): Promise<void> {
     process.env.K8TS_CPU_PROF_DIR = dir;
     process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --import ${preload}`.trim();
   }
-  const rounds: Result[][] = KINDS.map(() => []);
-  for (let round = 0; round < ROUNDS; round++)
-    for (const [i, kind] of KINDS.entries()) rounds[i]!.push(await benchKind(kind));
-  const results = rounds.map(medianResult);
+  const results = await measure(KINDS);
   const [cm, cr] = results as [Result, Result];
   const f0 = (x: number) => x.toFixed(0);
   const f1 = (x: number) => x.toFixed(1);
@@ -345,8 +399,8 @@ async function main(): Promise<void> {
   const mib = (x: number) => `${f0(x)} MiB`;
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
   console.log(
-    `CRD benchmark: ${COUNT} objects, ${CONCURRENCY} in flight, a fresh sqlite server per kind` +
-      `${ROUNDS > 1 ? ` and round (medians of ${ROUNDS} rounds)` : ''}, node ${process.version}\n`,
+    `CRD benchmark: ${COUNT} objects, ${CONCURRENCY} in flight, a fresh sqlite server per kind, ` +
+      `driven in turns of ${BATCH}, node ${process.version}\n`,
   );
   console.log(
     table([
