@@ -530,6 +530,11 @@ describe('kubelet with real Docker', () => {
       );
       assert.ok(p.metadata.deletionTimestamp);
       assert.equal((statusOf(p)?.state?.terminated as { exitCode?: number } | undefined)?.exitCode, 137);
+      // A Failed pod's Ready and ContainersReady say so (generate.go), not ContainersNotReady.
+      for (const type of ['Ready', 'ContainersReady']) {
+        const c = p.status?.conditions?.find((x) => x.type === type);
+        assert.deepEqual([c?.status, c?.reason, c?.message], ['False', 'PodFailed', undefined], type);
+      }
     } finally {
       await api.client.patch(resources.pods, 'default', name, 'merge', { metadata: { finalizers: null } });
     }

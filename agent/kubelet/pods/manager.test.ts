@@ -834,6 +834,61 @@ describe('PodManager', () => {
     );
   });
 
+  it('readiness gates: Ready False ReadinessGatesNotReady until the gate condition is True, then Ready at once', async () => {
+    const h = await harness();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'gated', {
+        readinessGates: [{ conditionType: 'example.com/lb' }],
+        containers: [{ name: 'app', image: 'spring-server:1.0' }],
+      }),
+    );
+    const readyOf = (p: Pod | undefined) => p?.status?.conditions?.find((c) => c.type === 'Ready');
+    const gated = await until(h.clock, 'running, Ready False for the gate', async () => {
+      const p = await getPod(created);
+      return statusOf(p)?.ready && readyOf(p)?.reason === 'ReadinessGatesNotReady' ? p : undefined;
+    });
+    assert.equal(readyOf(gated)?.status, 'False');
+    assert.equal(
+      readyOf(gated)?.message,
+      'corresponding condition of pod readiness gate "example.com/lb" does not exist.',
+    );
+    assert.equal(gated.status?.conditions?.find((c) => c.type === 'ContainersReady')?.status, 'True');
+    // Settled: the syncs of the start are over (the next is the 60 s resync).
+    for (let i = 0; i < 10; i++) {
+      await h.clock.advance(500);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // As a load balancer controller marks the pod registered.
+    const conditions = [
+      ...gated.status!.conditions!,
+      {
+        type: 'example.com/lb',
+        status: 'True' as const,
+        lastProbeTime: null,
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      },
+    ];
+    await api.client.patch(
+      resources.pods,
+      'default',
+      created.metadata.name!,
+      'merge',
+      { status: { conditions } },
+      { subresource: 'status' },
+    );
+    const from = h.clock.now();
+    const ready = await until(h.clock, 'Ready', async () => {
+      const p = await getPod(created);
+      return readyOf(p)?.status === 'True' ? p : undefined;
+    });
+    assert.ok(
+      h.clock.now() - from <= 2_000,
+      `Ready after ${h.clock.now() - from} ms, not at the 60 s resync`,
+    );
+    assert.equal(ready.status?.conditions?.find((c) => c.type === 'example.com/lb')?.status, 'True');
+  });
+
   it('a readiness probe on a port name no container has: Warning Unhealthy "errored" every period, never Ready', async () => {
     const h = await harness();
     const created = await api.client.create<Pod>(

@@ -92,6 +92,63 @@ describe('generateAPIPodStatus', () => {
     assert.equal(ready.message, 'containers with unready status: [app]');
   });
 
+  it('a terminal pod: Ready and ContainersReady False with PodFailed (no message) or PodCompleted', () => {
+    const exited = (exitCode: number) =>
+      ctr('c1', {
+        state: 'CONTAINER_EXITED',
+        exitCode,
+        reason: exitCode ? 'Error' : 'Completed',
+        finishedAt: T0 + 1,
+      });
+    for (const [exitCode, phase, reason] of [
+      [1, 'Failed', 'PodFailed'],
+      [0, 'Succeeded', 'PodCompleted'],
+    ] as const) {
+      const s = generateAPIPodStatus(input(pod('Never'), [exited(exitCode)]));
+      assert.equal(s.phase, phase);
+      for (const type of ['Ready', 'ContainersReady']) {
+        const c = s.conditions!.find((x) => x.type === type)!;
+        assert.deepEqual([c.status, c.reason, c.message], ['False', reason, undefined], `${phase} ${type}`);
+      }
+    }
+  });
+
+  it('readiness gates: Ready waits for their conditions (ReadinessGatesNotReady); ContainersReady does not', () => {
+    const gated = (conditions: { type: string; status: 'True' | 'False' }[]): KubeletPod => ({
+      ...pod(),
+      spec: {
+        ...pod().spec,
+        readinessGates: [{ conditionType: 'example.com/lb' }, { conditionType: 'example.com/dns' }],
+      },
+      status: { phase: 'Running', conditions },
+    });
+    const verdict = (p: KubeletPod) => {
+      const s = generateAPIPodStatus(input(p, [ctr('c1', {})]));
+      const c = (type: string) => s.conditions!.find((x) => x.type === type)!;
+      return {
+        ready: [c('Ready').status, c('Ready').reason, c('Ready').message],
+        containers: c('ContainersReady').status,
+      };
+    };
+    assert.deepEqual(verdict(gated([{ type: 'example.com/lb', status: 'False' }])), {
+      ready: [
+        'False',
+        'ReadinessGatesNotReady',
+        'the status of pod readiness gate "example.com/lb" is not "True", but False, corresponding condition of pod readiness gate "example.com/dns" does not exist.',
+      ],
+      containers: 'True',
+    });
+    assert.deepEqual(
+      verdict(
+        gated([
+          { type: 'example.com/lb', status: 'True' },
+          { type: 'example.com/dns', status: 'True' },
+        ]),
+      ),
+      { ready: ['True', undefined, undefined], containers: 'True' },
+    );
+  });
+
   it('no container yet: waiting ContainerCreating, Pending', () => {
     const s = generateAPIPodStatus(input(pod(), []));
     assert.equal(s.phase, 'Pending');

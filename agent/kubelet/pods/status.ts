@@ -24,9 +24,11 @@
  *   all exited and one failed and none will be restarted.
  * - conditions: PodScheduled (kept; True when missing), Initialized (False, reason
  *   ContainersNotInitialized, `containers with incomplete status: [a b]`, until every init
- *   container exited 0 or an app container has run; PodCompleted once Succeeded), ContainersReady and
- *   Ready, each keeping its lastTransitionTime while its status stays. Conditions of other
- *   types (set by others) are kept.
+ *   container exited 0 or an app container has run; PodCompleted once Succeeded), Ready and
+ *   ContainersReady (False with PodCompleted once Succeeded, PodFailed once Failed, else
+ *   ContainersNotReady naming the unready containers; Ready also waits for the pod's
+ *   readinessGates: ReadinessGatesNotReady), each keeping its lastTransitionTime while its
+ *   status stays. Conditions of other types (set by others) are kept, first.
  * - podIP(s) from the sandbox (kept once the sandbox is gone), hostIP(s) the node IP,
  *   startTime kept once set.
  * - podIsTerminal (the pod was deleted or finished and its containers were stopped:
@@ -38,7 +40,7 @@
  *   finalizer holds no longer stays Running.
  */
 import { rfc3339 } from '../../../api/object.js';
-import type { Condition, ContainerStatus, PodPhase, PodStatus } from '../../../api/types.js';
+import type { Condition, ContainerStatus, Pod, PodPhase, PodStatus } from '../../../api/types.js';
 import { shouldContainerBeRestarted } from './actions.js';
 import {
   latestContainer,
@@ -336,6 +338,88 @@ function initializedCondition(
   );
 }
 
+/** A condition's status, reason and message, before its times are set. */
+export interface ConditionVerdict {
+  status: Condition['status'];
+  reason?: string;
+  message?: string;
+}
+
+/**
+ * GenerateContainersReadyCondition (pkg/kubelet/status/generate.go): False with reason
+ * PodCompleted once the pod Succeeded, PodFailed once it Failed (no message: its containers
+ * may still be terminating), else ContainersNotReady with `containers with unready status:
+ * [a b]` naming the unready containers in spec order; True when every one is ready.
+ */
+export function containersReadyVerdict(
+  statuses: readonly ContainerStatus[],
+  phase: PodPhase,
+): ConditionVerdict {
+  if (phase === 'Succeeded') return { status: 'False', reason: 'PodCompleted' };
+  if (phase === 'Failed') return { status: 'False', reason: 'PodFailed' };
+  const unready = statuses.filter((s) => !s.ready).map((s) => s.name);
+  if (unready.length > 0) {
+    return {
+      status: 'False',
+      reason: 'ContainersNotReady',
+      message: `containers with unready status: [${unready.join(' ')}]`,
+    };
+  }
+  return { status: 'True' };
+}
+
+/**
+ * GeneratePodReadyCondition (generate.go): ContainersReady's verdict while it is not True;
+ * then every readiness gate's condition (among `conditions`, those others set) must be
+ * True, else False with ReadinessGatesNotReady and, per gate, `corresponding condition of
+ * pod readiness gate "T" does not exist.` or `the status of pod readiness gate "T" is not
+ * "True", but False`, joined with ", ".
+ */
+export function podReadyVerdict(
+  pod: KubeletPod,
+  conditions: readonly Condition[],
+  containersReady: ConditionVerdict,
+): ConditionVerdict {
+  if (containersReady.status !== 'True') return containersReady;
+  const unready: string[] = [];
+  for (const gate of readinessGates(pod)) {
+    const c = conditions.find((x) => x.type === gate);
+    if (!c)
+      unready.push(`corresponding condition of pod readiness gate ${JSON.stringify(gate)} does not exist.`);
+    else if (c.status !== 'True')
+      unready.push(`the status of pod readiness gate ${JSON.stringify(gate)} is not "True", but ${c.status}`);
+  }
+  if (unready.length > 0)
+    return { status: 'False', reason: 'ReadinessGatesNotReady', message: unready.join(', ') };
+  return { status: 'True' };
+}
+
+/**
+ * status.NeedToReconcilePodReadiness: the pod has readinessGates and the Ready condition its
+ * status has (when it has one) differs in status or message from the one its conditions and
+ * container statuses now give — a gate's condition was set by someone else — so the pod is
+ * synced again to write Ready.
+ */
+export function needToReconcilePodReadiness(pod: KubeletPod): boolean {
+  if (readinessGates(pod).length === 0) return false;
+  const conditions = pod.status?.conditions ?? [];
+  const current = conditions.find((c) => c.type === 'Ready');
+  if (!current) return false;
+  const phase = pod.status?.phase ?? 'Pending';
+  const want = podReadyVerdict(
+    pod,
+    conditions,
+    containersReadyVerdict(pod.status?.containerStatuses ?? [], phase),
+  );
+  return current.status !== want.status || (current.message ?? '') !== (want.message ?? '');
+}
+
+/** The condition types of the pod's spec.readinessGates, in order. */
+export function readinessGates(pod: Pod): string[] {
+  const gates = (pod.spec as { readinessGates?: { conditionType?: string }[] }).readinessGates ?? [];
+  return gates.map((g) => g.conditionType ?? '');
+}
+
 /** See the file comment. `phaseOverride` forces a phase (the pod is known terminal). */
 export function generateAPIPodStatus(input: StatusInput, phaseOverride?: PodPhase): PodStatus {
   const { pod, now } = input;
@@ -358,36 +442,23 @@ export function generateAPIPodStatus(input: StatusInput, phaseOverride?: PodPhas
   // A pod in a terminal phase never leaves it (the kubelet's status manager refuses to).
   if (old.phase === 'Succeeded' || old.phase === 'Failed') phase = old.phase;
 
-  const unready = containerStatuses.filter((s) => !s.ready).map((s) => s.name);
   const completed = phase === 'Succeeded';
-  const readyStatus = unready.length === 0 && !completed && phase !== 'Failed' ? 'True' : 'False';
-  const [reason, message] = completed
-    ? ['PodCompleted', undefined]
-    : unready.length > 0
-      ? ['ContainersNotReady', `containers with unready status: [${unready.join(' ')}]`]
-      : phase === 'Failed'
-        ? ['PodFailed', undefined]
-        : [undefined, undefined];
   const mine = KUBELET_CONDITION_TYPES;
+  const others = (old.conditions ?? []).filter((c) => !mine.has(c.type));
+  const containersReady = containersReadyVerdict(containerStatuses, phase);
+  const ready = podReadyVerdict(pod, others, containersReady);
   const scheduled = old.conditions?.find((c) => c.type === 'PodScheduled');
   const conditions: Condition[] = [
-    ...(old.conditions ?? []).filter((c) => !mine.has(c.type)),
+    ...others,
     initializedCondition(old.conditions, initContainerStatuses, appRan, completed, now),
-    condition(
-      old.conditions,
-      'Ready',
-      readyStatus,
-      now,
-      readyStatus === 'True' ? undefined : reason,
-      message,
-    ),
+    condition(old.conditions, 'Ready', ready.status, now, ready.reason, ready.message),
     condition(
       old.conditions,
       'ContainersReady',
-      readyStatus,
+      containersReady.status,
       now,
-      readyStatus === 'True' ? undefined : reason,
-      message,
+      containersReady.reason,
+      containersReady.message,
     ),
     scheduled ?? condition(undefined, 'PodScheduled', 'True', now),
   ];

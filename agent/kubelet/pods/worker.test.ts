@@ -148,6 +148,37 @@ describe('PodWorker', () => {
     await t.worker.stop();
   });
 
+  it("steps again when a readiness gate's condition changes Ready (NeedToReconcilePodReadiness)", async () => {
+    const gated = (rv: string, lb: 'True' | 'False') => {
+      const p = pod({ rv });
+      p.spec = { ...p.spec, readinessGates: [{ conditionType: 'example.com/lb' }] };
+      p.status = {
+        phase: 'Running',
+        containerStatuses: [{ name: 'c', ready: true, restartCount: 0, image: 'busybox', imageID: '' }],
+        conditions: [
+          { type: 'example.com/lb', status: lb },
+          {
+            type: 'Ready',
+            status: 'False',
+            reason: 'ReadinessGatesNotReady',
+            message: 'the status of pod readiness gate "example.com/lb" is not "True", but False',
+          },
+        ],
+      };
+      return p;
+    };
+    const t = setup(gated('1', 'False'));
+    t.worker.start();
+    await flushPromises();
+    t.worker.update(gated('2', 'False'));
+    await flushPromises();
+    assert.equal(t.syncer.calls.length, 1, 'Ready is still what the gate says');
+    t.worker.update(gated('3', 'True'));
+    await flushPromises();
+    assert.equal(t.syncer.calls.length, 2, 'the gate passed: Ready is to be written again');
+    await t.worker.stop();
+  });
+
   it('runs one step at a time: a wake-up during a sync steps again after it', async () => {
     const t = setup();
     let open!: () => void;

@@ -29,6 +29,7 @@ import type { Logger } from '../../../api/log.js';
 import type { Clock } from '../../../api/clock.js';
 import type { Pod } from '../../../api/types.js';
 import { isCriError } from '../../../cri/index.js';
+import { needToReconcilePodReadiness } from './status.js';
 import { kubeletPod, type KubeletPod } from './types.js';
 import { errorMessage } from '../../../api/errors.js';
 
@@ -133,8 +134,10 @@ export class PodWorker {
     const before = this.pod;
     this.pod = kubeletPod(pod);
     // As the kubelet's pod config (podsDifferSemantically): a change of the status alone —
-    // most often the one this worker just posted — is no reason to sync.
-    if (before !== pod && !podsDifferSemantically(before, pod)) return;
+    // most often the one this worker just posted — is no reason to sync, unless a readiness
+    // gate's condition now calls for another Ready (HandlePodReconcile).
+    if (before !== pod && !podsDifferSemantically(before, pod) && !needToReconcilePodReadiness(this.pod))
+      return;
     this.wake();
   }
 
