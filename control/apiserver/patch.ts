@@ -15,7 +15,8 @@
  *
  * Nothing here modifies its inputs; a failed patch throws an ApiError and changes nothing.
  */
-import { parseYamlBody } from './encoding/yaml-body.js';
+import { decodeYamlBody, parseYamlBody, yamlUnmarshalErrors } from './encoding/yaml-body.js';
+import { duplicateFields } from './fieldvalidation/duplicate-fields.js';
 import { yamlNestingExceeds } from './encoding/yaml-nesting.js';
 import {
   forbidden,
@@ -240,8 +241,9 @@ export function createFromApply(opts: CreateFromApplyOptions): KubeObject {
 }
 
 /**
- * Decodes an apply body: JSON (what kubectl sends) or YAML 1.2 (duplicate keys allowed,
- * the last wins, as Kubernetes' decoder). An empty body is an empty object.
+ * Decodes an apply body: JSON (what kubectl sends) or YAML as go-yaml v2 reads it
+ * (encoding/yaml-body.ts: YAML 1.1, the first document, a repeated key's last value, as
+ * Kubernetes' decoder). An empty body is an empty object.
  * @throws ApiError 400 `error decoding YAML: ...`
  */
 export function decodeApplyPatch(body: string): JsonObject {
@@ -252,7 +254,7 @@ export function decodeApplyPatch(body: string): JsonObject {
     // Before the parser, which recurses once per level (encoding/yaml-nesting.ts).
     if (yamlNestingExceeds(body, MAX_JSON_NESTING_DEPTH)) throw nestedTooDeeply();
     try {
-      value = parseYamlBody(body, false);
+      value = parseYamlBody(body);
     } catch (err) {
       throw badRequest(`error decoding YAML: ${(err as Error).message}`);
     }
@@ -265,6 +267,40 @@ export function decodeApplyPatch(body: string): JsonObject {
     );
   }
   return value;
+}
+
+/**
+ * What the apply patcher does after a successful apply when fieldValidation is Warn or
+ * Strict: it decodes the body again with yaml.UnmarshalStrict, whose go-yaml v2 errors
+ * are the keys the body sets twice (a JSON body's too: JSON is YAML). Returns the Warn
+ * warnings (`line 1: key "a" already set in map`, one each); none for Ignore or a clean
+ * body.
+ * @throws ApiError 400 under Strict: `error strict decoding YAML: error converting YAML to
+ *   JSON: yaml: unmarshal errors:\n  line 1: key "a" already set in map`
+ */
+export function applyStrictDecoding(body: string, directive: 'Ignore' | 'Warn' | 'Strict'): string[] {
+  if (directive === 'Ignore') return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    parsed = undefined;
+  }
+  // A JSON body without a repeated key (kubectl's) needs no second parse.
+  if (parsed !== undefined && duplicateFields(body, { parsed }).length === 0) return [];
+  let errors: string[];
+  try {
+    errors = decodeYamlBody(body).strictErrors;
+  } catch (err) {
+    const message = `error converting YAML to JSON: ${(err as Error).message}`;
+    if (directive === 'Warn') return [message];
+    throw badRequest(`error strict decoding YAML: ${message}`);
+  }
+  if (errors.length === 0) return [];
+  if (directive === 'Warn') return errors;
+  throw badRequest(
+    `error strict decoding YAML: error converting YAML to JSON: ${yamlUnmarshalErrors(errors)}`,
+  );
 }
 
 function smpApiError(err: unknown): ApiError {

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { yamlNestingExceeds } from './encoding/yaml-nesting.js';
-import { parseYamlBody } from './encoding/yaml-body.js';
+import { decodeYamlBody } from './encoding/yaml-body.js';
 import type { KubeObject } from '../../api/object.js';
 import { decodeProtobufObject, PROTOBUF_MEDIA_TYPE } from './encoding/protobuf.js';
 import { findResource, type ResourceInfo, type ResourceLookup, type Subresource } from './resources.js';
@@ -278,19 +278,35 @@ export function mediaType(contentType: string | undefined): string {
   return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
+/** An object body as decoded, with what strict YAML decoding found in it. */
+export interface DecodedObjectBody {
+  obj: KubeObject;
+  /**
+   * For a YAML body: go-yaml v2's strict errors (`line 7: key "a" already set in map`),
+   * which fieldValidation Warn and Strict report (encoding/yaml-body.ts); else empty.
+   */
+  yamlStrictErrors: string[];
+}
+
 /**
- * Decodes an object body (POST/PUT) from JSON, YAML or protobuf (encoding/protobuf.ts). A string
- * body is readBody's: UTF-8 text, or latin1 for protobuf.
+ * Decodes an object body (POST/PUT) from JSON, YAML (as go-yaml v2 under sigs.k8s.io/yaml:
+ * YAML 1.1, the first document, repeated keys' last value; encoding/yaml-body.ts) or
+ * protobuf (encoding/protobuf.ts). A string body is readBody's: UTF-8 text, or latin1 for
+ * protobuf.
  * @throws ApiError 415 for other media types, 400 for a body that does not parse or is
  *   not an object.
  */
-export function decodeObject(raw: Buffer | string, contentType: string | undefined): KubeObject {
+export function decodeObjectBody(raw: Buffer | string, contentType: string | undefined): DecodedObjectBody {
   const type = mediaType(contentType) || 'application/json';
   if (type === PROTOBUF_MEDIA_TYPE) {
-    return decodeProtobufObject(typeof raw === 'string' ? Buffer.from(raw, 'latin1') : raw);
+    return {
+      obj: decodeProtobufObject(typeof raw === 'string' ? Buffer.from(raw, 'latin1') : raw),
+      yamlStrictErrors: [],
+    };
   }
   const body = typeof raw === 'string' ? raw : raw.toString('utf8');
   let value: unknown;
+  let yamlStrictErrors: string[] = [];
   if (type === 'application/json') {
     try {
       value = JSON.parse(body);
@@ -301,7 +317,7 @@ export function decodeObject(raw: Buffer | string, contentType: string | undefin
     // Before the parser, which recurses once per level (encoding/yaml-nesting.ts).
     if (yamlNestingExceeds(body, MAX_JSON_NESTING_DEPTH)) throw nestedTooDeeply();
     try {
-      value = parseYamlBody(body);
+      ({ value, strictErrors: yamlStrictErrors } = decodeYamlBody(body));
     } catch (err) {
       throw badRequest(`the body of the request could not be decoded as YAML: ${(err as Error).message}`);
     }

@@ -42,10 +42,11 @@ export function goQuote(s: string): string {
 }
 
 /**
- * A float64 as Go's `%v` prints it: strconv's shortest `g`, which switches to exponent
- * form below 1e-4 and from 1e6 (`1.2345675e+06`, `1e-05`).
+ * A float64 as Go's `%v` (and strconv.FormatFloat(f, 'g', -1, 64)) prints it: the
+ * shortest `g`, which switches to exponent form below 1e-4 and from 1e6
+ * (`1.2345675e+06`, `1e-05`, `1e+21`); `NaN`, `+Inf`, `-Inf`.
  */
-function goFloat(n: number): string {
+export function goFloat(n: number): string {
   if (Number.isNaN(n)) return 'NaN';
   if (!Number.isFinite(n)) return n > 0 ? '+Inf' : '-Inf';
   if (n === 0) return Object.is(n, -0) ? '-0' : '0';

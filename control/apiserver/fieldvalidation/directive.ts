@@ -5,6 +5,7 @@
  * Kubernetes' handlers word it). Also the 422 a patched object that does not decode gets.
  */
 import { goQuote } from '../encoding/go-format.js';
+import { yamlUnmarshalErrors } from '../encoding/yaml-body.js';
 import { ApiError } from '../status.js';
 import { MAX_STRICT_ERRORS } from './unknown-fields.js';
 
@@ -72,6 +73,13 @@ export function throwPatchInvalid(badValue: string, detail: string): never {
 export interface StrictFieldProblems {
   unknown: readonly string[];
   duplicate?: readonly string[];
+  /**
+   * A YAML body's go-yaml v2 strict errors (`line 7: key "a" already set in map`,
+   * encoding/yaml-body.ts), which the serializer reports before the JSON ones as one
+   * error, `yaml: unmarshal errors:\n  line 7: ...`; a warning each under Warn (the
+   * handlers' parseYAMLWarnings).
+   */
+  yaml?: readonly string[];
 }
 
 /**
@@ -96,8 +104,8 @@ export function strictDecodingErrors(problems: StrictFieldProblems): string[] {
  * Acts on the directive, as Kubernetes' create, update and patch handlers do after a
  * strict decode:
  * - no problems, or Ignore: `{ warnings: [] }`;
- * - Warn: `{ warnings }`, one text per problem (`unknown field "spec.foo"`), for
- *   `Warning` headers (warningHeaders);
+ * - Warn: `{ warnings }`, one text per problem (`unknown field "spec.foo"`, a YAML body's
+ *   `line 7: key "a" already set in map` first), for `Warning` headers (warningHeaders);
  * - Strict: throws.
  * @throws ApiError on Strict with problems — create/update: 400 BadRequest
  *   `Deployment in version "v1" cannot be handled as a Deployment: strict decoding error:
@@ -111,10 +119,11 @@ export function applyFieldValidation(
   target: StrictDecodeTarget,
 ): { warnings: string[] } {
   if (directive === 'Ignore') return { warnings: [] };
+  const yaml = problems.yaml ?? [];
   const errors = strictDecodingErrors(problems);
-  if (errors.length === 0) return { warnings: [] };
-  if (directive === 'Warn') return { warnings: errors };
-  const strict = `strict decoding error: ${errors.join(', ')}`;
+  if (errors.length === 0 && yaml.length === 0) return { warnings: [] };
+  if (directive === 'Warn') return { warnings: [...yaml, ...errors] };
+  const strict = `strict decoding error: ${[...(yaml.length > 0 ? [yamlUnmarshalErrors(yaml)] : []), ...errors].join(', ')}`;
   if (target.verb !== 'patch') {
     const { kind, version } = target;
     throw new ApiError(

@@ -12,12 +12,13 @@ import {
   formatGoValue,
   pruneUnknownFields,
 } from '../fieldvalidation/index.js';
-import { decodeObject, readBody } from '../request.js';
+import { decodeObjectBody, readBody } from '../request.js';
 import type { RequestScope } from './scope.js';
 
 /**
  * Reads and decodes a create/update body and applies `fieldValidation` (Strict: 400 for
- * unknown or duplicate fields; Warn, the default: `Warning` headers). Unknown fields are
+ * unknown or duplicate fields, a YAML body's repeated keys included; Warn, the default:
+ * `Warning` headers). Unknown fields are
  * dropped either way, as Kubernetes' decoder does. `model` undefined: no schema check
  * (bodies that are not stored, such as bindings and evictions); '' (a custom resource): the
  * registry's strategy prunes by the CRD's schema, and types are its validation's (422).
@@ -32,7 +33,7 @@ export async function decodeChecked(
   const { req, query, rr } = scope;
   const raw = await readBody(req);
   const directive = fieldValidationDirective(query, verb);
-  const obj = decodeObject(raw, req.headers['content-type']);
+  const { obj, yamlStrictErrors: yaml } = decodeObjectBody(raw, req.headers['content-type']);
   // A custom resource: unknown fields are what its CRD's schema prunes (Strategy.unknownFields).
   const custom = model === '' ? scope.registry.unknownFields(obj) : undefined;
   if (custom) {
@@ -40,7 +41,7 @@ export async function decodeChecked(
     const duplicate = directive !== 'Ignore' && isJson ? duplicateFields(raw) : [];
     const { warnings } = applyFieldValidation(
       directive,
-      { unknown: custom, duplicate },
+      { unknown: custom, duplicate, yaml },
       { verb, kind: rr.resource.kind, version: rr.resource.version },
     );
     for (const w of warnings) scope.warn(w);
@@ -55,7 +56,7 @@ export async function decodeChecked(
   checkFieldTypes(model, obj, model === 'V1Scale' ? 'Scale' : rr.resource.kind, rr.resource.version, raw);
   const { warnings } = applyFieldValidation(
     directive,
-    { unknown, duplicate },
+    { unknown, duplicate, yaml },
     { verb, kind: rr.resource.kind, version: rr.resource.version },
   );
   for (const w of warnings) scope.warn(w);
@@ -78,8 +79,14 @@ export function checkPatchedFields(
   prune: (obj: KubeObject) => string[] = (obj) => pruneUnknownFields(model, obj),
 ): void {
   const directive = fieldValidationDirective(q, 'patch');
+  // An apply body's repeated keys are applyStrictDecoding's (patch.ts); a JSON patch's
+  // are not fields of the object.
   const duplicate =
-    directive !== 'Ignore' && type !== 'application/json-patch+json' ? duplicateFields(rawPatch) : [];
+    directive !== 'Ignore' &&
+    type !== 'application/json-patch+json' &&
+    type !== 'application/apply-patch+yaml'
+      ? duplicateFields(rawPatch)
+      : [];
   const badValue =
     directive === 'Strict'
       ? type === 'application/strategic-merge-patch+json'

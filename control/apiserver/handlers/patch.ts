@@ -6,10 +6,11 @@
  * `fieldValidation`. Server-side apply of a missing object creates it. Admission's admit
  * phase has run on the URL before (index.ts).
  */
-import { checkPatchedFieldTypes } from '../fieldvalidation/index.js';
+import { checkPatchedFieldTypes, fieldValidationDirective } from '../fieldvalidation/index.js';
 import {
   APPLY_PATCH_TYPE,
   applyPatch,
+  applyStrictDecoding,
   createFromApply,
   patchTypeOf,
   validatePatchOptions,
@@ -46,6 +47,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
     ...(force !== null ? { force: force === 'true' } : {}),
   };
   validatePatchOptions(type, patchOpts);
+  const directive = fieldValidationDirective(q, 'patch');
   const body = await readBody(req);
   if (sub === 'scale') {
     const current = await registry.get(rr.namespace, rr.name!);
@@ -85,6 +87,8 @@ export async function patchResource(scope: RequestScope): Promise<void> {
       rr.name!,
       (current) => {
         const patched = applyPatch({ contentType: type, original: current, patch: body, ...common });
+        // After a successful apply, the apply patcher decodes the body strictly once more.
+        if (isApply) for (const w of applyStrictDecoding(body, directive)) scope.warn(w);
         escalation?.(patched, current);
         const custom = rr.resource.custom !== undefined;
         if (!custom) checkPatchedFieldTypes(rr.resource.model, patched, type, body);
@@ -120,6 +124,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
     ))
       throw err;
     const obj = createFromApply({ patch: body, ...common });
+    for (const w of applyStrictDecoding(body, directive)) scope.warn(w);
     const meta = (obj.metadata ??= {});
     if (meta.name !== undefined && meta.name !== rr.name)
       throw badRequest(
