@@ -328,7 +328,12 @@ export function decodeObjectBody(raw: Buffer | string, contentType: string | und
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw badRequest('the body of the request must be a JSON or YAML object');
   }
-  return value as KubeObject;
+  return { obj: value as KubeObject, yamlStrictErrors };
+}
+
+/** The object of `decodeObjectBody` alone (bodies strict YAML decoding does not apply to). */
+export function decodeObject(raw: Buffer | string, contentType: string | undefined): KubeObject {
+  return decodeObjectBody(raw, contentType).obj;
 }
 
 /** 404 for a namespace named in a URL that does not exist (NamespaceLifecycle admission). */
