@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../../../api/object.js';
-import { assertErrors, create, created, modified, update, type Json } from './testing.js';
+import { assertErrors, create, created, modified, strategy, update, type Json } from './testing.js';
 
 const JOBS = 'batch/v1/jobs';
 const CRONJOBS = 'batch/v1/cronjobs';
@@ -90,6 +90,42 @@ describe('Job strategy', () => {
       [['spec.completions', 'Required']],
     ],
     [
+      'Indexed parallelism over 10^5',
+      { completionMode: 'Indexed', completions: 5, parallelism: 100_001 },
+      [['spec.parallelism', 'Invalid']],
+      'must be less than or equal to 100000 when completion mode is Indexed',
+    ],
+    [
+      'more failed indexes than completions',
+      { completionMode: 'Indexed', completions: 5, backoffLimitPerIndex: 1, maxFailedIndexes: 6 },
+      [['spec.maxFailedIndexes', 'Invalid']],
+      'must be less than or equal to completions',
+    ],
+    [
+      'maxFailedIndexes without backoffLimitPerIndex',
+      { completionMode: 'Indexed', completions: 5, maxFailedIndexes: 1 },
+      [['spec.backoffLimitPerIndex', 'Required']],
+      'when maxFailedIndexes is specified',
+    ],
+    [
+      'over 10^5 completions with a backoffLimitPerIndex and no maxFailedIndexes',
+      { completionMode: 'Indexed', completions: 100_001, parallelism: 10_001, backoffLimitPerIndex: 1 },
+      [
+        ['spec.maxFailedIndexes', 'Required'],
+        ['spec.parallelism', 'Invalid'],
+      ],
+      'must be specified when completions is above 100000',
+    ],
+    [
+      'per-index limits on a NonIndexed Job',
+      { backoffLimitPerIndex: 1, maxFailedIndexes: 1 },
+      [
+        ['spec.backoffLimitPerIndex', 'Invalid'],
+        ['spec.maxFailedIndexes', 'Invalid'],
+      ],
+      'requires indexed completion mode',
+    ],
+    [
       'a rule with neither exit codes nor conditions',
       { podFailurePolicy: { rules: [{ action: 'FailJob' }] } },
       [['spec.podFailurePolicy.rules[0]', 'Invalid']],
@@ -107,6 +143,51 @@ describe('Job strategy', () => {
       if (message) assert.equal(r.errs[0]!.message, message);
     });
   }
+
+  it("has no limit on an Indexed Job's completions (1.32), and warns above 10^5 with parallelism above 10^4", () => {
+    const obj = created(JOBS, job({ completionMode: 'Indexed', completions: 100_001, parallelism: 10_001 }));
+    assert.deepEqual(strategy(JOBS).warningsOnCreate!(obj), [
+      'spec: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail',
+    ]);
+  });
+
+  it("refuses on create an Indexed Job whose last pod's hostname would not be a DNS label", () => {
+    const name = 'j'.repeat(60);
+    const long = modified(
+      job({ completionMode: 'Indexed', completions: 1000 }),
+      (j) => (j.metadata.name = name),
+    );
+    const r = create(JOBS, long);
+    assertErrors(r.errs, [['metadata.name', 'Invalid']]);
+    assert.equal(r.errs[0]!.message, `will not able to create pod with invalid DNS label: ${name}-999`);
+    // 60 + '-99' is 63: fits.
+    assert.deepEqual(
+      create(
+        JOBS,
+        modified(long, (j) => (j.spec.completions = 100)),
+      ).errs,
+      [],
+    );
+    // A NonIndexed Job's pods have generated names.
+    assert.deepEqual(
+      create(
+        JOBS,
+        modified(long, (j) => (j.spec.completionMode = 'NonIndexed')),
+      ).errs,
+      [],
+    );
+    // Only on create: an update of such a Job is not refused for it.
+    const old = created(
+      JOBS,
+      modified(long, (j) => (j.spec.completions = 100)),
+    );
+    const r2 = update(
+      JOBS,
+      old,
+      modified(old, (j) => (j.spec.completions = 1000)),
+    );
+    assert.ok(!r2.errs.some((e) => e.field === 'metadata.name'));
+  });
 
   it('requires restartPolicy OnFailure or Never', () => {
     const r = create(

@@ -7,7 +7,13 @@
 import { parseSchedule, ScheduleError, timeZoneProblem } from '../../../api/cron.js';
 import { labelSelectorFromObject, type LabelSelector } from '../../../api/meta/labels.js';
 import type { FieldError } from '../../../api/meta/validation.js';
-import { invalid, notSupported, required, validateLabelSelector } from '../../../api/meta/validation.js';
+import {
+  invalid,
+  isDNS1123Label,
+  notSupported,
+  required,
+  validateLabelSelector,
+} from '../../../api/meta/validation.js';
 import type { KubeObject } from '../../../api/object.js';
 import type { Obj } from './meta.js';
 import {
@@ -36,8 +42,17 @@ export const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 export const LEGACY_CONTROLLER_UID_LABEL = 'controller-uid';
 export const LEGACY_JOB_NAME_LABEL = 'job-name';
 
-/** Most completions (and parallelism) of an Indexed Job (completionsSoftLimit). */
-const INDEXED_LIMIT = 100_000;
+// The Indexed Job limits of pkg/apis/batch/validation (1.32): parallelism and failed
+// indexes are capped; completions are not, but above completionsSoftLimit a Job with a
+// backoffLimitPerIndex must cap its failed indexes and parallelism lower.
+/** maxParallelismForIndexedJob. */
+const MAX_PARALLELISM_INDEXED = 100_000;
+/** maxFailedIndexesForIndexedJob. */
+const MAX_FAILED_INDEXES = 100_000;
+/** completionsSoftLimit, parallelismLimitForHighCompletions, maxFailedIndexesLimitForHighCompletions. */
+const COMPLETIONS_SOFT_LIMIT = 100_000;
+const PARALLELISM_LIMIT_HIGH_COMPLETIONS = 10_000;
+const MAX_FAILED_INDEXES_HIGH_COMPLETIONS = 10_000;
 
 /**
  * generateSelector: unless spec.manualSelector, the template gets the four job labels and
@@ -125,10 +140,77 @@ function validatePodFailurePolicy(spec: Obj, path: string): FieldError[] {
 }
 
 /**
- * validateJobSpec: counters >= 0, completionMode, Indexed limits, podFailurePolicy, the
- * pod template with restartPolicy OnFailure or Never (Never only with a podFailurePolicy).
- * `withSelector`: the Job's own rules (selector required and matching the template
- * labels); a CronJob's jobTemplate has none.
+ * validateJobSpec's completion-mode rules: completionMode NonIndexed or Indexed; an
+ * Indexed Job needs completions, has at most 10^5 parallelism and failed indexes (no more
+ * than its completions), and above 10^5 completions with a backoffLimitPerIndex needs
+ * maxFailedIndexes, and both it and parallelism at most 10^4; backoffLimitPerIndex and
+ * maxFailedIndexes need Indexed mode.
+ */
+function validateCompletionMode(spec: Obj, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const mode = spec.completionMode;
+  const has = (k: string) => spec[k] !== undefined && spec[k] !== null;
+  const completions = num(spec.completions);
+  const parallelism = num(spec.parallelism);
+  const maxFailed = num(spec.maxFailedIndexes);
+  if (mode !== undefined && mode !== null && mode !== 'NonIndexed' && mode !== 'Indexed')
+    errs.push(notSupported(`${path}.completionMode`, mode, ['NonIndexed', 'Indexed']));
+  if (mode === 'Indexed') {
+    if (!has('completions')) errs.push(required(`${path}.completions`, 'when completion mode is Indexed'));
+    if (parallelism !== undefined && parallelism > MAX_PARALLELISM_INDEXED)
+      errs.push(
+        invalid(
+          `${path}.parallelism`,
+          parallelism,
+          `must be less than or equal to ${MAX_PARALLELISM_INDEXED} when completion mode is Indexed`,
+        ),
+      );
+    if (completions !== undefined && maxFailed !== undefined && maxFailed > completions)
+      errs.push(invalid(`${path}.maxFailedIndexes`, maxFailed, 'must be less than or equal to completions'));
+    if (maxFailed !== undefined && maxFailed > MAX_FAILED_INDEXES)
+      errs.push(
+        invalid(`${path}.maxFailedIndexes`, maxFailed, `must be less than or equal to ${MAX_FAILED_INDEXES}`),
+      );
+    if (completions !== undefined && completions > COMPLETIONS_SOFT_LIMIT && has('backoffLimitPerIndex')) {
+      const high = `when completions are above ${COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index`;
+      if (maxFailed === undefined)
+        errs.push(
+          required(
+            `${path}.maxFailedIndexes`,
+            `must be specified when completions is above ${COMPLETIONS_SOFT_LIMIT}`,
+          ),
+        );
+      if (parallelism !== undefined && parallelism > PARALLELISM_LIMIT_HIGH_COMPLETIONS)
+        errs.push(
+          invalid(
+            `${path}.parallelism`,
+            parallelism,
+            `must be less than or equal to ${PARALLELISM_LIMIT_HIGH_COMPLETIONS} ${high}`,
+          ),
+        );
+      if (maxFailed !== undefined && maxFailed > MAX_FAILED_INDEXES_HIGH_COMPLETIONS)
+        errs.push(
+          invalid(
+            `${path}.maxFailedIndexes`,
+            maxFailed,
+            `must be less than or equal to ${MAX_FAILED_INDEXES_HIGH_COMPLETIONS} ${high}`,
+          ),
+        );
+    }
+  }
+  if (mode === undefined || mode === null || mode === 'NonIndexed') {
+    for (const k of ['backoffLimitPerIndex', 'maxFailedIndexes'])
+      if (has(k)) errs.push(invalid(`${path}.${k}`, spec[k], 'requires indexed completion mode'));
+  }
+  return errs;
+}
+
+/**
+ * validateJobSpec: counters >= 0 (and maxFailedIndexes only with backoffLimitPerIndex),
+ * the completion mode's rules, podFailurePolicy, the pod template with restartPolicy
+ * OnFailure or Never (Never only with a podFailurePolicy). `withSelector`: the Job's own
+ * rules (selector required and matching the template labels); a CronJob's jobTemplate
+ * has none.
  */
 function validateJobSpec(spec: Obj, path: string, withSelector: boolean): FieldError[] {
   const errs: FieldError[] = [];
@@ -138,31 +220,17 @@ function validateJobSpec(spec: Obj, path: string, withSelector: boolean): FieldE
     'activeDeadlineSeconds',
     'backoffLimit',
     'ttlSecondsAfterFinished',
+    'backoffLimitPerIndex',
+    'maxFailedIndexes',
   ])
     errs.push(...nonNegative(spec[k], `${path}.${k}`));
-  const mode = spec.completionMode;
-  if (mode !== undefined && mode !== 'NonIndexed' && mode !== 'Indexed')
-    errs.push(notSupported(`${path}.completionMode`, mode, ['NonIndexed', 'Indexed']));
-  if (mode === 'Indexed') {
-    if (spec.completions === undefined || spec.completions === null)
-      errs.push(required(`${path}.completions`, 'when completion mode is Indexed'));
-    else if ((num(spec.completions) ?? 0) > INDEXED_LIMIT)
-      errs.push(
-        invalid(
-          `${path}.completions`,
-          spec.completions,
-          `must be less than or equal to ${INDEXED_LIMIT} when completion mode is Indexed`,
-        ),
-      );
-    if ((num(spec.parallelism) ?? 0) > INDEXED_LIMIT)
-      errs.push(
-        invalid(
-          `${path}.parallelism`,
-          spec.parallelism,
-          `must be less than or equal to ${INDEXED_LIMIT} when completion mode is Indexed`,
-        ),
-      );
-  }
+  if (
+    spec.maxFailedIndexes !== undefined &&
+    spec.maxFailedIndexes !== null &&
+    (spec.backoffLimitPerIndex === undefined || spec.backoffLimitPerIndex === null)
+  )
+    errs.push(required(`${path}.backoffLimitPerIndex`, 'when maxFailedIndexes is specified'));
+  errs.push(...validateCompletionMode(spec, path));
   errs.push(...validatePodFailurePolicy(spec, `${path}.podFailurePolicy`));
   const template = asObj(spec.template) ?? {};
   if (withSelector) {
@@ -258,8 +326,10 @@ export const jobStrategy = defineStrategy({
     if (Object.keys(meta.labels ?? {}).length === 0 && Object.keys(templateLabels).length > 0)
       meta.labels = { ...templateLabels };
   },
-  validate(obj) {
-    return validateJobSpec(asObj(obj.spec) ?? {}, 'spec', true);
+  validate(obj, creating) {
+    const errs = validateJobSpec(asObj(obj.spec) ?? {}, 'spec', true);
+    if (creating) errs.push(...validateIndexedHostnames(obj));
+    return errs;
   },
   validateUpdate: validateJobUpdate,
   warningsOnCreate: (obj) => [
@@ -270,6 +340,22 @@ export const jobStrategy = defineStrategy({
   validateStatusUpdate: validateJobStatus,
   fields: (obj) => ({ 'status.successful': String(num(asObj(obj.status)?.succeeded) ?? 0) }),
 });
+
+/**
+ * ValidateJob's last rule (on create): an Indexed Job's pods are named and hostnamed
+ * `<job>-<index>`, so `<name>-<completions - 1>` must be a DNS label, else
+ * `metadata.name: Invalid value: "<name>": will not able to create pod with invalid DNS
+ * label: <name>-<n>` (upstream's words).
+ */
+function validateIndexedHostnames(job: KubeObject): FieldError[] {
+  const spec = asObj(job.spec) ?? {};
+  const completions = num(spec.completions);
+  if (spec.completionMode !== 'Indexed' || completions === undefined || completions <= 0) return [];
+  const name = job.metadata?.name ?? '';
+  const hostname = `${name}-${completions - 1}`;
+  if (isDNS1123Label(hostname).length === 0) return [];
+  return [invalid('metadata.name', name, `will not able to create pod with invalid DNS label: ${hostname}`)];
+}
 
 /** The most characters of a CronJob's name (its Jobs' names add 11). */
 const CRONJOB_NAME_MAX = 52;
@@ -400,8 +486,7 @@ export const cronJobStrategy = defineStrategy({
   },
 });
 
-/** Upstream's soft limits of Indexed Jobs (pkg/api/job/warnings.go). */
-const COMPLETIONS_SOFT_LIMIT = 100_000;
+/** Upstream's soft limit of Indexed Jobs' parallelism (pkg/api/job/warnings.go; completions: COMPLETIONS_SOFT_LIMIT). */
 const PARALLELISM_SOFT_LIMIT_FOR_UNLIMITED_COMPLETIONS = 10_000;
 
 /**
