@@ -1,9 +1,10 @@
 /**
- * IP addresses and CIDRs as Kubernetes validates them (k8s.io/apimachinery
- * pkg/util/validation/ip.go and k8s.io/utils/net's "sloppy" parsers): IPv4 with leading
- * zeros accepted where legacy fields allow them, IPv6 with embedded IPv4, canonical forms,
- * and the FieldError lists of `isValidIP`, `isValidIPForLegacyField` and `isValidCIDR`.
- * Re-exported by validation.ts.
+ * IP addresses and CIDRs as Kubernetes 1.32 validates them (k8s.io/apimachinery
+ * pkg/util/validation/ip.go over k8s.io/utils/net's "sloppy" parsers, which every IP
+ * and CIDR field uses until 1.33's StrictIPCIDRValidation): IPv4 with leading zeros,
+ * IPv6 with embedded IPv4, canonical forms, and the FieldError lists of `isValidIP`,
+ * `isValidIPv4Address`, `isValidIPv6Address` and `isValidCIDR`. Re-exported by
+ * validation.ts.
  */
 import { invalid } from './field-errors.js';
 import type { FieldError } from './field-errors.js';
@@ -109,13 +110,6 @@ function formatIP(bytes: number[]): string {
   return `${hex(groups.slice(0, bestStart))}::${hex(groups.slice(bestStart + bestLen))}`;
 }
 
-function maskBytes(bytes: number[], ones: number): number[] {
-  return bytes.map((b, i) => {
-    const bits = Math.max(0, Math.min(8, ones - i * 8));
-    return b & ((0xff << (8 - bits)) & 0xff);
-  });
-}
-
 /**
  * The canonical text form of an IP address (IPv4 dotted quad without leading zeros, IPv6
  * as RFC 5952: lowercase, longest zero run compressed), or undefined if `value` is not an
@@ -126,63 +120,58 @@ export function canonicalIP(value: string): string | undefined {
   return ip ? formatIP(ip.bytes) : undefined;
 }
 
-function ipErrors(field: string, value: string): { ip?: ParsedIP; errs: FieldError[] } {
-  const ip = parseIPSloppy(value);
-  if (!ip)
-    return { errs: [invalid(field, value, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)')] };
-  const errs: FieldError[] = [];
-  if (ip.leadingZeros) errs.push(invalid(field, value, 'must not have leading 0s'));
-  else if (is4In6(ip.bytes)) errs.push(invalid(field, value, 'must not be an IPv4-mapped IPv6 address'));
-  return { ip, errs };
-}
+const INVALID_IP = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
 
 /**
- * An IP address as Kubernetes validates new IP fields (IsValidIP): IPv4 or IPv6, no
- * leading zeros in IPv4 octets, not IPv4-mapped IPv6, and in canonical form
- * (`must be in canonical form ("2001:db8::1")`).
+ * An IP address as Kubernetes 1.32 validates IP fields (IsValidIP over k8s.io/utils/net's
+ * ParseIPSloppy): IPv4, IPv6, IPv6 with an embedded IPv4; IPv4 octets with leading zeros
+ * (read as decimal: `010.0.0.5` is 10.0.0.5), IPv4-mapped IPv6 and non-canonical IPv6
+ * spellings are all accepted (1.33's StrictIPCIDRValidation, off by default, refuses the
+ * first two; the Service strategy warns of them). No zones, ports or brackets.
  */
 export function isValidIP(field: string, value: string): FieldError[] {
-  const { ip, errs } = ipErrors(field, value);
-  if (!ip || errs.length > 0) return errs;
-  const canonical = formatIP(ip.bytes);
-  if (canonical !== value)
-    return [invalid(field, value, `must be in canonical form (${JSON.stringify(canonical)})`)];
-  return [];
+  return parseIPSloppy(value) ? [] : [invalid(field, value, INVALID_IP)];
+}
+
+/** Whether `value` is an IP address as ParseIPSloppy reads it. */
+export function isIP(value: string): boolean {
+  return parseIPSloppy(value) !== undefined;
 }
 
 /**
- * An IP address in a field that predates strict validation (IsValidIPForLegacyField with
- * strict checks on, e.g. `spec.clusterIP`, `status.podIP`): like `isValidIP` but a
- * non-canonical spelling such as `2001:DB8::1` is accepted.
+ * k8s.io/utils/net IsIPv6String: an address ParseIPSloppy reads whose To4() is nil, so an
+ * IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) counts as IPv4.
  */
-export function isValidIPForLegacyField(field: string, value: string): FieldError[] {
-  return ipErrors(field, value).errs;
+export function isIPv6String(value: string): boolean {
+  const ip = parseIPSloppy(value);
+  return ip !== undefined && ip.bytes.length === 16 && !is4In6(ip.bytes);
+}
+
+/** IsValidIPv4Address: ParseIPSloppy reads it and To4() is not nil (IPv4-mapped IPv6 included). */
+export function isValidIPv4Address(field: string, value: string): FieldError[] {
+  const ip = parseIPSloppy(value);
+  return ip && !isIPv6String(value) ? [] : [invalid(field, value, 'must be a valid IPv4 address')];
+}
+
+/** IsValidIPv6Address: ParseIPSloppy reads it and To4() is nil. */
+export function isValidIPv6Address(field: string, value: string): FieldError[] {
+  return isIPv6String(value) ? [] : [invalid(field, value, 'must be a valid IPv6 address')];
 }
 
 /**
- * A subnet in CIDR notation as Kubernetes validates it (IsValidCIDR): `10.0.0.0/8` or
- * `fd00::/64`, no leading zeros in the address or prefix length, not IPv4-mapped, no
- * bits set past the prefix length, and in canonical form.
+ * A subnet as Kubernetes 1.32 validates CIDR fields (IsValidCIDR over ParseCIDRSloppy):
+ * a sloppy IP address, `/`, and a decimal prefix length (leading zeros allowed) no longer
+ * than the address; bits set past the prefix length, leading zeros and IPv4-mapped
+ * addresses are accepted (1.33's strict checks are off by default).
  */
 export function isValidCIDR(field: string, value: string): FieldError[] {
   const bad = [invalid(field, value, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)')];
   const slash = value.indexOf('/');
   if (slash < 0) return bad;
-  const ip = parseIPSloppy(value.slice(0, slash));
+  const addr = value.slice(0, slash);
   const len = value.slice(slash + 1);
+  const ip = addr.includes(':') ? parseIPv6Sloppy(addr) : parseIPv4Sloppy(addr);
   if (!ip || !/^[0-9]+$/.test(len)) return bad;
-  const ones = Number.parseInt(len, 10);
-  if (ones > ip.bytes.length * 8) return bad;
-  if (ip.leadingZeros || (len.length > 1 && len.startsWith('0'))) {
-    return [invalid(field, value, 'must not have leading 0s in IP or prefix length')];
-  }
-  if (is4In6(ip.bytes)) return [invalid(field, value, 'must not have an IPv4-mapped IPv6 address')];
-  const masked = maskBytes(ip.bytes, ones);
-  if (masked.some((b, i) => b !== ip.bytes[i])) {
-    return [invalid(field, value, 'must not have bits set beyond the prefix length')];
-  }
-  const canonical = `${formatIP(masked)}/${ones}`;
-  if (canonical !== value)
-    return [invalid(field, value, `must be in canonical form (${JSON.stringify(canonical)})`)];
+  if (Number.parseInt(len, 10) > ip.bytes.length * 8) return bad;
   return [];
 }

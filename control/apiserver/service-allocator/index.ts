@@ -52,6 +52,7 @@ import { AllocationRepair } from './repair.js';
 import type { RepairResult } from './repair.js';
 import {
   hasNodePorts,
+  ipKey,
   isHeadless,
   needsHealthCheck,
   nodePortsOf,
@@ -231,7 +232,7 @@ export class ServiceAllocator implements RegistryHooks {
         this.checkFamilies(obj, spec);
         await this.allocClusterIP(obj, spec, op);
       } else if (typeOf(spec) === 'ExternalName' && typeOf(oldSpec) !== 'ExternalName') {
-        for (const ip of oldIPs) op.releaseOnSuccess(() => this.ips.release(ip, owner));
+        for (const ip of oldIPs) op.releaseOnSuccess(() => this.ips.release(ipKey(ip), owner));
       }
       await this.updateNodePorts(obj, spec, oldSpec, op);
       if (!needsHealthCheck(oldSpec) && needsHealthCheck(spec)) {
@@ -253,7 +254,7 @@ export class ServiceAllocator implements RegistryHooks {
     const owner = ownerOf(obj);
     const releases: Promise<void>[] = [];
     if (typeOf(spec) !== 'ExternalName' && !isHeadless(spec)) {
-      for (const ip of spec.clusterIPs ?? []) if (ip) releases.push(this.ips.release(ip, owner));
+      for (const ip of spec.clusterIPs ?? []) if (ip) releases.push(this.ips.release(ipKey(ip), owner));
     }
     for (const port of nodePortsOf(spec)) releases.push(this.ports.release(String(port), owner));
     if (needsHealthCheck(spec) && spec.healthCheckNodePort) {
@@ -333,21 +334,24 @@ export class ServiceAllocator implements RegistryHooks {
         throw err;
       }
     } else {
+      // The parsed address is reserved and named in errors; the Service keeps its text.
+      const key = ipKey(requested);
       try {
-        await this.ips.allocate(requested, owner, op.dryRun);
+        await this.ips.allocate(key, owner, op.dryRun);
       } catch (err) {
         if (!(err instanceof AllocationError)) throw err;
         throw this.invalid(obj, [
           invalidField(
             'spec.clusterIPs',
             spec.clusterIPs ?? [requested],
-            `failed to allocate IP ${requested}: ${err.message}`,
+            `failed to allocate IP ${key}: ${err.message}`,
           ),
         ]);
       }
       ip = requested;
     }
-    op.reserved(() => this.ips.release(ip, owner));
+    const reservedKey = ipKey(ip);
+    op.reserved(() => this.ips.release(reservedKey, owner));
     spec.clusterIP = ip;
     spec.clusterIPs = [ip];
     spec.ipFamilies = ['IPv4'];

@@ -12,7 +12,7 @@ import {
   isDNS1123Label,
   isDNS1123Subdomain,
   isInRange,
-  isValidIPForLegacyField,
+  isValidIP,
   required,
 } from '../../../api/meta/validation.js';
 import type { Obj } from './meta.js';
@@ -60,7 +60,7 @@ export function validateEndpointIP(ip: string, field: string): FieldError[] {
 /** validateEndpointAddress: ip valid and routable, hostname a DNS label, nodeName a DNS subdomain. */
 function validateAddress(a: Obj, p: string): FieldError[] {
   const ip = str(a.ip);
-  const ipErrs = isValidIPForLegacyField(childPath(p, 'ip'), ip);
+  const ipErrs = isValidIP(childPath(p, 'ip'), ip);
   const errs = [...ipErrs, ...(ipErrs.length === 0 ? validateEndpointIP(ip, childPath(p, 'ip')) : [])];
   const hostname = str(a.hostname);
   if (hostname !== '') errs.push(...problems(childPath(p, 'hostname'), hostname, isDNS1123Label(hostname)));

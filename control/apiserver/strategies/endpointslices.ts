@@ -5,7 +5,6 @@
  */
 import type { FieldError } from '../../../api/meta/validation.js';
 import {
-  canonicalIP,
   childPath,
   duplicate,
   indexPath,
@@ -13,7 +12,8 @@ import {
   isDNS1123Label,
   isDNS1123Subdomain,
   isInRange,
-  isValidIPForLegacyField,
+  isValidIPv4Address,
+  isValidIPv6Address,
   required,
   validateLabels,
 } from '../../../api/meta/validation.js';
@@ -44,12 +44,9 @@ const ADDRESS_TYPES = ['FQDN', 'IPv4', 'IPv6'];
 /** An address of the slice's addressType: an IP of that family (routable), or a fully qualified domain name. */
 function validateAddress(address: string, addressType: string, field: string): FieldError[] {
   if (addressType === 'IPv4' || addressType === 'IPv6') {
-    const errs = isValidIPForLegacyField(field, address);
-    if (errs.length > 0) return errs;
-    const v6 = canonicalIP(address)!.includes(':');
-    if (v6 !== (addressType === 'IPv6'))
-      return [invalid(field, address, `must be a valid ${addressType} address`)];
-    return validateEndpointIP(address, field);
+    const errs =
+      addressType === 'IPv4' ? isValidIPv4Address(field, address) : isValidIPv6Address(field, address);
+    return errs.length > 0 ? errs : validateEndpointIP(address, field);
   }
   if (addressType === 'FQDN') {
     const name = address.replace(/\.$/, '');

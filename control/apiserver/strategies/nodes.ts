@@ -9,6 +9,7 @@ import {
   forbidden,
   indexPath,
   invalid,
+  isIPv6String,
   isValidCIDR,
   isValidLabelValue,
 } from '../../../api/meta/validation.js';
@@ -90,7 +91,8 @@ function validateNode(obj: KubeObject): FieldError[] {
   const cidrs = list(spec.podCIDRs).map(str);
   cidrs.forEach((c, i) => errs.push(...isValidCIDR(indexPath('spec.podCIDRs', i), c)));
   if (cidrs.length > 1) {
-    if (cidrs.length > 2 || cidrs[0]!.includes(':') === cidrs[1]!.includes(':')) {
+    const v6 = (cidr: string) => isIPv6String(cidr.split('/')[0]!);
+    if (cidrs.length > 2 || v6(cidrs[0]!) === v6(cidrs[1]!)) {
       errs.push(invalid('spec.podCIDRs', cidrs, 'may specify no more than one CIDR for each IP family'));
     }
     cidrs.forEach((c, i) => {

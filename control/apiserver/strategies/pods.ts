@@ -17,7 +17,8 @@ import {
   invalid,
   isDNS1123Subdomain,
   isQualifiedName,
-  isValidIPForLegacyField,
+  isIPv6String,
+  isValidIP,
 } from '../../../api/meta/validation.js';
 import type { KubeObject } from '../../../api/object.js';
 import type { KindRules, KindStrategy, Obj } from './meta.js';
@@ -241,9 +242,9 @@ function validatePodStatus(obj: KubeObject, old: KubeObject): FieldError[] {
     const ips = list(status[key])
       .filter(isObj)
       .map((x) => str(x.ip));
-    ips.forEach((ip, i) => errs.push(...isValidIPForLegacyField(indexPath(path, i), ip)));
+    ips.forEach((ip, i) => errs.push(...isValidIP(indexPath(path, i), ip)));
     if (ips.length > 1) {
-      const v6 = ips.filter((ip) => ip.includes(':')).length;
+      const v6 = ips.filter(isIPv6String).length;
       if (ips.length > 2 || v6 !== 1) {
         errs.push(invalid(path, status[key], 'may specify no more than one IP for each IP family'));
       }

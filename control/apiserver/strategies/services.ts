@@ -16,8 +16,9 @@ import {
   isDNS1123Label,
   isDNS1123Subdomain,
   isInRange,
+  isIP,
+  isIPv6String,
   isValidIP,
-  isValidIPForLegacyField,
   isValidPortName,
   nameIsDNS1035Label,
   notSupported,
@@ -47,6 +48,7 @@ import {
   strMap,
 } from './meta.js';
 import { enumField } from './podspec/index.js';
+import { validateEndpointIP } from './endpoints.js';
 import { serviceWarnings } from './service-warnings.js';
 
 /** Kubernetes' DefaultClientIPServiceAffinitySeconds (3 hours) and its maximum (1 day). */
@@ -116,7 +118,7 @@ function defaultService(obj: KubeObject): void {
   defaultPointer(spec, 'ipFamilyPolicy', headlessSelectorless ? 'PreferDualStack' : 'SingleStack');
   if (list(spec.ipFamilies).length === 0) {
     const ips = list(spec.clusterIPs).filter((ip): ip is string => typeof ip === 'string' && ip !== 'None');
-    spec.ipFamilies = ips.length > 0 ? ips.map((ip) => (ip.includes(':') ? 'IPv6' : 'IPv4')) : ['IPv4'];
+    spec.ipFamilies = ips.length > 0 ? ips.map((ip) => (isIPv6String(ip) ? 'IPv6' : 'IPv4')) : ['IPv4'];
   }
 }
 
@@ -255,14 +257,14 @@ function validateClusterIPs(spec: Obj): FieldError[] {
   });
   if (ips.length > 2) errs.push(invalid('spec.clusterIPs', ips, 'may only hold up to 2 values'));
   if (bad) return errs;
-  if (ips.length > 1 && ips[0]!.includes(':') === ips[1]!.includes(':')) {
+  if (ips.length > 1 && isIPv6String(ips[0]!) === isIPv6String(ips[1]!)) {
     errs.push(invalid('spec.clusterIPs', ips, 'may specify no more than one IP for each IP family'));
   }
   if (!isHeadless(spec)) {
     const families = list(spec.ipFamilies);
     ips.forEach((ip, i) => {
       if (i >= families.length) return;
-      const v6 = ip.includes(':');
+      const v6 = isIPv6String(ip);
       if (families[i] === 'IPv4' && v6) {
         errs.push(
           invalid(
@@ -345,9 +347,11 @@ function validateService(obj: KubeObject): FieldError[] {
     errs.push(forbidden('spec.sessionAffinityConfig', 'must not be set when session affinity is None'));
   }
   errs.push(...validateClusterIPs(spec));
-  list(spec.externalIPs).forEach((ip, i) =>
-    errs.push(...isValidIPForLegacyField(indexPath('spec.externalIPs', i), str(ip))),
-  );
+  list(spec.externalIPs).forEach((ip, i) => {
+    const field = indexPath('spec.externalIPs', i);
+    const ipErrs = isValidIP(field, str(ip));
+    errs.push(...(ipErrs.length > 0 ? ipErrs : validateEndpointIP(str(ip), field)));
+  });
   errs.push(...enumField(spec.type, 'spec.type', SERVICE_TYPES));
   if (t === 'ClusterIP') {
     eachObj(ports, (p, i) => {
@@ -491,7 +495,7 @@ function validateServiceStatus(obj: KubeObject): FieldError[] {
   eachObj(asObj(asObj(obj.status)?.loadBalancer)?.ingress, (ing, i) => {
     const p = indexPath('status.loadBalancer.ingress', i);
     const ip = str(ing.ip);
-    if (ip !== '') errs.push(...isValidIPForLegacyField(childPath(p, 'ip'), ip));
+    if (ip !== '' && !isIP(ip)) errs.push(invalid(childPath(p, 'ip'), ip, 'must be a valid IP address'));
     if (ip !== '' && (ing.ipMode === undefined || ing.ipMode === null)) {
       errs.push(required(childPath(p, 'ipMode'), 'must be specified when `ip` is set'));
     } else if (ing.ipMode !== undefined && ing.ipMode !== null && ip === '') {
