@@ -164,6 +164,13 @@ describe('kubelet with real Docker', () => {
     const st = statusOf(web)!;
     assert.match(st.containerID ?? '', /^docker:\/\/[0-9a-f]{64}$/);
     assert.equal(st.restartCount, 0);
+    assert.deepEqual(
+      web.status?.conditions?.map((c) => `${c.type}=${c.status}`),
+      ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map(
+        (t) => `${t}=True`,
+      ),
+      "the kubelet's conditions in upstream's order",
+    );
     const res = await fetch(`http://${podIP}:8080/`);
     assert.equal(res.status, 200);
     assert.match(await res.text(), /spring-server 1\.0/);

@@ -770,12 +770,20 @@ describe('PodManager', () => {
     assert.equal(p.status?.hostIP, '127.0.0.2');
     assert.ok(p.status?.startTime);
     assert.equal(p.status?.conditions?.find((c) => c.type === 'Initialized')?.status, 'True');
-    await until(
+    // Written before the sandbox was made: not ready to start containers yet.
+    const readyToStart = (p: Pod | undefined) =>
+      p?.status?.conditions?.find((c) => c.type === 'PodReadyToStartContainers')?.status;
+    assert.equal(readyToStart(p), 'False');
+    const running = await until(
       h.clock,
       'running after the pull',
-      async () => statusOf(await getPod(created))?.state?.running,
+      async () => {
+        const p = await getPod(created);
+        return statusOf(p)?.state?.running ? p : undefined;
+      },
       5_000,
     );
+    assert.equal(readyToStart(running), 'True');
   });
 
   it('status manager: a Ready=False written by someone else is put right within 10 s, other conditions kept', async () => {

@@ -77,11 +77,41 @@ describe('generateAPIPodStatus', () => {
     assert.deepEqual(cs.state, { running: { startedAt: '2026-01-01T00:00:00Z' } });
     const types = Object.fromEntries(s.conditions!.map((c) => [c.type, c.status]));
     assert.deepEqual(types, {
+      PodReadyToStartContainers: 'True',
       Initialized: 'True',
       Ready: 'True',
       ContainersReady: 'True',
       PodScheduled: 'True',
     });
+  });
+
+  it('PodReadyToStartContainers: True only while the newest sandbox is ready with an IP; upstream order', () => {
+    const withSandboxes = (sandboxes: PodRuntimeStatus['sandboxes']) => {
+      const i = input(pod(), []);
+      return generateAPIPodStatus({ ...i, runtime: { ...i.runtime, sandboxes } });
+    };
+    const ready = (s: ReturnType<typeof withSandboxes>) =>
+      s.conditions!.find((c) => c.type === 'PodReadyToStartContainers')!.status;
+    const sb = { id: 'sb', state: 'SANDBOX_READY' as const, attempt: 0, createdAt: T0, ip: '10.1.0.5' };
+    assert.equal(ready(withSandboxes([])), 'False', 'no sandbox yet');
+    assert.equal(ready(withSandboxes([sb])), 'True');
+    assert.equal(
+      ready(withSandboxes([{ ...sb, state: 'SANDBOX_NOTREADY', ip: '' }])),
+      'False',
+      'the sandbox died',
+    );
+    assert.equal(ready(withSandboxes([{ ...sb, ip: '' }])), 'False', 'no IP');
+    const s = generateAPIPodStatus(input(pod(), [ctr('c1', {})]));
+    assert.deepEqual(
+      s.conditions!.map((c) => c.type),
+      ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'],
+    );
+    const terminal = generateAPIPodStatus({
+      ...input(pod(), []),
+      runtime: { uid: 'u1', sandboxes: [{ ...sb, state: 'SANDBOX_NOTREADY', ip: '' }], containers: [] },
+      podIsTerminal: true,
+    });
+    assert.equal(ready(terminal), 'False', "a finished pod's stopped sandbox");
   });
 
   it('readiness failing: ContainersNotReady with the unready names', () => {

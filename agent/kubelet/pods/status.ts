@@ -22,13 +22,15 @@
  *   an app container has not started yet; Running while one runs (or,
  *   under Always/OnFailure, is to be restarted); Succeeded when all exited 0; Failed when
  *   all exited and one failed and none will be restarted.
- * - conditions: PodScheduled (kept; True when missing), Initialized (False, reason
+ * - conditions, in upstream's order after those others own: PodReadyToStartContainers
+ *   (True while the pod has a ready sandbox with its IP), Initialized (False, reason
  *   ContainersNotInitialized, `containers with incomplete status: [a b]`, until every init
  *   container exited 0 or an app container has run; PodCompleted once Succeeded), Ready and
  *   ContainersReady (False with PodCompleted once Succeeded, PodFailed once Failed, else
  *   ContainersNotReady naming the unready containers; Ready also waits for the pod's
  *   readinessGates: ReadinessGatesNotReady), each keeping its lastTransitionTime while its
- *   status stays. Conditions of other types (set by others) are kept, first.
+ *   status stays, then PodScheduled (kept; True when missing). Conditions of other types
+ *   (set by others) are kept, first.
  * - podIP(s) from the sandbox (kept once the sandbox is gone), hostIP(s) the node IP,
  *   startTime kept once set.
  * - podIsTerminal (the pod was deleted or finished and its containers were stopped:
@@ -41,7 +43,7 @@
  */
 import { rfc3339 } from '../../../api/object.js';
 import type { Condition, ContainerStatus, Pod, PodPhase, PodStatus } from '../../../api/types.js';
-import { shouldContainerBeRestarted } from './actions.js';
+import { podSandboxChanged, shouldContainerBeRestarted } from './actions.js';
 import {
   latestContainer,
   previousContainer,
@@ -97,6 +99,7 @@ export const KUBELET_STATUS_FIELDS = [
 
 /** The condition types generateAPIPodStatus writes; others' conditions are kept as they are. */
 export const KUBELET_CONDITION_TYPES: ReadonlySet<string> = new Set([
+  'PodReadyToStartContainers',
   'PodScheduled',
   'Initialized',
   'ContainersReady',
@@ -338,6 +341,16 @@ function initializedCondition(
   );
 }
 
+/**
+ * GeneratePodReadyToStartContainersCondition (generate.go; the PodReadyToStartContainers
+ * condition, beta and on by default in 1.32): True while the pod has a sandbox with
+ * networking that need not be made again (podSandboxChanged), else False — before the first
+ * sandbox, once it died, and once a finished pod's sandbox was stopped.
+ */
+export function readyToStartContainers(pod: KubeletPod, runtime: PodRuntimeStatus): Condition['status'] {
+  return podSandboxChanged(pod, runtime).changed ? 'False' : 'True';
+}
+
 /** A condition's status, reason and message, before its times are set. */
 export interface ConditionVerdict {
   status: Condition['status'];
@@ -450,6 +463,7 @@ export function generateAPIPodStatus(input: StatusInput, phaseOverride?: PodPhas
   const scheduled = old.conditions?.find((c) => c.type === 'PodScheduled');
   const conditions: Condition[] = [
     ...others,
+    condition(old.conditions, 'PodReadyToStartContainers', readyToStartContainers(pod, input.runtime), now),
     initializedCondition(old.conditions, initContainerStatuses, appRan, completed, now),
     condition(old.conditions, 'Ready', ready.status, now, ready.reason, ready.message),
     condition(
