@@ -21,6 +21,7 @@ import {
   forbidden,
   indexPath,
   invalid,
+  keyPath,
   notSupported,
   required,
   type FieldError,
@@ -239,6 +240,60 @@ export function validateCRD(obj: KubeObject): FieldError[] {
   return errs;
 }
 
+/** The annotation a CRD in a protected community group must carry (KEP-1111). */
+export const API_APPROVED_ANNOTATION = 'api-approved.kubernetes.io';
+const APPROVAL_SEE = 'see https://github.com/kubernetes/enhancements/pull/1111';
+
+type ApprovalState = 'missing' | 'invalid' | 'bypassed' | 'approved';
+
+/** apihelpers.GetAPIApprovalState: what the annotation says, with the reason upstream gives. */
+function approvalState(obj: KubeObject): { state: ApprovalState; reason: string } {
+  const value = obj.metadata?.annotations?.[API_APPROVED_ANNOTATION] ?? '';
+  const q = JSON.stringify(API_APPROVED_ANNOTATION);
+  if (value === '')
+    return {
+      state: 'missing',
+      reason: `protected groups must have approval annotation ${q}, ${APPROVAL_SEE}`,
+    };
+  if (value.startsWith('unapproved'))
+    return { state: 'bypassed', reason: `not approved: ${JSON.stringify(value)}` };
+  let scheme = '';
+  try {
+    scheme = new URL(value).protocol;
+  } catch {
+    scheme = '';
+  }
+  if (scheme === '')
+    return {
+      state: 'invalid',
+      reason: `protected groups must have approval annotation ${q} with either a URL or a reason starting with "unapproved", ${APPROVAL_SEE}`,
+    };
+  return { state: 'approved', reason: `approved in ${value}` };
+}
+
+/**
+ * validateAPIApproval (apiextensions validation.go): a CRD in `k8s.io`, `kubernetes.io` or a
+ * subdomain of either needs the api-approved.kubernetes.io annotation, a URL or a reason
+ * starting with "unapproved". On update an unchanged approval state is never an error, so
+ * a CRD stored before the rule keeps working.
+ */
+export function validateAPIApproval(obj: KubeObject, old?: KubeObject): FieldError[] {
+  const group = crdOf(obj).spec.group ?? '';
+  const protectedGroup =
+    group === 'k8s.io' ||
+    group.endsWith('.k8s.io') ||
+    group === 'kubernetes.io' ||
+    group.endsWith('.kubernetes.io');
+  if (!protectedGroup) return [];
+  const next = approvalState(obj);
+  if (old && approvalState(old).state === next.state) return [];
+  const path = keyPath('metadata.annotations', API_APPROVED_ANNOTATION);
+  if (next.state === 'missing') return [required(path, next.reason)];
+  if (next.state === 'invalid')
+    return [invalid(path, obj.metadata?.annotations?.[API_APPROVED_ANNOTATION] ?? '', next.reason)];
+  return [];
+}
+
 /** ValidateCustomResourceDefinitionUpdate: the group, scope and plural name stay (the CRD's name fixes them). */
 export function validateCRDUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
@@ -315,8 +370,12 @@ export const customResourceDefinitionStrategy: KindStrategy = {
       void old;
     },
     defaults: defaultCRD,
-    validate: (obj) => [...validateCRD(obj), ...validateStoredVersions(obj)],
-    validateUpdate: validateCRDUpdate,
+    validate: (obj, creating) => [
+      ...validateCRD(obj),
+      ...validateStoredVersions(obj),
+      ...(creating ? validateAPIApproval(obj) : []),
+    ],
+    validateUpdate: (obj, old) => [...validateCRDUpdate(obj, old), ...validateAPIApproval(obj, old)],
     validateStatusUpdate(obj, old) {
       const errs: FieldError[] = [];
       if (!semanticEqual((obj as CustomResourceDefinition).spec, (old as CustomResourceDefinition).spec))

@@ -50,6 +50,27 @@ export function compareKubeAwareVersions(a: string, b: string): number {
 }
 
 /**
+ * The Warning every request to a deprecated version of a custom resource gets (the CRD
+ * handler's, apiextensions-apiserver crd_handler.go): the version's deprecationWarning, else
+ * `<group>/<version> <Kind> is deprecated`, with `; use <group>/<v> <Kind>` naming the most
+ * preferred served, not deprecated version newer than it. Undefined for any other resource.
+ */
+export function deprecationWarningOf(resource: ResourceInfo): string | undefined {
+  const custom = resource.custom;
+  if (custom?.version.deprecated !== true) return undefined;
+  if (typeof custom.version.deprecationWarning === 'string') return custom.version.deprecationWarning;
+  const { group } = resource;
+  const kind = custom.crd.spec.names?.kind ?? resource.kind;
+  const name = custom.version.name;
+  const msg = `${group}/${name} ${kind} is deprecated`;
+  const newer = (custom.crd.spec.versions ?? [])
+    .filter((v) => v.served === true && v.deprecated !== true && compareKubeAwareVersions(v.name, name) < 0)
+    .map((v) => v.name)
+    .sort(compareKubeAwareVersions);
+  return newer[0] === undefined ? msg : `${msg}; use ${group}/${newer[0]} ${kind}`;
+}
+
+/**
  * The ResourceInfos a CRD serves now: one per served version, preferred version first,
  * under its accepted names; none until it is Established or when it is invalid.
  */

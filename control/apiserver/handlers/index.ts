@@ -30,6 +30,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '../../../api/object.js';
+import { deprecationWarningOf } from '../apiextensions/custom-resources.js';
 import type { AdmissionRecorder, AdmissionRequest } from '../admission/index.js';
 import type { UserInfo } from '../../../api/auth/user.js';
 import { proxyPodLog } from '../node-proxy.js';
@@ -122,6 +123,9 @@ export function newRequestScope(init: RequestScopeInit): RequestScope {
   // Every warning of the request (field validation, the kind's strategy, admission) goes to
   // its one recorder, as kube-apiserver's warning recorder in the request context.
   const warn = (message: string): void => recorder.warn(message);
+  // Every request to a deprecated version of a custom resource says so.
+  const deprecation = deprecationWarningOf(rr.resource);
+  if (deprecation !== undefined) warn(deprecation);
   // Bodies are decoded per request and results only serialized: the registry may keep them.
   const write: WriteOptions = {
     dryRun,
