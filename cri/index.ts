@@ -27,7 +27,8 @@ export {
 export type { ContainerdRuntimeOptions } from './containerd/runtime.js';
 export type { DockerRuntimeOptions } from './docker/runtime.js';
 export type { BridgeNetwork, DockerPodInterfaces } from './docker/pod-interfaces.js';
-export type { FakeRuntimeOptions } from './fake/runtime.js';
+export type { FakeProgramHook, FakeRuntimeOptions } from './fake/runtime.js';
+export type { FakeStep } from './fake/process.js';
 
 /** The adapters openRuntime knows, with the options each takes. */
 export interface RuntimeOptionsByKind {

@@ -41,6 +41,7 @@ describe('NodeLeaseController', () => {
       nodeName: name,
       logger: captureLogger().logger,
       clock,
+      random: () => 0,
     });
     const ac = new AbortController();
     const running = lease.run(ac.signal);
@@ -66,6 +67,42 @@ describe('NodeLeaseController', () => {
       ac.abort();
       await running;
     }
+  });
+
+  it('waits up to 4 % of the interval longer at random, so that Leases drift apart', async () => {
+    const name = `lease-${++seq}`;
+    await createNode(name);
+    const clock = new FakeClock();
+    const lease = new NodeLeaseController({
+      client: api.client,
+      nodeName: name,
+      logger: captureLogger().logger,
+      clock,
+      random: () => 0.5,
+    });
+    const ac = new AbortController();
+    const running = lease.run(ac.signal);
+    try {
+      await leaseWhen(name, 'the lease', () => true);
+      // 10 s × (1 + 0.04 × 0.5): nothing at 10.199 s, the renewal at 10.2 s.
+      await clock.advance(10_199);
+      assert.equal((await getLease(name)).spec!.renewTime, '2026-01-01T00:00:00.000000Z');
+      await clock.advance(1);
+      await leaseWhen(name, 'a renewal', (l) => l.spec!.renewTime === '2026-01-01T00:00:10.200000Z');
+    } finally {
+      ac.abort();
+      await running;
+    }
+    assert.throws(
+      () =>
+        new NodeLeaseController({
+          client: api.client,
+          nodeName: name,
+          logger: captureLogger().logger,
+          jitterFactor: -1,
+        }),
+      /jitterFactor must not be negative/,
+    );
   });
 
   it('writes the Lease without an owner while the Node is missing and adds it later', async () => {

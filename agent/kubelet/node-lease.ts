@@ -5,6 +5,10 @@
  * quarter of the duration). The node lifecycle controller treats a Lease not renewed
  * within its grace period as a lost node.
  *
+ * Renewals come every renew interval plus up to 4 % of it at random (upstream's
+ * `wait.JitterUntil(sync, renewInterval, 0.04, ...)`), so that the Leases of many nodes
+ * drift apart instead of renewing in step.
+ *
  * Each renewal updates the Lease this controller last wrote (no GET while things go
  * well); after a failure the next attempt reads it afresh, creating it when missing.
  * Failed attempts are retried with backoff (200 ms doubling to 7 s, the kubelet's
@@ -35,6 +39,13 @@ export interface NodeLeaseConfig {
   leaseDurationSeconds?: number;
   /** Milliseconds between renewals; default a quarter of the duration (10 000). */
   renewIntervalMs?: number;
+  /**
+   * Each wait is renewIntervalMs × (1 + jitterFactor × random()); default 0.04, the
+   * kubelet's. Waits after a failure (the backoff) get none.
+   */
+  jitterFactor?: number;
+  /** Uniform in [0, 1); default Math.random. */
+  random?: () => number;
 }
 
 /** Keeps `kube-node-lease/<nodeName>` renewed (see the file comment). */
@@ -45,10 +56,12 @@ export class NodeLeaseController {
   private readonly clock: Clock;
   private readonly durationSeconds: number;
   private readonly renewIntervalMs: number;
+  private readonly jitterFactor: number;
+  private readonly random: () => number;
   /** The Lease as last written by us; undefined after a failure (then re-read). */
   private latest: Lease | undefined;
 
-  /** @throws Error for an empty node name or a non-positive duration or interval. */
+  /** @throws Error for an empty node name, a non-positive duration or interval, a negative jitter. */
   constructor(cfg: NodeLeaseConfig) {
     if (!cfg.nodeName) throw new Error('NodeLeaseController: nodeName is required');
     this.client = cfg.client;
@@ -57,8 +70,11 @@ export class NodeLeaseController {
     this.clock = cfg.clock ?? realClock;
     this.durationSeconds = cfg.leaseDurationSeconds ?? DEFAULT_NODE_LEASE_DURATION_SECONDS;
     this.renewIntervalMs = cfg.renewIntervalMs ?? (this.durationSeconds * 1000) / 4;
+    this.jitterFactor = cfg.jitterFactor ?? 0.04;
+    this.random = cfg.random ?? Math.random;
     if (!(this.durationSeconds > 0) || !(this.renewIntervalMs > 0))
       throw new Error('NodeLeaseController: leaseDurationSeconds and renewIntervalMs must be positive');
+    if (!(this.jitterFactor >= 0)) throw new Error('NodeLeaseController: jitterFactor must not be negative');
   }
 
   /**
@@ -121,7 +137,7 @@ export class NodeLeaseController {
   async run(signal: AbortSignal): Promise<void> {
     let backoffMs = 200;
     while (!signal.aborted) {
-      let delay = this.renewIntervalMs;
+      let delay = this.renewIntervalMs * (1 + this.jitterFactor * this.random());
       try {
         await this.sync();
         backoffMs = 200;

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import { createSecureContext, type TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
@@ -472,15 +472,16 @@ describe('RestClient over TLS', () => {
   let fake: ReturnType<typeof fakeServer>;
   before(async () => {
     if (!pki) return;
-    fake = fakeServer(
-      https.createServer({
-        key: pki.serverKey,
-        cert: pki.serverCert,
-        ca: pki.ca,
-        requestCert: true,
-        rejectUnauthorized: false,
-      }),
-    );
+    const server = https.createServer({
+      key: pki.serverKey,
+      cert: pki.serverCert,
+      ca: pki.ca,
+      requestCert: true,
+      rejectUnauthorized: false,
+    });
+    // As k8ts's API server (SERVER_KEEP_ALIVE_TIMEOUT_MS): idle connections are the client's to close.
+    server.keepAliveTimeout = 60_000;
+    fake = fakeServer(server);
     fake.state.handler = (req, res) => {
       const peer = (req.socket as TLSSocket).getPeerCertificate();
       json(res, 200, { clientCN: peer?.subject?.CN ?? null });
@@ -513,6 +514,48 @@ describe('RestClient over TLS', () => {
       const insecure = new RestClient({ server: fake.state.url, insecureSkipTLSVerify: true });
       assert.deepEqual(await insecure.get(resources.nodes, undefined, 'n'), { clientCN: null });
       insecure.close();
+    },
+  );
+
+  it(
+    'uses a given secureContext for every connection, and keeps idle connections idleTimeoutMs',
+    { skip: !pki && 'no openssl' },
+    async () => {
+      const c = new RestClient({
+        server: fake.state.url,
+        ca: pki!.ca,
+        cert: pki!.clientCert,
+        key: pki!.clientKey,
+        secureContext: createSecureContext({ ca: pki!.ca, cert: pki!.clientCert, key: pki!.clientKey }),
+        idleTimeoutMs: 60_000,
+      });
+      const sockets = new Set<unknown>();
+      const handler = fake.state.handler;
+      fake.state.handler = (req, res, seen) => {
+        sockets.add(req.socket);
+        handler(req, res, seen);
+      };
+      try {
+        assert.deepEqual(await c.get(resources.nodes, undefined, 'n'), { clientCN: 'admin' });
+        // Past the default idle timeout (4 s) the same connection is still there.
+        await new Promise((r) => setTimeout(r, 4_500));
+        assert.deepEqual(await c.get(resources.nodes, undefined, 'n'), { clientCN: 'admin' });
+        assert.equal(sockets.size, 1);
+      } finally {
+        fake.state.handler = handler;
+        c.close();
+      }
+      // The context is what is used: a client whose context holds no client certificate
+      // presents none, whatever `cert` says.
+      const anonymous = new RestClient({
+        server: fake.state.url,
+        ca: pki!.ca,
+        cert: pki!.clientCert,
+        key: pki!.clientKey,
+        secureContext: createSecureContext({ ca: pki!.ca }),
+      });
+      assert.deepEqual(await anonymous.get(resources.nodes, undefined, 'n'), { clientCN: null });
+      anonymous.close();
     },
   );
 });

@@ -16,6 +16,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { IncomingMessage } from 'node:http';
+import type { SecureContext } from 'node:tls';
 import { urlToHttpOptions } from 'node:url';
 import type { KubeList, KubeObject } from '../object.js';
 import type { FieldSelector } from '../meta/fields.js';
@@ -41,6 +42,14 @@ export interface RestClientConfig {
   cert?: string;
   /** PEM private key of `cert`. */
   key?: string;
+  /**
+   * A TLS context made once (tls.createSecureContext with the CA, certificate and key) for
+   * every connection, instead of one made from `ca`, `cert` and `key` per connection, as
+   * Node does: many clients in one process (hollow nodes) keep a context each rather
+   * than leave one per handshake to the collector. `ca`, `cert` and `key` still say what it
+   * holds (a cert without key is refused as without it).
+   */
+  secureContext?: SecureContext;
   /** Skip verification of the server's certificate (kubeconfig `insecure-skip-tls-verify`). */
   insecureSkipTLSVerify?: boolean;
   /** Name to verify the server's certificate against instead of the URL's host (`tls-server-name`). */
@@ -49,6 +58,13 @@ export interface RestClientConfig {
   userAgent?: string;
   /** Deadline of a non-watch request, milliseconds, from sending to the end of the body; default 30 000. */
   timeoutMs?: number;
+  /**
+   * How long an idle pooled connection is kept, milliseconds; default 4 000 (see
+   * IDLE_SOCKET_TIMEOUT_MS). Longer keeps one connection open between requests a few
+   * seconds apart (a hollow node's heartbeats) instead of a TLS handshake for each; it
+   * must stay below the server's keep-alive timeout (k8ts: 60 s).
+   */
+  idleTimeoutMs?: number;
 }
 
 /** Patch flavours, as `kubectl patch --type` names them (`apply` is server-side apply). */
@@ -223,15 +239,20 @@ export class RestClient {
     // timeout of its own when its `timeout` is 0, whatever the server's Keep-Alive hint
     // says.) A socket in use is not affected: only the agent's free sockets are destroyed on
     // timeout, and this client bounds requests with its own timers.
+    const idleTimeoutMs = config.idleTimeoutMs ?? IDLE_SOCKET_TIMEOUT_MS;
     this.agent = tls
       ? new https.Agent({
           keepAlive: true,
-          timeout: IDLE_SOCKET_TIMEOUT_MS,
-          ...(config.ca !== undefined ? { ca: config.ca } : {}),
-          ...(config.cert !== undefined ? { cert: config.cert, key: config.key } : {}),
+          timeout: idleTimeoutMs,
+          ...(config.secureContext !== undefined
+            ? { secureContext: config.secureContext }
+            : {
+                ...(config.ca !== undefined ? { ca: config.ca } : {}),
+                ...(config.cert !== undefined ? { cert: config.cert, key: config.key } : {}),
+              }),
           rejectUnauthorized: config.insecureSkipTLSVerify !== true,
         })
-      : new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_TIMEOUT_MS });
+      : new http.Agent({ keepAlive: true, timeout: idleTimeoutMs });
     this.headers = {
       'User-Agent': config.userAgent ?? 'k8ts-client',
       ...(config.token !== undefined ? { Authorization: `Bearer ${config.token}` } : {}),

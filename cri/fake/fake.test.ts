@@ -153,6 +153,52 @@ describe('FakeRuntime test hooks', () => {
     assert.equal(await rt.imageStatus('spring-server:1.0'), undefined);
   });
 
+  it('pullAny pulls every reference, as from a registry that has every image', async () => {
+    const rt = new FakeRuntime({ pullAny: true });
+    const id = await rt.pullImage('registry.example:5000/team/app:2.1');
+    assert.equal((await rt.imageStatus('registry.example:5000/team/app:2.1'))?.id, id);
+    rt.setPullFailure('broken:1', 'registry says no');
+    await assert.rejects(rt.pullImage('broken:1'), (e: unknown) => isCriError(e, 'ImagePullFailed'));
+  });
+
+  it('unmodelledProgram gives steps to programs that would run until stopped, and only to them', async () => {
+    const clock = new FakeClock();
+    const seen: [string, string][] = [];
+    const rt = new FakeRuntime({
+      clock,
+      images: ['k8ts/busybox:1.0'],
+      unmodelledProgram: (container, sandbox) => {
+        seen.push([container.command?.[0] ?? '', sandbox.metadata.name]);
+        return container.command?.[0] === 'perl'
+          ? [
+              { op: 'sleep', seconds: 2 },
+              { op: 'exit', code: 0 },
+            ]
+          : undefined;
+      },
+    });
+    const perl = await runContainer(rt, ['perl', '-e', 'print 1']);
+    const server = await runContainer(rt, ['httpd', '-f']);
+    const modelled = await runContainer(rt, ['sh', '-c', 'exit 3']);
+    await clock.advance(1_999);
+    assert.equal((await rt.containerStatus(perl)).state, 'CONTAINER_RUNNING');
+    await clock.advance(1);
+    assert.deepEqual(
+      [await rt.containerStatus(perl), await rt.containerStatus(modelled)].map((c) => [c.state, c.exitCode]),
+      [
+        ['CONTAINER_EXITED', 0],
+        ['CONTAINER_EXITED', 3],
+      ],
+    );
+    // The hook said nothing for httpd: it runs until stopped, as without a hook.
+    await clock.advance(60_000);
+    assert.equal((await rt.containerStatus(server)).state, 'CONTAINER_RUNNING');
+    assert.deepEqual(seen, [
+      ['perl', 'p'],
+      ['httpd', 'p'],
+    ]);
+  });
+
   it('stats are what the test set', async () => {
     const rt = new FakeRuntime({ images: ['k8ts/busybox:1.0'] });
     const id = await runContainer(rt, []);

@@ -16,8 +16,10 @@
  *   `sharedLocalhost: false`).
  * - stopContainer ends a running program at once: exit code 143 (SIGTERM) when given a
  *   grace period, 137 (SIGKILL) with timeout 0; reason Error.
- * - Images come from `images` (present at start) and `registry` (pullable); sizes are
- *   made up.
+ * - Images come from `images` (present at start) and `registry` (pullable), or any
+ *   reference with `pullAny`; sizes are made up.
+ * - A program it does not model to an end runs until stopped, unless the
+ *   `unmodelledProgram` hook gives it steps (hollow nodes end Job pods' containers so).
  *
  * - Streaming is what a program without I/O can give: containerLogs reads the program's
  *   output so far (no follow, no timestamps of its own: a line's time is the container's
@@ -72,7 +74,12 @@ import {
   type FakeSandbox,
 } from './state.js';
 
-export { FakeRuntimeState, type FakeExecHandler, type FakeRuntimeOptions } from './state.js';
+export {
+  FakeRuntimeState,
+  type FakeExecHandler,
+  type FakeProgramHook,
+  type FakeRuntimeOptions,
+} from './state.js';
 
 const nsNow = (clock: Clock): bigint => BigInt(clock.now()) * 1_000_000n;
 const newId = (): string => randomBytes(32).toString('hex');
@@ -103,6 +110,8 @@ export class FakeRuntime implements Runtime {
         opts.images ?? [],
         opts.registry ?? [],
       );
+      this.state.pullAny = opts.pullAny ?? false;
+      this.state.unmodelledProgram = opts.unmodelledProgram;
     }
   }
 
@@ -348,8 +357,11 @@ export class FakeRuntime implements Runtime {
     c.startedAt = nsNow(this.state.clock);
     const kill = new AbortController();
     c.kill = kill;
+    let steps = fakeProgram(argv);
+    if (this.state.unmodelledProgram && steps.some((s) => s.op === 'serve'))
+      steps = this.state.unmodelledProgram(c.config, sandbox.config) ?? steps;
     void runFakeProgram(
-      fakeProgram(argv),
+      steps,
       (_stream, data) => {
         c.output += data;
       },
@@ -535,7 +547,7 @@ export class FakeRuntime implements Runtime {
     if (needed !== undefined && given !== needed) {
       throw new CriError('ImagePullFailed', `pulling ${image}: unauthorized: authentication required`);
     }
-    if (!this.state.registry.has(name) && !this.state.findImage(name)) {
+    if (!this.state.pullAny && !this.state.registry.has(name) && !this.state.findImage(name)) {
       throw new CriError(
         'ImagePullFailed',
         `pulling ${image}: repository does not exist or may require authorization`,

@@ -18,6 +18,7 @@ import type {
 import { CriError } from '../errors.js';
 import { familiarName, parseImageReference } from '../reference.js';
 import { FakeIpam } from './ipam.js';
+import type { FakeStep } from './process.js';
 
 /** Configuration of a FakeRuntime. */
 export interface FakeRuntimeOptions {
@@ -31,7 +32,25 @@ export interface FakeRuntimeOptions {
   podCIDR?: string;
   /** How long each pull takes on `clock`, milliseconds (default 0). */
   pullDelayMs?: number;
+  /**
+   * Every reference can be pulled, as from a registry that has every image (hollow nodes
+   * run whatever the cluster's pods name); default false: only `registry`'s.
+   */
+  pullAny?: boolean;
+  /**
+   * What a container runs whose program the fake does not model to an end (a server image,
+   * an unknown command: process.ts's `serve`, running until stopped): the steps returned
+   * instead, or undefined to keep it running. Hollow nodes end the containers of Job pods
+   * this way.
+   */
+  unmodelledProgram?: FakeProgramHook;
 }
+
+/** See FakeRuntimeOptions.unmodelledProgram. */
+export type FakeProgramHook = (
+  container: ContainerConfig,
+  sandbox: PodSandboxConfig,
+) => FakeStep[] | undefined;
 
 /** What a test's exec handler returns; undefined falls back to the fake programs. */
 export type FakeExecHandler = (
@@ -94,6 +113,10 @@ export class FakeRuntimeState {
   };
   unavailable = false;
   execHandler: FakeExecHandler | undefined;
+  /** See FakeRuntimeOptions.pullAny. */
+  pullAny = false;
+  /** See FakeRuntimeOptions.unmodelledProgram. */
+  unmodelledProgram: FakeProgramHook | undefined;
   /** The pod networks ensured, by name. */
   readonly networks = new Map<string, { config: PodNetworkConfig; ipam: FakeIpam }>();
   /** Addresses of sandboxes that name no network. */

@@ -2,9 +2,9 @@
  * The kubelet's pod side on one node: which pods run here and one PodWorker per pod UID
  * (the kubelet's pod manager, pod workers and PLEG, pkg/kubelet/kubelet.go syncLoop).
  *
- * - Pods come from an informer on `pods` with `fieldSelector=spec.nodeName=<node>`; each
- *   add/update goes to the pod's worker (created on first sight), a delete tells the
- *   worker the pod is gone.
+ * - Pods come from an informer on `pods` with `fieldSelector=spec.nodeName=<node>` (or the
+ *   `podSource` given: hollow nodes share one watch, agent/hollow/); each add/update goes
+ *   to the pod's worker (created on first sight), a delete tells the worker the pod is gone.
  * - A relist of the runtime every `relistPeriodMs` (1 s, the generic PLEG's period) finds
  *   what changed — a container exited, was killed, was removed — and wakes the pods
  *   concerned. Everything the agent needs is on the runtime's objects (labels), so a
@@ -38,7 +38,7 @@ import { join } from 'node:path';
 import type { Logger } from '../../../api/log.js';
 import { realClock, type Clock } from '../../../api/clock.js';
 import type { EventRecorder } from '../../../api/client/events.js';
-import { deletedObject, SharedInformer } from '../../../api/client/informer.js';
+import { deletedObject, SharedInformer, type ResourceEventHandler } from '../../../api/client/informer.js';
 import { isNotFound } from '../../../api/client/errors.js';
 import { resources } from '../../../api/client/resource.js';
 import type { RestClient } from '../../../api/client/rest.js';
@@ -87,6 +87,11 @@ export interface PodManagerConfig {
    * default `<dataDir>/pod-logs`, where the agent's containerd adapter writes them.
    */
   podLogsDir?: string;
+  /**
+   * Where the node's pods come from; default an informer of its own on
+   * `fieldSelector=spec.nodeName=<nodeName>` through `client`.
+   */
+  podSource?: PodSource;
   /** Milliseconds between relists of the runtime (default 1000). */
   relistPeriodMs?: number;
   /**
@@ -119,6 +124,33 @@ export interface PodManagerConfig {
   dns?: { clusterDNS?: string[]; clusterDomain?: string; resolvConf?: string };
 }
 
+/**
+ * The pods bound to one node, as the PodManager reads them: what it uses of a
+ * SharedInformer. Handlers are told nothing before start(); after it, as a SharedInformer's
+ * (the pods already bound first, as onAdd).
+ */
+export interface PodSource {
+  addEventHandler(handler: ResourceEventHandler<Pod>): void;
+  start(): void;
+  /** Resolves true once the pods were read once; false when `signal` aborts first. */
+  waitForSync(timeoutMs: number | undefined, signal: AbortSignal): Promise<boolean>;
+  /** Ends the deliveries for good. */
+  stop(): Promise<void>;
+  /** The node's pods now. */
+  list(): Pod[];
+}
+
+/** A PodSource over an informer of the node's own. */
+function informerPodSource(informer: SharedInformer<Pod>): PodSource {
+  return {
+    addEventHandler: (handler) => void informer.addEventHandler(handler),
+    start: () => informer.start(),
+    waitForSync: (timeoutMs, signal) => informer.waitForSync(timeoutMs, signal),
+    stop: () => informer.stop(),
+    list: () => informer.lister().list(),
+  };
+}
+
 /** The Service of the cluster DNS, whose clusterIP pods use when no --cluster-dns is given. */
 export const KUBE_DNS_SERVICE = { namespace: 'kube-system', name: 'kube-dns' } as const;
 
@@ -144,7 +176,7 @@ export class PodManager {
   private relistError: string | undefined;
   /** UIDs whose worker is done; later informer updates of them (before the delete arrives) are ignored. */
   private readonly finished = new Set<string>();
-  private readonly informer: SharedInformer<Pod>;
+  private readonly informer: PodSource;
   private readonly prober: ProbeManager;
   private readonly deps: PodSyncerDeps;
   private readonly resyncIntervalMs: number;
@@ -218,11 +250,15 @@ export class PodManager {
       podLogsDir: cfg.podLogsDir ?? join(cfg.dataDir, 'pod-logs'),
     };
     this.resyncIntervalMs = cfg.resyncIntervalMs ?? 60_000;
-    this.informer = SharedInformer.fromClient<Pod>(cfg.client, resources.pods, {
-      fieldSelector: `spec.nodeName=${cfg.nodeName}`,
-      onError: (err, during) =>
-        this.logger.warn('pod informer error', { node: cfg.nodeName, during, error: err.message }),
-    });
+    this.informer =
+      cfg.podSource ??
+      informerPodSource(
+        SharedInformer.fromClient<Pod>(cfg.client, resources.pods, {
+          fieldSelector: `spec.nodeName=${cfg.nodeName}`,
+          onError: (err, during) =>
+            this.logger.warn('pod informer error', { node: cfg.nodeName, during, error: err.message }),
+        }),
+      );
     this.informer.addEventHandler({
       onAdd: (pod) => this.podUpdated(pod),
       onUpdate: (_, pod) => this.podUpdated(pod),
@@ -392,12 +428,7 @@ export class PodManager {
     while (!signal.aborted) {
       await this.clock.sleep(period, signal);
       if (signal.aborted) return;
-      const pods = new Map(
-        this.informer
-          .lister()
-          .list()
-          .map((p) => [p.metadata.uid ?? '', p]),
-      );
+      const pods = new Map(this.informer.list().map((p) => [p.metadata.uid ?? '', p]));
       await Promise.all(
         [...this.syncers].map(async ([uid, syncer]) => {
           const pod = pods.get(uid);
