@@ -42,4 +42,52 @@ describe('generateName (API server)', () => {
     });
     assert.equal(pod.metadata?.name?.length, 63, pod.metadata?.name);
   });
+
+  it('names the generated name when it is invalid, as the name is generated before validation (Store.Create)', async () => {
+    const res = await fetch(`${api.url}/api/v1/namespaces/default/configmaps`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { generateName: 'GG' },
+        data: { 'bad key': 'x' },
+      }),
+    });
+    assert.equal(res.status, 422);
+    const status = (await res.json()) as {
+      message: string;
+      details: { name: string; causes: { field: string; message: string }[] };
+    };
+    const name = status.details.name;
+    assert.match(name, /^GG[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    const dns =
+      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    // ValidateObjectMeta's generateName and name errors first, then the kind's own.
+    assert.deepEqual(
+      status.details.causes.map((c) => c.field),
+      ['metadata.generateName', 'metadata.name', 'data[bad key]'],
+    );
+    assert.equal(status.details.causes[0]!.message, `Invalid value: "GG": ${dns}`);
+    assert.equal(status.details.causes[1]!.message, `Invalid value: "${name}": ${dns}`);
+    assert.ok(status.message.startsWith(`ConfigMap "${name}" is invalid: [`), status.message);
+  });
+
+  it('checks a generateName also when a name is given', async () => {
+    const res = await fetch(`${api.url}/api/v1/namespaces/default/configmaps`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'ok', generateName: 'Bad' },
+      }),
+    });
+    assert.equal(res.status, 422);
+    const status = (await res.json()) as { details: { causes: { field: string }[] } };
+    assert.deepEqual(
+      status.details.causes.map((c) => c.field),
+      ['metadata.generateName'],
+    );
+  });
 });

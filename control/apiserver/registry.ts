@@ -222,18 +222,19 @@ export class Registry {
     this.checkTypeMeta(obj);
     const meta = (obj.metadata ??= {});
     this.checkNamespace(meta, namespace);
-    const errors: FieldError[] = [];
-    if (!meta.name && !meta.generateName) {
-      errors.push(required('metadata.name', 'name or generateName is required'));
-    }
-    if (meta.name)
-      for (const m of this.validateName(meta.name, false))
-        errors.push(invalidField('metadata.name', meta.name, m));
-    if (!meta.name && meta.generateName) {
+    // As Store.Create: the name is generated first, so validation (and its message) sees it.
+    const generated = !meta.name && !!meta.generateName;
+    if (generated) meta.name = generateName(meta.generateName!);
+    // ValidateObjectMeta's first rules, ahead of the kind's own errors in one Invalid.
+    const nameErrors: FieldError[] = [];
+    if (meta.generateName) {
       for (const m of this.validateName(meta.generateName, true))
-        errors.push(invalidField('metadata.generateName', meta.generateName, m));
+        nameErrors.push(invalidField('metadata.generateName', meta.generateName, m));
     }
-    if (errors.length > 0) throw this.invalid(meta.name ?? meta.generateName ?? '', errors);
+    if (!meta.name) nameErrors.push(required('metadata.name', 'name or generateName is required'));
+    else
+      for (const m of this.validateName(meta.name, false))
+        nameErrors.push(invalidField('metadata.name', meta.name, m));
 
     // System fields: whatever the client sent is replaced, as Kubernetes' FillObjectMetaSystemFields.
     meta.uid = this.uid();
@@ -247,9 +248,7 @@ export class Registry {
     this.strategy.prepareForCreate(obj);
     this.strategy.defaults(obj);
     if (sent) this.strategy.defaults(sent);
-    const generated = !meta.name;
-    if (generated) meta.name = generateName(meta.generateName ?? '');
-    this.validate(obj, this.strategy.validate(obj));
+    this.validate(obj, [...nameErrors, ...this.strategy.validate(obj)]);
     // As rest.BeforeCreate: the kind's warnings once validation passed, before admission.
     if (opts.warn) for (const w of this.strategy.warningsOnCreate?.(obj) ?? []) opts.warn(w);
     await opts.admit?.(obj, undefined);
