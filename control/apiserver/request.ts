@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { yamlNestingExceeds } from './encoding/yaml-nesting.js';
+import { goJsonSyntaxError, goTypeMetaError, summarizeData } from './encoding/go-json.js';
 import { decodeYamlBody } from './encoding/yaml-body.js';
 import type { KubeObject } from '../../api/object.js';
 import { decodeProtobufObject, PROTOBUF_MEDIA_TYPE } from './encoding/protobuf.js';
@@ -292,11 +293,22 @@ export interface DecodedObjectBody {
  * Decodes an object body (POST/PUT) from JSON, YAML (as go-yaml v2 under sigs.k8s.io/yaml:
  * YAML 1.1, the first document, repeated keys' last value; encoding/yaml-body.ts) or
  * protobuf (encoding/protobuf.ts). A string body is readBody's: UTF-8 text, or latin1 for
- * protobuf.
+ * protobuf. `null` (or an empty YAML document) is an empty object, as the serializer
+ * leaves apiVersion and kind to the request's defaults.
+ * @param kind the kind the request creates or replaces, when known: a body that does not
+ *   decode is then refused in the create and update handlers' words (transformDecodeError,
+ *   SimpleMetaFactory.Interpret), `the object provided is unrecognized (must be of type
+ *   ConfigMap): couldn't get version/kind; json parse error: invalid character 'a' looking
+ *   for beginning of value (6170695665...)`; without it, as `the body of the request could
+ *   not be decoded as JSON: <encoding/json's words>`.
  * @throws ApiError 415 for other media types, 400 for a body that does not parse or is
  *   not an object.
  */
-export function decodeObjectBody(raw: Buffer | string, contentType: string | undefined): DecodedObjectBody {
+export function decodeObjectBody(
+  raw: Buffer | string,
+  contentType: string | undefined,
+  kind?: string,
+): DecodedObjectBody {
   const type = mediaType(contentType) || 'application/json';
   if (type === PROTOBUF_MEDIA_TYPE) {
     return {
@@ -307,11 +319,18 @@ export function decodeObjectBody(raw: Buffer | string, contentType: string | und
   const body = typeof raw === 'string' ? raw : raw.toString('utf8');
   let value: unknown;
   let yamlStrictErrors: string[] = [];
+  // transformDecodeError's words for a body whose apiVersion/kind cannot be read.
+  const unrecognized = (why: string): ApiError =>
+    badRequest(
+      `the object provided is unrecognized (must be of type ${kind}): ${why} (${summarizeData(body)})`,
+    );
   if (type === 'application/json') {
     try {
       value = JSON.parse(body);
     } catch (err) {
-      throw badRequest(`the body of the request could not be decoded as JSON: ${(err as Error).message}`);
+      const why = goJsonSyntaxError(body) ?? (err as Error).message;
+      if (kind !== undefined) throw unrecognized(`couldn't get version/kind; json parse error: ${why}`);
+      throw badRequest(`the body of the request could not be decoded as JSON: ${why}`);
     }
   } else if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') {
     // Before the parser, which recurses once per level (encoding/yaml-nesting.ts).
@@ -319,13 +338,18 @@ export function decodeObjectBody(raw: Buffer | string, contentType: string | und
     try {
       ({ value, strictErrors: yamlStrictErrors } = decodeYamlBody(body));
     } catch (err) {
+      if (kind !== undefined) throw unrecognized((err as Error).message);
       throw badRequest(`the body of the request could not be decoded as YAML: ${(err as Error).message}`);
     }
     checkValueNesting(value);
   } else {
     throw unsupportedMediaType(type, OBJECT_MEDIA_TYPES);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (value === null) value = {};
+  const typeMetaError = goTypeMetaError(value);
+  if (typeMetaError !== undefined) {
+    if (kind !== undefined)
+      throw unrecognized(`couldn't get version/kind; json parse error: ${typeMetaError}`);
     throw badRequest('the body of the request must be a JSON or YAML object');
   }
   return { obj: value as KubeObject, yamlStrictErrors };

@@ -6,6 +6,9 @@
 // server-side apply, the apply patcher's UnmarshalStrict. Only a stream's first document
 // is read.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 
@@ -150,5 +153,26 @@ describe('YAML bodies (API server)', () => {
     // Quoted, it is the string it looks like.
     const quoted = await post(doc.replace('release: yes', 'release: "yes"'));
     assert.equal(quoted.status, 201, JSON.stringify(quoted.body));
+  });
+
+  it("refuses a YAML body sent as JSON (kubectl create --raw) in the create handler's words", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'k8ts-raw-'));
+    try {
+      const file = join(dir, 'cm.yaml');
+      writeFileSync(file, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: raw1\n');
+      const r = await api.kubectl('create', '--raw', CMS, '-f', file);
+      assert.notEqual(r.code, 0);
+      assert.equal(
+        r.stderr.trim(),
+        "Error from server (BadRequest): the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: invalid character 'a' looking for beginning of value (61706956657273696f6e3a2076310a6b696e643a20436f6e6669674d6170 ...)",
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const empty = await post('', 'application/json');
+    assert.equal(
+      empty.body['message'],
+      "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)",
+    );
   });
 });

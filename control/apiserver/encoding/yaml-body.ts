@@ -471,8 +471,8 @@ function aliasTargets(root: YamlNode | null): Map<YamlNode, YamlNode> {
  * document only, as plain JSON data, and what strict decoding reports about it.
  * @param body the body's text (YAML, or JSON, which is YAML).
  * @returns the value (null for an empty document) and the strict errors.
- * @throws YamlDecodeError for text go-yaml refuses: malformed YAML (the `yaml` package's
- *   words), an unknown or self-containing alias, a bad tag, excessive aliasing, a null or
+ * @throws YamlDecodeError for text go-yaml refuses: malformed YAML (`yaml: line 3: `
+ *   and the `yaml` package's words for the problem), an unknown or self-containing alias, a bad tag, excessive aliasing, a null or
  *   collection key.
  */
 export function decodeYamlBody(body: string): DecodedYaml {
@@ -490,7 +490,11 @@ export function decodeYamlBody(body: string): DecodedYaml {
     break;
   }
   if (!doc) return { value: null, strictErrors: [] };
-  if (doc.errors.length > 0) throw new YamlDecodeError(doc.errors[0]!.message);
+  const syntax = doc.errors[0];
+  if (syntax) {
+    // go-yaml's frame (`yaml: line 3: <problem>`); the problem in the yaml package's words.
+    throw new YamlDecodeError(`yaml: line ${lines.linePos(syntax.pos[0]).line}: ${syntax.message}`);
+  }
   const root = doc.contents as YamlNode | null;
   const decoder = new Decoder(lines, aliasTargets(root));
   const value = toJson(decoder.decode(root));

@@ -8,6 +8,7 @@ import { QuantityParseError, parseQuantity } from '../../../api/meta/quantity.js
 import { setOwnValue } from '../../../api/meta/maps.js';
 import { base64Error, goNumberLiteral, timeParseError } from '../encoding/go-decode.js';
 import { formatGoValue, goQuote } from '../encoding/go-format.js';
+import { summarizeData } from '../encoding/go-json.js';
 import { badRequest } from '../status.js';
 import { throwPatchInvalid } from './directive.js';
 import { typeRootOf } from './schema.js';
@@ -379,15 +380,6 @@ export function fieldTypeError(model: string, obj: unknown, path: DecodePath = '
   return decodeError(model, obj, path)?.message;
 }
 
-/** Go's summarizeData: the first 30 bytes of a request body, as text if it starts with `{`, else in hex. */
-function summarizeBody(body: string): string {
-  const bytes = Buffer.from(body, 'utf8');
-  if (bytes.length === 0) return '<empty>';
-  const head = bytes.subarray(0, 30);
-  const more = bytes.length > 30 ? ' ...' : '';
-  return bytes[0] === 0x7b ? `${head.toString('utf8')}${more}` : `${head.toString('hex')}${more}`;
-}
-
 /**
  * The type check of a create or update body (see fieldTypeError), before anything else
  * looks at the object (defaulting, validation): drops nulls as Go does, or throws.
@@ -414,7 +406,7 @@ export function checkFieldTypes(
     throw badRequest(`${kind} in version ${goQuote(version)} cannot be handled as a ${kind}: ${err.message}`);
   }
   // A type meta error comes before any edit: obj is as received.
-  const summary = summarizeBody(body ?? JSON.stringify(obj) ?? '');
+  const summary = summarizeData(body ?? JSON.stringify(obj) ?? '');
   throw badRequest(
     `the object provided is unrecognized (must be of type ${kind}): ${err.message} (${summary})`,
   );

@@ -33,7 +33,8 @@ export async function decodeChecked(
   const { req, query, rr } = scope;
   const raw = await readBody(req);
   const directive = fieldValidationDirective(query, verb);
-  const { obj, yamlStrictErrors: yaml } = decodeObjectBody(raw, req.headers['content-type']);
+  const kind = model === 'V1Scale' ? 'Scale' : model === undefined ? undefined : rr.resource.kind;
+  const { obj, yamlStrictErrors: yaml } = decodeObjectBody(raw, req.headers['content-type'], kind);
   // A custom resource: unknown fields are what its CRD's schema prunes (Strategy.unknownFields).
   const custom = model === '' ? scope.registry.unknownFields(obj) : undefined;
   if (custom) {
