@@ -55,7 +55,13 @@ function newManager(cfg: Partial<PodManagerConfig> = {}): PodManager {
     nodeIP: '127.0.0.1',
     podNetwork: NETWORK,
     recorder: {
-      event: (target, _type, reason, message) => events.push({ reason, message, name: String(target.name) }),
+      event: (target, _type, reason, message) =>
+        events.push({
+          reason,
+          message,
+          // An ObjectReference (a container's), or the Pod itself.
+          name: String(target.name ?? (target as { metadata?: { name?: string } }).metadata?.name),
+        }),
     },
     logger: silentLogger(),
     dataDir,
@@ -580,14 +586,22 @@ describe('kubelet with real Docker', () => {
       },
       90_000,
     );
+    // The new container's start: it runs (briefly), has exited, or is waiting with it as lastState.
+    const st = statusOf(restarted)!;
     const started = Date.parse(
-      (
-        (statusOf(restarted)?.state?.terminated ?? statusOf(restarted)?.lastState?.terminated) as {
-          startedAt: string;
-        }
-      ).startedAt,
+      ((st.state?.running ?? st.state?.terminated ?? st.lastState?.terminated) as { startedAt: string })
+        .startedAt,
     );
     assert.ok(started - finishedAt >= 19_000, `started ${started - finishedAt} ms after the crash`);
+    assert.ok(
+      events.some(
+        (e) =>
+          e.name === name &&
+          e.reason === 'SandboxChanged' &&
+          e.message === 'Pod sandbox changed, it will be killed and re-created.',
+      ),
+      'Normal SandboxChanged',
+    );
     await api.client.delete(resources.pods, 'default', name, { gracePeriodSeconds: 0 });
   });
 });

@@ -358,6 +358,8 @@ describe('PodManager', () => {
     const sandbox = [...h.runtime.state.sandboxes.values()].find(
       (sb) => sb.config.labels['io.kubernetes.pod.uid'] === uid && sb.state === 'SANDBOX_READY',
     )!;
+    const sandboxChanged = () => h.events.filter((e) => e.reason === 'SandboxChanged');
+    assert.deepEqual(sandboxChanged(), [], "a new pod's first sandbox is no change");
     // The pause container is killed behind the kubelet's back.
     await h.runtime.stopPodSandbox(sandbox.id);
     const next = await until(
@@ -369,6 +371,11 @@ describe('PodManager', () => {
     const delay = Number(next.startedAt / 1_000_000n) - finishedAt;
     assert.ok(delay >= 20_000, `restarted ${delay} ms after the crash, inside its 20 s back-off`);
     assert.notEqual(next.podSandboxId, sandbox.id, 'into a new sandbox');
+    // kuberuntime's SyncPod, once for the dead sandbox.
+    assert.deepEqual(
+      sandboxChanged().map((e) => [e.message, e.fieldPath]),
+      [['Pod sandbox changed, it will be killed and re-created.', undefined]],
+    );
   });
 
   it('a container whose command does not exist: RunContainerError, then CrashLoopBackOff 10 s doubling', async () => {

@@ -7,7 +7,8 @@
  * the status last posted).
  *
  * - syncPod: read the runtime's view of the pod, computePodActions, kill what must go,
- *   create the sandbox if needed, start containers (image per pull policy,
+ *   create the sandbox if needed (Normal SandboxChanged, `Pod sandbox changed, it will be
+ *   killed and re-created.`, when one existed), start containers (image per pull policy,
  *   CrashLoopBackOff: 10 s doubling to 300 s, reset after 10 minutes of running, for
  *   every start of a container that exited before, into a new sandbox too; the restart
  *   count from the pod's log files, logs.ts, when the runtime has no container of the
@@ -258,6 +259,15 @@ export class RuntimePodSyncer implements PodSyncer {
       // Nothing is created (or killed) on a runtime that is shutting down or not ready.
       const runtimeError = this.deps.runtimeError?.();
       if (runtimeError) throw new Error(`skipping pod synchronization: ${runtimeError}`);
+      // kuberuntime's SyncPod: a sandbox to make again, not a new pod's first one.
+      if (actions.createSandbox && actions.sandboxId !== '') {
+        recorder.event(
+          pod,
+          'Normal',
+          'SandboxChanged',
+          'Pod sandbox changed, it will be killed and re-created.',
+        );
+      }
       if (actions.killPod) {
         await this.killPod(
           pod,
