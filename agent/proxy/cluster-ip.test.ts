@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../../api/log.js';
-import { ClusterIPAddresses, clusterIPInterfaceFor, type IpCommand } from './cluster-ip.js';
+import type { Service } from '../../api/types.js';
+import { ClusterIPAddresses, clusterIPInterfaceFor, usableClusterIP, type IpCommand } from './cluster-ip.js';
 
 const silent = silentLogger();
 
@@ -61,5 +62,27 @@ describe('clusterIPInterfaceFor', () => {
     });
     assert.equal(await second.start(), 'loopback');
     assert.deepEqual([...(lo.get(`lo:${clusterIPInterfaceFor('node-a')}`) ?? [])], ['10.43.0.10']);
+  });
+});
+
+describe('usableClusterIP', () => {
+  const svc = (spec: Service['spec']): Service => ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 's' },
+    spec,
+  });
+  it('reads a stored address with leading zeros as kube-proxy does (ParseIPSloppy), canonical', () => {
+    assert.equal(
+      usableClusterIP(svc({ clusterIP: '10.43.000.50', clusterIPs: ['10.43.000.50'] })),
+      '10.43.0.50',
+    );
+    assert.equal(usableClusterIP(svc({ clusterIP: '010.043.0.5' })), '10.43.0.5');
+    assert.equal(usableClusterIP(svc({ clusterIP: '10.43.0.7' })), '10.43.0.7');
+  });
+  it('is undefined for headless, ExternalName and IPv6 Services', () => {
+    assert.equal(usableClusterIP(svc({ clusterIP: 'None' })), undefined);
+    assert.equal(usableClusterIP(svc({ type: 'ExternalName', externalName: 'x.example.com' })), undefined);
+    assert.equal(usableClusterIP(svc({ clusterIP: 'fd00::10' })), undefined);
   });
 });

@@ -24,6 +24,7 @@
 import { runProgram } from '../network/host-command.js';
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../api/log.js';
+import { canonicalIP } from '../../api/meta/ip.js';
 import type { Service } from '../../api/types.js';
 
 /** Runs `ip` with arguments; resolves with its exit code and stderr. */
@@ -173,8 +174,13 @@ export function parseAddresses(output: string): string[] {
   return [...output.matchAll(/\binet (\d+\.\d+\.\d+\.\d+)\//g)].map((m) => m[1]!);
 }
 
-/** The Service's IPv4 clusterIP, if it has one (not headless, not ExternalName, not IPv6). */
+/**
+ * The Service's IPv4 clusterIP, if it has one (not headless, not ExternalName, not IPv6), in
+ * canonical form: Kubernetes 1.32 stores an address as written, leading zeros included
+ * (`10.43.000.50`), and kube-proxy reads it with ParseIPSloppy, as here (`10.43.0.50`).
+ */
 export function usableClusterIP(svc: Service): string | undefined {
   const ip = svc.spec.clusterIPs?.[0] ?? svc.spec.clusterIP;
-  return ip && ip !== 'None' && /^\d+\.\d+\.\d+\.\d+$/.test(ip) ? ip : undefined;
+  if (!ip || ip === 'None' || !/^\d+\.\d+\.\d+\.\d+$/.test(ip)) return undefined;
+  return canonicalIP(ip);
 }
