@@ -161,20 +161,26 @@ export async function deleteStaleConntrack(
       }
     }
     for (const n of now.values()) {
-      if (n.protocol !== 'UDP' || n.internal.length === 0 || !n.clusterIP) continue;
+      if (n.protocol !== 'UDP') continue;
       const o = oldPorts?.find((p) => p.id === n.id);
-      // Only entries that were not DNATed (the reject of a Service without endpoints): their
-      // reply comes from the clusterIP itself. A Service first seen (after a restart) may
-      // have live flows: left alone.
-      if (!o || o.internal.length > 0) continue;
-      deletions.push([
-        '--orig-dst',
-        n.clusterIP,
-        '--orig-port-dst',
-        String(n.port),
-        '--reply-src',
-        n.clusterIP,
-      ]);
+      // A Service port that went from no endpoints (or none known: a Service first seen) to
+      // some, as kube-proxy's NewlyActiveUDPServices: its flows so far were rejected, or,
+      // sent before the rules were written, delivered to the node itself; either way not
+      // DNATed, and their entry would keep the same 5-tuple off the endpoints for
+      // conntrack's UDP timeout (a client that keeps asking never lets it expire). Only
+      // entries that were not DNATed are deleted: their reply comes from the address and
+      // port the client sent to. Live flows to endpoints are left alone.
+      if (n.internal.length > 0 && n.clusterIP && !(o && o.internal.length > 0))
+        deletions.push([
+          '--orig-dst',
+          n.clusterIP,
+          '--orig-port-dst',
+          String(n.port),
+          '--reply-src',
+          n.clusterIP,
+        ]);
+      if (n.external.length > 0 && n.nodePort && !(o && o.external.length > 0))
+        deletions.push(['--orig-port-dst', String(n.nodePort), '--reply-port-src', String(n.nodePort)]);
     }
   }
   for (const args of deletions) {

@@ -507,6 +507,30 @@ describe('NftablesProxier', () => {
     ]);
   });
 
+  it('deletes the not-DNATed UDP entries of a NodePort Service first seen with endpoints (sent before its rules)', async () => {
+    const { host, calls } = fakeHost();
+    const nft = new NftablesProxier({ host, logger, metrics: new ProxyMetrics() });
+    const eps = [ep('10.42.1.5', 5353)];
+    nft.update('default/udpecho', [
+      port({
+        id: 'default/udpecho/udp/53',
+        protocol: 'UDP',
+        port: 53,
+        nodePort: 30053,
+        internal: eps,
+        external: eps,
+        all: eps,
+        hasEndpoints: true,
+      }),
+    ]);
+    await nft.flush(settings);
+    const deletions = calls.filter((c) => c.file === 'conntrack').map((c) => c.args.join(' '));
+    assert.deepEqual(deletions, [
+      '-D -p udp --orig-dst 10.43.0.10 --orig-port-dst 53 --reply-src 10.43.0.10',
+      '-D -p udp --orig-port-dst 30053 --reply-port-src 30053',
+    ]);
+  });
+
   it("observes the network programming latency from the slices' trigger times", async () => {
     const { host } = fakeHost();
     const metrics = new ProxyMetrics();
