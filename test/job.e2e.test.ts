@@ -101,8 +101,20 @@ describe('Job and CronJob with real Docker and kubectl', { timeout: 900_000 }, (
   it('an Indexed Job of 5 at parallelism 2 survives one failed pod and completes', async () => {
     await kubectl('wait', '--for=condition=complete', 'job/five', '-n', NS, '--timeout=240s');
     const job = await jobJson('five');
-    assert.equal(job.status?.succeeded, 5);
-    assert.equal(job.status?.failed, 1);
+    // Seen once in a loaded local CI run: failed 2. What the pods said, for the next time.
+    const pods = async () =>
+      kubectl(
+        'get',
+        'pods',
+        '-n',
+        NS,
+        '-l',
+        'job-name=five',
+        '-o',
+        'custom-columns=NAME:.metadata.name,INDEX:.metadata.annotations.batch\\.kubernetes\\.io/job-completion-index,PHASE:.status.phase,REASON:.status.reason,EXIT:.status.containerStatuses[0].state.terminated.exitCode,MSG:.status.message',
+      );
+    assert.equal(job.status?.succeeded, 5, await pods());
+    assert.equal(job.status?.failed, 1, await pods());
     assert.equal(job.status?.completedIndexes, '0-4');
     const table = await kubectl('get', 'job', 'five', '-n', NS);
     assert.match(table, /^NAME\s+STATUS\s+COMPLETIONS\s+DURATION\s+AGE\n/);
