@@ -298,8 +298,21 @@ export class ApiServer {
       privilegedGroupAuthorizer,
       nodeAuthorizer({
         getPod: (ns, name) => getOrUndefined(pods, ns, name),
-        podsOnNode: async (node, ns) =>
-          (await pods.list(ns, { fieldSelector: parseFieldSelector(`spec.nodeName=${node}`) })).items,
+        // From the pods' watch cache, as upstream's graph is fed by informers (a pod the
+        // kubelet learnt of through this server's watch is in it; a moment's lag is a
+        // refusal the kubelet retries): a list from the store decodes every pod of the
+        // namespace on each check, a TokenRequest and a kube-root-ca.crt read per pod
+        // started, which took the server down at 5,000 pods in bench:scale. The store
+        // while the cache is not ready.
+        podsOnNode: async (node, ns) => {
+          const cache = await this.watchCache(findResource('', 'v1', 'pods')!);
+          if (cache.ready) {
+            const onNode = (p: KubeObject) =>
+              (p.spec as { nodeName?: unknown } | undefined)?.nodeName === node;
+            return cache.list({ namespace: ns, filter: onNode }).items;
+          }
+          return (await pods.list(ns, { fieldSelector: parseFieldSelector(`spec.nodeName=${node}`) })).items;
+        },
         // A node deletes only its own local-path volumes (auth/node.ts).
         getPersistentVolume: (name) =>
           getOrUndefined(this.registry('', 'v1', 'persistentvolumes'), undefined, name),

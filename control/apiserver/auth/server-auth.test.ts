@@ -219,6 +219,59 @@ describe('ApiServer with security', () => {
     );
   });
 
+  it("finds a node's pods in the pods' watch cache when it reads their Secrets, not in the store", async () => {
+    const admin = await as('root', ['system:masters']);
+    const n1 = await as('system:node:n1', ['system:nodes']);
+    const ns = 'graph';
+    await admin.client.create(resources.namespaces, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: ns },
+    });
+    await admin.client.create(resources.secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'mounted', namespace: ns },
+    });
+    const pod = (name: string, nodeName: string, secret?: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: ns },
+      spec: {
+        nodeName,
+        containers: [{ name: 'c', image: 'busybox' }],
+        ...(secret ? { volumes: [{ name: 's', secret: { secretName: secret } }] } : {}),
+      },
+    });
+    await admin.client.create(resources.pods, pod('uses-it', 'n1', 'mounted'));
+    await admin.client.create(resources.pods, pod('elsewhere', 'n2'));
+    // Once the cache has the pod (the kubelet learns of it through the cache's watch),
+    // each authorization of n1's reads lists no pods from the store.
+    for (let tries = 0; ; tries++) {
+      const cached = await admin.client.list(resources.pods, { namespace: ns, resourceVersion: '0' });
+      if (cached.items.some((p) => p.metadata?.name === 'uses-it')) break;
+      assert.ok(tries < 200, 'the pod in the watch cache');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    let storeLists = 0;
+    const list = store.list.bind(store);
+    store.list = (prefix, opts) => {
+      if (prefix.startsWith('/registry/pods/')) storeLists++;
+      return list(prefix, opts);
+    };
+    try {
+      for (let i = 0; i < 5; i++) await n1.client.get(resources.secrets, ns, 'mounted');
+      const refused = await n1.client.get(resources.configmaps, ns, 'other').then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      assert.ok(refused instanceof ApiStatusError && refused.code === 403, String(refused));
+    } finally {
+      store.list = list;
+    }
+    assert.equal(storeLists, 0);
+  });
+
   it('impersonates only for those allowed to', async () => {
     const admin = await as('root', ['system:masters']);
     const res = await admin.fetch(`${url}/api/v1/namespaces/default/pods`, {
