@@ -77,7 +77,14 @@ class Sampler {
   maxRss = 0;
   private timer: NodeJS.Timeout;
   constructor(private readonly pid: number) {
-    this.timer = setInterval(() => this.sample(), 1000);
+    // A control process that died is the stage's failure to report, not this timer's.
+    this.timer = setInterval(() => {
+      try {
+        this.sample();
+      } catch {
+        clearInterval(this.timer);
+      }
+    }, 1000);
     this.sample();
   }
   sample(): { cpuSeconds: number; rssBytes: number } {
