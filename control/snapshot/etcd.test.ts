@@ -18,11 +18,10 @@ import {
   truncateSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startEtcd, type EtcdMember } from '../../test/support/etcd.js';
+import { freePorts, startEtcd, type EtcdMember } from '../../test/support/etcd.js';
 import { EtcdStore } from '../storage/etcd.js';
 import type { KeyValue } from '../storage/store.js';
 import { isSnapshotError } from './errors.js';
@@ -44,23 +43,6 @@ function tempDir(prefix = 'k8ts-etcd-snap-'): string {
   const d = mkdtempSync(join(tmpdir(), prefix));
   roots.push(d);
   return d;
-}
-
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const s = createServer();
-          s.once('error', reject);
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
 }
 
 /** Starts etcd on an existing (restored) member data dir; resolves when /health says true. */

@@ -226,7 +226,7 @@ async function waitHealthy(
 }
 
 /** Free TCP ports on 127.0.0.1 (bound to port 0, then released). */
-async function freePorts(n: number): Promise<number[]> {
+export async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from(
       { length: n },
