@@ -121,13 +121,24 @@ function startKubectlEnv(env: NodeJS.ProcessEnv, kubeconfig: string, ...args: st
 }
 
 /** Sends `head` on a socket and resolves with everything it answers until it closes. */
+/** Writes `head` to `socket` and resolves with all it reads until the end (rejects after 30 s, with what came). */
 function exchange(socket: Socket, head: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let data = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no end of the answer in 30 s; read so far: ${JSON.stringify(data)}`));
+    }, 30_000);
     socket.setEncoding('utf8');
     socket.on('data', (d: string) => (data += d));
-    socket.once('end', () => resolve(data));
-    socket.once('error', reject);
+    socket.once('end', () => {
+      clearTimeout(timer);
+      resolve(data);
+    });
+    socket.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     socket.write(head);
   });
 }
@@ -362,8 +373,12 @@ describe('kubectl logs, exec, port-forward and top through the agent tunnel', { 
     const a = await connected(local);
     a.write('GET / HTTP/1.1\r\nHost: spring\r\n');
     const b = await connected(local);
-    const answerB = await exchange(b, 'GET / HTTP/1.1\r\nHost: spring\r\nConnection: close\r\n\r\n');
-    assert.match(answerB, /^HTTP\/1\.1 200/);
+    const answerB = await exchange(b, 'GET / HTTP/1.1\r\nHost: spring\r\nConnection: close\r\n\r\n').catch(
+      (err: Error) => {
+        throw new Error(`connection B: ${err.message}; kubectl port-forward said: ${pf.stderr()}`);
+      },
+    );
+    assert.match(answerB, /^HTTP\/1\.1 200/, `kubectl port-forward said: ${pf.stderr()}`);
     assert.match(answerB, /spring-server 1\.0 on spring/);
     const answerA = await exchange(a, 'Connection: close\r\n\r\n').catch((err: Error) => {
       // Seen once on a loaded machine (EPIPE: kubectl had closed A); what kubectl said of it.
