@@ -268,6 +268,19 @@ export class ApiServer {
       clusterRole: (name) => getOrUndefined(rbac('clusterroles'), undefined, name),
       role: (ns, name) => getOrUndefined(rbac('roles'), ns, name),
     };
+    // The authorizer's first look is the watch caches, as upstream's RBAC authorizer reads
+    // informers: a list of every ClusterRoleBinding from the store decoded them all on each
+    // request that no earlier authorizer allowed. The store while a cache is not ready.
+    const RBAC_GROUP = 'rbac.authorization.k8s.io';
+    const cachedRbac: RbacSource = {
+      clusterRoleBindings: async () =>
+        (await this.listFromCache(RBAC_GROUP, 'clusterrolebindings', undefined)) ??
+        this.rbacSource.clusterRoleBindings(),
+      roleBindings: async (ns) =>
+        (await this.listFromCache(RBAC_GROUP, 'rolebindings', ns)) ?? this.rbacSource.roleBindings(ns),
+      clusterRole: (name) => this.objectFromCache('clusterroles', undefined, name, RBAC_GROUP),
+      role: (ns, name) => this.objectFromCache('roles', ns, name, RBAC_GROUP),
+    };
     const sat = cfg.serviceAccountTokens;
     // A service account token is checked against the current objects it is bound to,
     // read from the watch caches as upstream reads its informers.
@@ -317,7 +330,7 @@ export class ApiServer {
         getPersistentVolume: (name) =>
           getOrUndefined(this.registry('', 'v1', 'persistentvolumes'), undefined, name),
       }),
-      rbacAuthorizer(this.rbacSource),
+      rbacAuthorizer(cachedRbac, this.rbacSource),
     );
     this.filters = {
       secure: cfg.security !== undefined,
@@ -768,12 +781,27 @@ export class ApiServer {
    * (a cache not ready yet, an object it has not seen yet); undefined when there is none.
    * What service account tokens are checked against, on every request that carries one.
    */
+  /**
+   * The objects of `resource` (group `group`, v1) in `namespace` (all when undefined) from
+   * its watch cache; undefined while the cache is not ready (read the store then).
+   */
+  private async listFromCache(
+    group: string,
+    resource: string,
+    namespace: string | undefined,
+  ): Promise<KubeObject[] | undefined> {
+    const cache = await this.watchCache(findResource(group, 'v1', resource)!);
+    if (!cache.ready) return undefined;
+    return cache.list(namespace ? { namespace } : {}).items;
+  }
+
   private async objectFromCache(
     resource: string,
     namespace: string | undefined,
     name: string,
+    group = '',
   ): Promise<KubeObject | undefined> {
-    const info = findResource('', 'v1', resource)!;
+    const info = findResource(group, 'v1', resource)!;
     const cache = await this.watchCache(info);
     const cached = cache.ready ? cache.get({ ...(namespace ? { namespace } : {}), name }) : undefined;
     if (cached) return cached;

@@ -122,12 +122,20 @@ export async function rulesFor(
   return rules;
 }
 
-/** The RBAC authorizer over `src`: allow when a bound rule covers the request, else no opinion. */
-export function rbacAuthorizer(src: RbacSource): Authorizer {
+/**
+ * The RBAC authorizer over `src`: allow when a bound rule covers the request, else no opinion.
+ * With `confirm`, a request that `src` does not allow is decided again over `confirm`: `src`
+ * is then the watch caches (upstream's authorizer reads informers) and `confirm` the store,
+ * so a binding made a moment ago, not yet in a cache, still counts (read after write) while
+ * the requests that are allowed, nearly all, read nothing from the store.
+ */
+export function rbacAuthorizer(src: RbacSource, confirm?: RbacSource): Authorizer {
+  const allows = async (from: RbacSource, a: Attributes) =>
+    (await rulesFor(from, a.user, a.resourceRequest ? a.namespace : undefined)).some((r) => ruleAllows(a, r));
   return {
     async authorize(a) {
-      const rules = await rulesFor(src, a.user, a.resourceRequest ? a.namespace : undefined);
-      return rules.some((r) => ruleAllows(a, r)) ? ALLOW : NO_OPINION;
+      if (await allows(src, a)) return ALLOW;
+      return confirm && (await allows(confirm, a)) ? ALLOW : NO_OPINION;
     },
   };
 }

@@ -272,6 +272,61 @@ describe('ApiServer with security', () => {
     assert.equal(storeLists, 0);
   });
 
+  it('authorizes from the RBAC watch caches, and honours a binding made a moment ago', async () => {
+    const admin = await as('root', ['system:masters']);
+    const dora = await as('dora', []);
+    const rbacGroup = { group: 'rbac.authorization.k8s.io', version: 'v1' };
+    const role = { ...rbacGroup, resource: 'roles', kind: 'Role', namespaced: true };
+    const roleBinding = { ...rbacGroup, resource: 'rolebindings', kind: 'RoleBinding', namespaced: true };
+    await admin.client.create(role, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'cm-reader', namespace: 'default' },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list'] }],
+    });
+    // Read after write: the binding counts on the very next request (the store confirms
+    // what the caches do not allow yet).
+    await admin.client.create(roleBinding, {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'dora-cm', namespace: 'default' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cm-reader' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'dora' }],
+    });
+    await dora.client.list(resources.configmaps, { namespace: 'default' });
+    for (let tries = 0; ; tries++) {
+      const cached = await admin.client.list(roleBinding, { namespace: 'default', resourceVersion: '0' });
+      if (cached.items.some((b) => b.metadata?.name === 'dora-cm')) break;
+      assert.ok(tries < 200, 'the binding in the watch cache');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    let storeReads = 0;
+    const list = store.list.bind(store);
+    const get = store.get.bind(store);
+    const rbacKey = (key: string) => /^\/registry\/(cluster)?role(binding)?s\//.test(key);
+    store.list = (prefix, opts) => {
+      if (rbacKey(prefix)) storeReads++;
+      return list(prefix, opts);
+    };
+    store.get = (key) => {
+      if (rbacKey(key)) storeReads++;
+      return get(key);
+    };
+    try {
+      for (let i = 0; i < 5; i++) await dora.client.list(resources.configmaps, { namespace: 'default' });
+    } finally {
+      store.list = list;
+      store.get = get;
+    }
+    assert.equal(storeReads, 0, 'RBAC objects read from the store for five allowed requests');
+    // What no binding allows is still refused (after the store confirmed it).
+    const refused = await dora.client.list(resources.secrets, { namespace: 'default' }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    assert.ok(refused instanceof ApiStatusError && refused.code === 403, String(refused));
+  });
+
   it('impersonates only for those allowed to', async () => {
     const admin = await as('root', ['system:masters']);
     const res = await admin.fetch(`${url}/api/v1/namespaces/default/pods`, {
