@@ -26,6 +26,7 @@ import { KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER } from '../api/auth/user.js';
 import { componentCredential, ensureControlPKI, servingSANs, type ControlPKI } from './pki.js';
 import { defaultIssuer } from './apiserver/auth/serviceaccount-token.js';
 import { clusterServiceAccountKey } from './service-account-key.js';
+import { clusterCA } from './cluster-ca.js';
 import { ensureLocalPathStorageClass } from './local-storage.js';
 import { createLogger, type LogLevel } from '../api/log.js';
 import { ApiServer } from './apiserver/server.js';
@@ -185,9 +186,12 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
     advertiseAddress,
     ...kubernetesServiceSANs(kubernetesIP, cfg.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
   ];
+  const servingNames = servingSANs(cfg.bindAddress, sans);
+  // One CA for all control processes of the cluster (cluster-ca.ts), so that a client of
+  // one can fail over to another.
   const pki = cfg.insecureHTTP
     ? undefined
-    : await ensureControlPKI(cfg.dataDir, servingSANs(cfg.bindAddress, sans));
+    : await clusterCA(store, await ensureControlPKI(cfg.dataDir, servingNames), cfg.dataDir, servingNames);
   const api = new ApiServer({
     store,
     ...(pki ? { security: { ca: pki.ca, serving: pki.serving } } : {}),

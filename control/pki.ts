@@ -3,7 +3,8 @@
  * 0600, as k3s keeps `server/tls`): created at first start, reused afterwards.
  *
  *   server-ca.crt / .key    the cluster CA: signs the serving certificate and every client
- *                           certificate (admin, node credentials, in-process components)
+ *                           certificate (admin, node credentials, in-process components);
+ *                           the cluster's one (in the store) replaces it (cluster-ca.ts)
  *   serving.crt / .key      the API server's certificate; SANs: hostname, the bind address,
  *                           127.0.0.1, localhost, each --tls-san; re-signed (same CA) when
  *                           a SAN is missing or it expires within 30 days
@@ -49,7 +50,8 @@ function readPair(dir: string, name: string): KeyPair | undefined {
   return { cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8') };
 }
 
-function writePair(dir: string, name: string, pair: KeyPair): void {
+/** Writes `DIR/NAME.crt` and `DIR/NAME.key`, each 0600 (also when the file existed). */
+export function writePair(dir: string, name: string, pair: KeyPair): void {
   for (const [ext, text] of [
     ['crt', pair.cert],
     ['key', pair.key],
