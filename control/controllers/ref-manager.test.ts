@@ -12,6 +12,9 @@ import type { Deployment, Pod, ReplicaSet } from '../../api/types.js';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 import {
   adoptPatch,
+  claimCandidates,
+  CONTROLLER_INDEX,
+  controllerIndexFunc,
   ControllerRefManager,
   freshOwnerGetter,
   ownersSelecting,
@@ -21,6 +24,53 @@ import {
 } from './ref-manager.js';
 
 const RS_KIND = { apiVersion: 'apps/v1', kind: 'ReplicaSet' };
+
+describe('claimCandidates (the controller-uid index)', () => {
+  it("finds the owner's dependents and its namespace's orphans, not other controllers' pods", () => {
+    const owned = (ns: string, name: string, controllerUid?: string): Pod =>
+      ({
+        metadata: {
+          namespace: ns,
+          name,
+          uid: `pod-${ns}-${name}`,
+          ...(controllerUid
+            ? {
+                ownerReferences: [
+                  {
+                    apiVersion: 'apps/v1',
+                    kind: 'ReplicaSet',
+                    name: 'x',
+                    uid: controllerUid,
+                    controller: true,
+                  },
+                ],
+              }
+            : {}),
+        },
+        spec: { containers: [] },
+      }) as unknown as Pod;
+    const ix = new Indexer<Pod>({ indexers: { [CONTROLLER_INDEX]: controllerIndexFunc } });
+    ix.add(owned('a', 'mine-1', 'rs-1'));
+    ix.add(owned('a', 'mine-2', 'rs-1'));
+    ix.add(owned('a', 'theirs', 'rs-2'));
+    ix.add(owned('a', 'orphan'));
+    ix.add(owned('b', 'orphan-elsewhere'));
+    ix.add(owned('b', 'mine-in-b', 'rs-1'));
+    const owner = { metadata: { namespace: 'a', name: 'web', uid: 'rs-1' } } as KubeObject;
+    const names = claimCandidates(new Lister(ix), owner)
+      .map((p) => p.metadata?.name)
+      .sort();
+    assert.deepEqual(names, ['mine-1', 'mine-2', 'orphan']);
+    // A pod that becomes another's leaves the owner's candidates.
+    ix.update(owned('a', 'mine-2', 'rs-2'));
+    assert.deepEqual(
+      claimCandidates(new Lister(ix), owner)
+        .map((p) => p.metadata?.name)
+        .sort(),
+      ['mine-1', 'orphan'],
+    );
+  });
+});
 
 describe("resolveControllerRef and ownersSelecting (the informer handlers' owner lookups)", () => {
   const rs = (ns: string, name: string, uid: string, selector?: Record<string, string>): ReplicaSet =>

@@ -37,6 +37,31 @@ export interface OwnerKind {
   kind: string;
 }
 
+/** Name of the index of dependents by controller (controllerIndexFunc). */
+export const CONTROLLER_INDEX = 'controller-uid';
+
+/**
+ * Indexes a dependent under `namespace/<its controller's uid>`, an orphan under
+ * `namespace/`: claimCandidates() then finds what a claim can touch without scanning the
+ * namespace. (Upstream lists the whole namespace on every sync; the claim ignores what
+ * another controller owns, so the result is the same.)
+ */
+export function controllerIndexFunc(obj: KubeObject): readonly string[] {
+  return [`${obj.metadata?.namespace ?? ''}/${controllerOf(obj)?.uid ?? ''}`];
+}
+
+/**
+ * What ControllerRefManager.claim() can claim for `owner`, from a lister whose informer
+ * has CONTROLLER_INDEX: the owner's own dependents and the orphans of its namespace.
+ */
+export function claimCandidates<T extends KubeObject>(lister: Lister<T>, owner: KubeObject): T[] {
+  const ns = owner.metadata?.namespace ?? '';
+  return [
+    ...lister.byIndex(CONTROLLER_INDEX, `${ns}/${owner.metadata?.uid ?? ''}`),
+    ...lister.byIndex(CONTROLLER_INDEX, `${ns}/`),
+  ];
+}
+
 /**
  * The owner a controllerRef names, when `lister` caches an object of `kind.kind` under that
  * name in `namespace` with the ref's uid; else undefined (no ref, another kind, or a new
@@ -176,7 +201,15 @@ export class ControllerRefManager<T extends KubeObject> {
       this.opts.selector.matches(obj.metadata?.labels) && filters.every((f) => f(obj));
     const claimed: T[] = [];
     const errors: unknown[] = [];
+    const ownerUid = this.opts.owner.metadata?.uid;
     for (const obj of candidates) {
+      // Another controller's: skipped without a turn of the event loop (most of a namespace).
+      const ref = controllerOf(obj);
+      if (ref && ref.uid !== ownerUid) continue;
+      if (ref && match(obj)) {
+        claimed.push(obj);
+        continue;
+      }
       try {
         const mine = await this.claimObject(obj, match);
         if (mine) claimed.push(mine);

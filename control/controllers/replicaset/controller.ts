@@ -41,6 +41,9 @@ import { UIDTrackingControllerExpectations } from '../expectations.js';
 import { hasStatusCause, NAMESPACE_TERMINATING_CAUSE, RealPodControl } from '../podcontrol.js';
 import type { PodControl } from '../podcontrol.js';
 import {
+  claimCandidates,
+  CONTROLLER_INDEX,
+  controllerIndexFunc,
   ControllerRefManager,
   freshOwnerGetter,
   recheckDeletionTimestamp,
@@ -104,6 +107,7 @@ export class ReplicaSetController implements Controller {
 
     const rsInformer = ctx.informers.informerFor<ReplicaSet>(resources.replicasets);
     const podInformer = ctx.informers.informerFor<Pod>(resources.pods);
+    podInformer.addIndexers({ [CONTROLLER_INDEX]: controllerIndexFunc });
     this.rsLister = rsInformer.lister();
     this.podLister = podInformer.lister();
     rsInformer.addEventHandler({
@@ -271,9 +275,9 @@ export class ReplicaSetController implements Controller {
       this.logger.warn('replicaset: invalid selector', { key, error: String(err) });
       return;
     }
-    // Every pod of the namespace, not only matching ones: our pods whose labels changed
-    // must be released.
-    const active = this.podLister.namespace(namespace).list().filter(isPodActive);
+    // Our pods, matching or not (those whose labels changed must be released), and the
+    // namespace's orphans: what upstream's list of the whole namespace can claim.
+    const active = claimCandidates(this.podLister, rs).filter(isPodActive);
     const filteredPods = await this.claimPods(rs, selector, active);
 
     let manageReplicasErr: unknown;
