@@ -21,6 +21,8 @@ import { controllerOf } from '../../../api/podutil.js';
 import type { Deployment, Pod, ReplicaSet } from '../../../api/types.js';
 import { RateLimitingQueue } from '../../../api/workqueue/rateLimited.js';
 import {
+  CONTROLLER_INDEX,
+  controllerIndexFunc,
   ControllerRefManager,
   freshOwnerGetter,
   ownersSelecting,
@@ -69,6 +71,7 @@ export class DeploymentController implements Controller, SyncContext {
     this.deployments = ctx.informers.informerFor<Deployment>(resources.deployments);
     this.replicaSets = ctx.informers.informerFor<ReplicaSet>(resources.replicasets);
     this.pods = ctx.informers.informerFor<Pod>(resources.pods);
+    this.pods.addIndexers({ [CONTROLLER_INDEX]: controllerIndexFunc });
 
     this.deployments.addEventHandler({
       onAdd: (d) => this.enqueue(d),
@@ -197,15 +200,18 @@ export class DeploymentController implements Controller, SyncContext {
 
   /** The Deployment's pods grouped by the uid of their controlling ReplicaSet (getPodMapForDeployment). */
   private podMapFor(d: Deployment, rsList: readonly ReplicaSet[]): PodMap {
+    // The pods each ReplicaSet controls, from the controller-uid index: upstream lists the
+    // namespace's pods by the Deployment's selector and keeps those, the same set.
     const map = new Map<string, Pod[]>();
-    for (const rs of rsList) map.set(rs.metadata.uid!, []);
-    const pods = this.pods
-      .lister()
-      .namespace(d.metadata.namespace ?? '')
-      .list(labelSelectorFromObject(d.spec.selector));
-    for (const pod of pods) {
-      const ref = controllerOf(pod);
-      if (ref) map.get(ref.uid)?.push(pod);
+    const selector = labelSelectorFromObject(d.spec.selector);
+    const lister = this.pods.lister();
+    const ns = d.metadata.namespace ?? '';
+    for (const rs of rsList) {
+      const uid = rs.metadata.uid!;
+      map.set(
+        uid,
+        lister.byIndex(CONTROLLER_INDEX, `${ns}/${uid}`).filter((p) => selector.matches(p.metadata.labels)),
+      );
     }
     return map;
   }

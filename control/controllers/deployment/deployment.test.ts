@@ -35,6 +35,8 @@ interface Cluster {
   /** Pods of the namespace as an informer sees them, with a hook run on every change. */
   pods: Pod[];
   onPods(check: (pods: Pod[]) => void): void;
+  /** A hook run on every change of the namespace's ReplicaSets, with all of them. */
+  onReplicaSets(check: (replicaSets: ReplicaSet[]) => void): void;
   stop(): Promise<void>;
 }
 
@@ -64,11 +66,14 @@ async function startCluster(ready: (pod: Pod) => boolean = () => true): Promise<
   }).run(ac.signal);
   const watch = new InformerFactory({ client: api.client });
   const podInformer = watch.informerFor<Pod>(resources.pods, { namespace: NS });
+  const rsInformer = watch.informerFor<ReplicaSet>(resources.replicasets, { namespace: NS });
   const checks: ((pods: Pod[]) => void)[] = [];
+  const rsChecks: ((replicaSets: ReplicaSet[]) => void)[] = [];
   const cl: Cluster = {
     api,
     pods: [],
     onPods: (check) => checks.push(check),
+    onReplicaSets: (check) => rsChecks.push(check),
     stop: async () => {
       ac.abort();
       await done;
@@ -83,6 +88,11 @@ async function startCluster(ready: (pod: Pod) => boolean = () => true): Promise<
     for (const check of checks) check(cl.pods);
   };
   podInformer.addEventHandler({ onAdd: changed, onUpdate: changed, onDelete: changed });
+  const rsChanged = () => {
+    const all = rsInformer.lister().list();
+    for (const check of rsChecks) check(all);
+  };
+  rsInformer.addEventHandler({ onAdd: rsChanged, onUpdate: rsChanged, onDelete: rsChanged });
   watch.start();
   await watch.waitForCacheSync(10_000);
   return cl;
@@ -181,13 +191,22 @@ describe('spring-deployment: apply, rolling update, history, undo, pause, restar
     const violations: string[] = [];
     let maxTotal = 0;
     let minAvailable = Infinity;
+    // replicas 5, maxSurge 25% → 2 (rounded up), maxUnavailable 25% → 1 (rounded down).
+    // The surge bounds the ReplicaSets' replicas, as upstream's NewRSNewReplicas sums their
+    // spec: the pods can be one more for a moment, when the new ReplicaSet creates before
+    // the old one's controller has deleted the pod its scale-down took away (seen under
+    // load: 8 pods), so the pod count is not held to it.
+    c.onReplicaSets((replicaSets) => {
+      const total = replicaSets
+        .filter((rs) => rs.metadata.name?.startsWith(`${NAME}-`))
+        .reduce((sum, rs) => sum + (rs.spec.replicas ?? 0), 0);
+      if (total > 7) violations.push(`ReplicaSets' replicas sum to ${total}`);
+    });
     c.onPods((pods) => {
       const mine = active(pods).filter((p) => p.metadata.name?.startsWith(`${NAME}-`));
       const available = mine.filter(isPodReady).length;
       maxTotal = Math.max(maxTotal, mine.length);
       minAvailable = Math.min(minAvailable, available);
-      // replicas 5, maxSurge 25% → 2 (rounded up), maxUnavailable 25% → 1 (rounded down)
-      if (mine.length > 7) violations.push(`${mine.length} pods`);
       if (available < 4) violations.push(`${available} available`);
     });
     await kubectlOk(c.api, 'set', 'image', `deployment/${NAME}`, 'spring-container=spring-server:1.1');
@@ -227,7 +246,7 @@ describe('spring-deployment: apply, rolling update, history, undo, pause, restar
     notReadyImages.delete('spring-server:1.1');
     assert.deepEqual(violations, []);
     assert.equal(released, 5);
-    assert.equal(maxTotal, 7, 'the surge was used');
+    assert.ok(maxTotal >= 7, `the surge was used (at most ${maxTotal} pods)`);
     assert.equal(minAvailable, 4, 'the unavailability budget was used');
 
     const rss = await listReplicaSets(c.api);
