@@ -26,7 +26,8 @@
  * Flags: --nodes (default 100), --pods (default 1000), --deployments, --datastore
  * sqlite|etcd|memory (etcd: --etcd-endpoints URL,...), --max-pods per node (110), --built
  * (run dist/cli.js; default cli.ts through tsx, whose loader adds some 30 MiB to each
- * process), --stage-timeout seconds (1800). Prints Markdown. Not a test: the numbers
+ * process), --stage-timeout seconds (1800), --profile DIR (the control process writes a
+ * V8 CPU profile there when it stops: open it in Chrome's DevTools). Prints Markdown. Not a test: the numbers
  * depend on the machine, and on what else runs on it.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -51,6 +52,7 @@ const { values: flags } = parseArgs({
     'max-pods': { type: 'string', default: '110' },
     built: { type: 'boolean', default: false },
     'stage-timeout': { type: 'string', default: '1800' },
+    profile: { type: 'string' },
   },
 });
 const NODES = Number(flags.nodes);
@@ -357,7 +359,12 @@ async function main(): Promise<void> {
     '--log-level',
     'warn',
   ];
-  const k = await startK8tsServer({ args: serverArgs, fromSource: !flags.built, readyTimeoutMs: 120_000 });
+  const k = await startK8tsServer({
+    args: serverArgs,
+    fromSource: !flags.built,
+    readyTimeoutMs: 120_000,
+    ...(flags.profile ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', flags.profile] } : {}),
+  });
   const client = RestClient.fromKubeconfig(k.kubeconfig);
   const sampler = new Sampler(k.pid);
   let canary: WatchCanary | undefined;

@@ -86,6 +86,8 @@ export interface K8tsServerOptions {
   agent?: boolean;
   /** Run cli.ts through tsx instead of dist/cli.js. Default false. */
   fromSource?: boolean;
+  /** Flags for node itself, before the script (e.g. `['--cpu-prof']`). */
+  nodeArgs?: string[];
 }
 
 /** Runs a command with a deadline; resolves with its exit code and output. */
@@ -156,6 +158,7 @@ export async function startK8tsServer(opts: K8tsServerOptions = {}): Promise<K8t
   const child: ChildProcess = spawn(
     cli.cmd,
     [
+      ...(opts.nodeArgs ?? []),
       ...cli.args,
       'server',
       '--port',
