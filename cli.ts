@@ -37,6 +37,8 @@ Usage:
                    [--pod-security-default-level privileged|baseline|restricted]
                    [--pod-security-admission-config-file FILE]
   k8ts agent       --server URL (--token T | --token-file F) [--node-name NAME] [--node-ip IP]
+                   (--server repeated or comma-separated: API servers of one cluster; the agent
+                   fails over to the next when one stops answering, and keeps a tunnel to each)
                    [--data-dir DIR] [--runtime docker|containerd] [--log-level LEVEL]
                    [--container-runtime-endpoint unix:///run/containerd/containerd.sock]
                    [--cni-conf-dir /etc/cni/net.d] [--cni-bin-dir /usr/lib/cni]   (containerd only)
@@ -69,6 +71,7 @@ tunnel they open to the server. Then: KUBECONFIG=DIR/kubeconfig.yaml kubectl ...
 
 For scale tests one process plays many nodes (hollow nodes, as kwok's and kubemark's):
   k8ts hollow-nodes --server URL (--token T | --token-file F) --count N [--prefix hollow-node-]
+                   (--server repeated or comma-separated: the nodes fail over between them)
                    [--data-dir DIR] [--cpu 4] [--memory 16Gi] [--max-pods 110] [--node-ip 127.0.0.1]
                    [--job-pod-run-time 5s] [--report-interval 1m] [--concurrency 16] [--log-level warn]
                    (each node joins with its own credential, kept in DIR/<node>/tls; pods run on the
@@ -137,6 +140,7 @@ async function agentCommand(argv: string[]): Promise<number> {
   }
   const {
     server,
+    alternateServers,
     token,
     nodeName,
     nodeIP,
@@ -158,6 +162,7 @@ async function agentCommand(argv: string[]): Promise<number> {
       ...(options.disableClusterDNS ? { clusterDNSServer: false } : {}),
       ...(options.disableLocalStorage ? { localStorage: false } : {}),
       server,
+      alternateServers,
       ...(token ? { token } : {}),
       nodeName,
       nodeIP,

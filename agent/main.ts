@@ -61,6 +61,13 @@ export interface AgentConfig {
   /** The API server's URL (`--server`). */
   server: string;
   /**
+   * Other API servers of the same cluster (`--server` repeated or comma-separated): the
+   * agent's client fails over to them in turn (RestClient's alternateServers), so its
+   * informers, Lease, status and kube-proxy follow; and it keeps a tunnel to each (as
+   * konnectivity agents connect to every server), so `kubectl logs/exec` work through any.
+   */
+  alternateServers?: readonly string[];
+  /**
    * The join token (`--token` / `--token-file`): `K10<CA hash>::<id>.<secret>`. With an
    * https:// server it is used once to obtain the node's credential
    * (kubelet/bootstrap.ts), which later starts reuse; an http:// server (a control
@@ -164,8 +171,10 @@ export interface Agent {
   readonly client: RestClient;
   /** The node's pod network (its name, whether it is ready). */
   readonly podNetwork: PodNetworkManager;
-  /** The tunnel to the API server (whether it is connected now). */
+  /** The tunnel to the API server (the first --server; whether it is connected now). */
   readonly tunnel: TunnelClient;
+  /** One tunnel per API server (`server`, then each of `alternateServers`). */
+  readonly tunnels: readonly TunnelClient[];
   /** Stops every loop and closes connections; containers keep running. Idempotent. */
   stop(): Promise<void>;
 }
@@ -219,6 +228,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     credential = cfg.server.startsWith('https:')
       ? await bootstrapNodeCredential({
           server: cfg.server,
+          ...(cfg.alternateServers ? { alternateServers: cfg.alternateServers } : {}),
           ...(cfg.token ? { token: cfg.token } : {}),
           nodeName,
           dataDir: cfg.dataDir,
@@ -232,6 +242,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   }
   const client = new RestClient({
     server: cfg.server,
+    ...(cfg.alternateServers ? { alternateServers: cfg.alternateServers } : {}),
     ...(credential ? { ca: credential.ca, cert: credential.cert, key: credential.key } : {}),
     userAgent: `kubelet/${KUBELET_VERSION} (${nodeName})`,
   });
@@ -425,19 +436,23 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     stats: new StatsProvider({ runtime, machine, nodeName, clock }),
     logger,
   });
-  const tunnel = new TunnelClient({
-    server: cfg.server,
-    // The node's own credential; a server run with --insecure-http (http://) needs none and
-    // gets none: the join token is never sent in clear text.
-    ...(credential ? { tls: { ca: credential.ca, cert: credential.cert, key: credential.key } } : {}),
-    nodeName,
-    onStream: (socket) => kubeletServer.serveConnection(socket),
-    logger,
-    clock,
-    ...(cfg.tunnelBackoffMs
-      ? { minBackoffMs: cfg.tunnelBackoffMs.min, maxBackoffMs: cfg.tunnelBackoffMs.max }
-      : {}),
-  });
+  const tunnels = client.servers.map(
+    (server) =>
+      new TunnelClient({
+        server,
+        // The node's own credential; a server run with --insecure-http (http://) needs none and
+        // gets none: the join token is never sent in clear text.
+        ...(credential ? { tls: { ca: credential.ca, cert: credential.cert, key: credential.key } } : {}),
+        nodeName,
+        onStream: (socket) => kubeletServer.serveConnection(socket),
+        logger,
+        clock,
+        ...(cfg.tunnelBackoffMs
+          ? { minBackoffMs: cfg.tunnelBackoffMs.min, maxBackoffMs: cfg.tunnelBackoffMs.max }
+          : {}),
+      }),
+  );
+  const tunnel = tunnels[0]!;
 
   const provisioner =
     cfg.localStorage === false
@@ -458,14 +473,14 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     lease.run(running.signal),
     podNetwork.run(running.signal),
     crossHost.run(running.signal),
-    tunnel.run(running.signal),
+    ...tunnels.map((t) => t.run(running.signal)),
   ];
   services.start();
   await pods.start();
   await proxy.start();
   logger.info('agent started', {
     node: nodeName,
-    server: cfg.server,
+    servers: client.servers,
     nodeIP: cfg.nodeIP,
     dataDir: cfg.dataDir,
   });
@@ -479,6 +494,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     client,
     podNetwork,
     tunnel,
+    tunnels,
     stop: () =>
       (stopped ??= (async () => {
         running.abort();

@@ -44,6 +44,12 @@ import { HollowWatches } from './watches.js';
 export interface HollowNodesConfig {
   /** The API server's https:// URL. */
   server: string;
+  /**
+   * Other API servers of the same cluster (`--server` repeated): every node's client, and
+   * the shared watches', fail over to them in turn (RestClient's alternateServers), and a
+   * node joins through the next one while one cannot be reached.
+   */
+  alternateServers?: readonly string[];
   /** The join token (`K10<CA hash>::<id>.<secret>`); not needed once every node's credential is stored. */
   token?: string;
   /** How many nodes; they are named `<prefix><i>`, i from 0. */
@@ -186,6 +192,7 @@ async function start(cfg: HollowNodesConfig, concurrency: number, signal: AbortS
   const credentials = await inBatches(names, concurrency, async (nodeName): Promise<NodeCredential> => {
     const cred = await bootstrapNodeCredential({
       server: cfg.server,
+      ...(cfg.alternateServers ? { alternateServers: cfg.alternateServers } : {}),
       ...(cfg.token ? { token: cfg.token } : {}),
       nodeName,
       dataDir: hollowNodeDir(cfg.dataDir, nodeName),
@@ -200,6 +207,7 @@ async function start(cfg: HollowNodesConfig, concurrency: number, signal: AbortS
   const first = credentials[0]!;
   const watchClient = new RestClient({
     server: cfg.server,
+    ...(cfg.alternateServers ? { alternateServers: cfg.alternateServers } : {}),
     ca: first.ca,
     cert: first.cert,
     key: first.key,
@@ -223,6 +231,7 @@ async function start(cfg: HollowNodesConfig, concurrency: number, signal: AbortS
       const nodeName = names[i]!;
       const node = await HollowNode.start({
         server: cfg.server,
+        ...(cfg.alternateServers ? { alternateServers: cfg.alternateServers } : {}),
         nodeName,
         nodeIP: cfg.nodeIP,
         credential: credentials[i]!,

@@ -43,6 +43,8 @@ import type { HollowWatches } from './watches.js';
 export interface HollowNodeConfig {
   /** The API server's https:// URL. */
   server: string;
+  /** Other API servers of the cluster, failed over to (RestClient's alternateServers). */
+  alternateServers?: readonly string[];
   nodeName: string;
   /** The node's InternalIP (and hostIP of its pods). */
   nodeIP: string;
@@ -97,6 +99,7 @@ export class HollowNode {
     const { ca, cert, key } = cfg.credential;
     const client = new RestClient({
       server: cfg.server,
+      ...(cfg.alternateServers ? { alternateServers: cfg.alternateServers } : {}),
       ca,
       cert,
       key,

@@ -141,6 +141,8 @@ const RETRYABLE = new Set([
 export interface BootstrapOptions {
   /** The API server's https:// URL. */
   server: string;
+  /** Other API servers of the same cluster: a join that cannot reach one tries the next. */
+  alternateServers?: readonly string[];
   /** The join token; needed only when no credential is stored. */
   token?: string;
   nodeName: string;
@@ -151,7 +153,8 @@ export interface BootstrapOptions {
 
 /**
  * The node's credential: the stored one, or a new one obtained with the join token
- * (retrying while the server cannot be reached, until `signal` aborts).
+ * (retrying while the server cannot be reached, each of `server` and `alternateServers` in
+ * turn, until `signal` aborts).
  * A stored credential whose CA is not the one a given token pins (another cluster's) is
  * replaced by joining again; one of another node (the data dir is that node's) is never.
  * @throws BootstrapError for a missing or malformed token, a data dir holding another
@@ -191,9 +194,11 @@ export async function bootstrapNodeCredential(opts: BootstrapOptions): Promise<N
       },
     );
   }
-  const base = new URL(opts.server);
+  const servers = [opts.server, ...(opts.alternateServers ?? [])];
   let delay = 1000;
-  for (;;) {
+  for (let attempt = 0; ; attempt++) {
+    const server = servers[attempt % servers.length]!;
+    const base = new URL(server);
     try {
       const cred = await exchange(base, parsed, opts);
       saveNodeCredential(opts.dataDir, cred);
@@ -209,9 +214,11 @@ export async function bootstrapNodeCredential(opts: BootstrapOptions): Promise<N
         throw err;
       }
       opts.logger.warn('cannot reach the server to join; retrying', {
-        server: opts.server,
+        server,
         error: String(err),
       });
+      // The next server at once; after a round of them, the backoff.
+      if ((attempt + 1) % servers.length !== 0) continue;
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 30_000);
     }

@@ -34,6 +34,12 @@ import type { WatchEvent, WatchStream } from './watch.js';
 export interface RestClientConfig {
   /** Base URL, `http://127.0.0.1:6443` or `https://host:6443` (a path prefix is kept). */
   server: string;
+  /**
+   * Other API servers of the same cluster (same CA, the same credential works on each),
+   * moved to in turn when the current one stops answering: see RestClient's failover.
+   * Default none: every request goes to `server`.
+   */
+  alternateServers?: readonly string[];
   /** Bearer token, sent as `Authorization: Bearer <token>`. */
   token?: string;
   /** PEM CA bundle that signed the server's certificate (default: Node's trusted roots). */
@@ -185,6 +191,63 @@ const IDLE_SOCKET_TIMEOUT_MS = 4_000;
 const WATCH_GRACE_MS = 30_000;
 
 /**
+ * Node's error codes that say the server did not answer (the connection was refused,
+ * broken or never made), as opposed to an answer: the ones after which a client with
+ * several API servers moves to the next. (client-go's IsConnectionReset /
+ * IsProbableEOF, and net.OpError's dial errors.)
+ */
+const UNANSWERED = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
+/** Whether `err` says the server did not answer (see UNANSWERED; a request timeout too). */
+export function isServerUnanswered(err: unknown): boolean {
+  if (err instanceof RequestTimeoutError) return true;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && UNANSWERED.has(code);
+}
+
+/** One API server a client may talk to: its URL and what every request to it needs. */
+interface Endpoint {
+  readonly server: string;
+  readonly base: URL;
+  /** The connection part of every request's options (protocol, host, port, auth), from `base`. */
+  readonly target: http.RequestOptions;
+  /** `base`'s path without trailing slashes, prefixed to every request path. */
+  readonly basePath: string;
+}
+
+/** @throws TypeError for a server URL that is not http(s). */
+function endpointOf(server: string): Endpoint {
+  let base: URL;
+  try {
+    base = new URL(server);
+  } catch {
+    throw new TypeError(`server ${JSON.stringify(server)} is not a URL`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:')
+    throw new TypeError(`server ${server}: only http:// and https:// are supported`);
+  const { protocol, hostname, port, auth } = urlToHttpOptions(base);
+  return {
+    server,
+    base,
+    target: { protocol, hostname, port, ...(auth !== undefined ? { auth } : {}) },
+    basePath: base.pathname.replace(/\/+$/, ''),
+  };
+}
+
+/**
  * Talks to one API server.
  *
  *   const c = RestClient.fromKubeconfig(path);
@@ -197,38 +260,44 @@ const WATCH_GRACE_MS = 30_000;
  * connection fails, and with the signal's reason when aborted. Namespaced verbs on one
  * object throw a TypeError without a namespace. Connections are kept alive; call
  * `close()` to release them.
+ *
+ * Failover, with `alternateServers` (a cluster of several API servers over one store, as
+ * k3s agents' client-side load balancer fails over between servers): requests go to the
+ * current server, first `server`. When it does not answer (isServerUnanswered: refused,
+ * reset, unreachable, timed out; also a watch stream broken so), the client moves to the
+ * next server in turn for every later request, and ends its other watches on the one it
+ * left, so that informers resume from their resourceVersion on the new one at once, as
+ * every API server of the cluster serves the same revisions. A request that was refused
+ * (nothing was sent) is sent again to the next server, each server tried once; any other
+ * request is retried so only when it is a GET (client-go retries only reads after a
+ * reset): a write whose connection broke may have been done, so it rejects and its caller
+ * decides. An answer, even 5xx, is an answer: the client stays.
  */
 export class RestClient {
-  /** The base URL requests go to. */
-  readonly server: string;
-  private readonly base: URL;
+  private readonly endpoints: readonly Endpoint[];
+  /** Index in `endpoints` of the server requests go to now. */
+  private current = 0;
+  /** Open watches per endpoint index, ended when the client leaves that server. */
+  private readonly watchesOn = new Map<number, Set<() => void>>();
   private readonly transport: typeof http | typeof https;
   private readonly agent: http.Agent;
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
   private readonly tlsServerName: string | undefined;
-  /** The connection part of every request's options (protocol, host, port, auth), from `base`. */
-  private readonly target: http.RequestOptions;
-  /** `base`'s path without trailing slashes, prefixed to every request path. */
-  private readonly basePath: string;
 
-  /** @throws TypeError for a server URL that is not http(s), or a certificate without key. */
+  /**
+   * @throws TypeError for a server URL that is not http(s), servers of different schemes,
+   *   or a certificate without key.
+   */
   constructor(config: RestClientConfig) {
-    let base: URL;
-    try {
-      base = new URL(config.server);
-    } catch {
-      throw new TypeError(`server ${JSON.stringify(config.server)} is not a URL`);
-    }
-    if (base.protocol !== 'http:' && base.protocol !== 'https:')
-      throw new TypeError(`server ${config.server}: only http:// and https:// are supported`);
+    this.endpoints = [config.server, ...(config.alternateServers ?? [])]
+      .filter((s, i, all) => all.indexOf(s) === i)
+      .map(endpointOf);
+    const base = this.endpoints[0]!.base;
+    if (this.endpoints.some((e) => e.base.protocol !== base.protocol))
+      throw new TypeError('all API servers of a client must be http://, or all https://');
     if ((config.cert === undefined) !== (config.key === undefined))
       throw new TypeError('a client certificate needs its key (cert and key go together)');
-    this.server = config.server;
-    this.base = base;
-    const { protocol, hostname, port, auth } = urlToHttpOptions(base);
-    this.target = { protocol, hostname, port, ...(auth !== undefined ? { auth } : {}) };
-    this.basePath = base.pathname.replace(/\/+$/, '');
     this.timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.tlsServerName = config.tlsServerName;
     const tls = base.protocol === 'https:';
@@ -257,6 +326,28 @@ export class RestClient {
       'User-Agent': config.userAgent ?? 'k8ts-client',
       ...(config.token !== undefined ? { Authorization: `Bearer ${config.token}` } : {}),
     };
+  }
+
+  /** The base URL requests go to now (`server` until the client fails over). */
+  get server(): string {
+    return this.endpoints[this.current]!.server;
+  }
+
+  /** Every API server this client may use, `server` first as configured. */
+  get servers(): readonly string[] {
+    return this.endpoints.map((e) => e.server);
+  }
+
+  /**
+   * Moves to the next server after `failed` (an endpoint index) did not answer, unless an
+   * earlier failure moved already; ends the watches still open on `failed`.
+   */
+  private failOver(failed: number): void {
+    if (this.endpoints.length < 2 || this.current !== failed) return;
+    this.current = (failed + 1) % this.endpoints.length;
+    const open = this.watchesOn.get(failed);
+    this.watchesOn.delete(failed);
+    for (const end of open ?? []) end();
   }
 
   /**
@@ -388,7 +479,7 @@ export class RestClient {
     };
     const guardMs =
       opts.timeoutSeconds !== undefined ? opts.timeoutSeconds * 1000 + WATCH_GRACE_MS : undefined;
-    const { req, res } = await this.open('GET', path, {
+    const { req, res, endpoint } = await this.open('GET', path, {
       query,
       ...(opts.signal ? { signal: opts.signal } : {}),
       headerTimeoutMs: this.timeoutMs,
@@ -399,10 +490,24 @@ export class RestClient {
     }
     let stopped = false;
     let guard: NodeJS.Timeout | undefined;
+    // Ended when the client fails over from this server: the consumer sees the stream
+    // break (ECONNRESET) and watches again, on the next server.
+    const leave = () => {
+      if (!stopped)
+        res.destroy(
+          Object.assign(new Error(`left API server ${this.endpoints[endpoint]!.server}`), {
+            code: 'ECONNRESET',
+          }),
+        );
+    };
+    let watches = this.watchesOn.get(endpoint);
+    if (!watches) this.watchesOn.set(endpoint, (watches = new Set()));
+    watches.add(leave);
     const finish = () => {
       stopped = true;
       clearTimeout(guard);
       opts.signal?.removeEventListener('abort', stop);
+      this.watchesOn.get(endpoint)?.delete(leave);
     };
     const stop = () => {
       if (stopped) return;
@@ -417,6 +522,7 @@ export class RestClient {
       }, guardMs);
       guard.unref();
     }
+    const failOver = (i: number) => this.failOver(i);
     const events = async function* (): AsyncGenerator<WatchEvent<T>, void, undefined> {
       try {
         yield* decodeWatchStream<T>(res);
@@ -425,7 +531,10 @@ export class RestClient {
       } catch (err) {
         const wasStopped = stopped;
         stop();
-        if (!wasStopped) throw err;
+        if (wasStopped) return;
+        // A stream the server broke off says it went away (kill -9 resets its connections).
+        if (isServerUnanswered(err)) failOver(endpoint);
+        throw err;
       } finally {
         // An early `break` by the consumer: close the connection.
         stop();
@@ -448,8 +557,15 @@ export class RestClient {
    */
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
-    const { res } = await this.open(method, path, { ...opts, deadlineMs: timeoutMs });
-    const body = await readBody(res);
+    const { res, endpoint } = await this.open(method, path, { ...opts, deadlineMs: timeoutMs });
+    let body: string;
+    try {
+      body = await readBody(res);
+    } catch (err) {
+      // The server went away (or stalled past the deadline) in the middle of its answer.
+      if (!opts.signal?.aborted && isServerUnanswered(err)) this.failOver(endpoint);
+      throw err;
+    }
     const code = res.statusCode ?? 500;
     if (code < 200 || code >= 300) throw ApiStatusError.fromResponse(code, body);
     if (body.trim() === '') return {} as T;
@@ -492,10 +608,14 @@ export class RestClient {
    * more than the rest of a request's set-up); anything the URL would rewrite (dot
    * segments, characters it escapes, a base with its own query) still goes through it.
    */
-  private url(path: string, query: RequestOptions['query']): { pathname: string; path: string } {
-    const joined = `${this.basePath}${path}`;
-    if (this.base.search !== '' || !PLAIN_PATH.test(joined) || DOT_SEGMENT.test(joined)) {
-      const url = new URL(this.base.toString());
+  private url(
+    endpoint: Endpoint,
+    path: string,
+    query: RequestOptions['query'],
+  ): { pathname: string; path: string } {
+    const joined = `${endpoint.basePath}${path}`;
+    if (endpoint.base.search !== '' || !PLAIN_PATH.test(joined) || DOT_SEGMENT.test(joined)) {
+      const url = new URL(endpoint.base.toString());
       url.pathname = joined;
       if (query instanceof URLSearchParams) url.search = query.toString();
       else if (query) {
@@ -514,16 +634,37 @@ export class RestClient {
   }
 
   /**
-   * Sends a request and resolves with the response once its headers are in. With
-   * `deadlineMs`, the whole exchange (including reading the body) must finish in time;
-   * with `headerTimeoutMs`, only the headers must.
+   * Sends a request to the current server and resolves with the response once its headers
+   * are in, failing over as the class comment says; `endpoint` is the index of the server
+   * that answered. With `deadlineMs`, the whole exchange (including reading the body) must
+   * finish in time; with `headerTimeoutMs`, only the headers must.
    */
-  private open(
+  private async open(
+    method: string,
+    path: string,
+    opts: RequestOptions & { deadlineMs?: number; headerTimeoutMs?: number },
+  ): Promise<{ req: http.ClientRequest; res: IncomingMessage; endpoint: number }> {
+    for (let tried = 1; ; tried++) {
+      const endpoint = this.current;
+      try {
+        return { ...(await this.openOn(endpoint, method, path, opts)), endpoint };
+      } catch (err) {
+        if (opts.signal?.aborted || !isServerUnanswered(err)) throw err;
+        this.failOver(endpoint);
+        const unsent = (err as NodeJS.ErrnoException).code === 'ECONNREFUSED';
+        if (tried >= this.endpoints.length || !(unsent || method === 'GET')) throw err;
+      }
+    }
+  }
+
+  private openOn(
+    endpoint: number,
     method: string,
     path: string,
     opts: RequestOptions & { deadlineMs?: number; headerTimeoutMs?: number },
   ): Promise<{ req: http.ClientRequest; res: IncomingMessage }> {
-    const url = this.url(path, opts.query);
+    const to = this.endpoints[endpoint]!;
+    const url = this.url(to, path, opts.query);
     const headers: Record<string, string> = { ...this.headers, Accept: opts.accept ?? 'application/json' };
     let payload: string | undefined;
     if (opts.body !== undefined) {
@@ -538,7 +679,7 @@ export class RestClient {
         return;
       }
       const req = this.transport.request({
-        ...this.target,
+        ...to.target,
         path: url.path,
         method,
         headers,

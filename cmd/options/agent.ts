@@ -15,12 +15,13 @@ import {
   defaultAgentDataDir,
   parseLogLevel,
   parseNodeFlags,
+  parseServerURLs,
   type NodeOptions,
 } from './common.js';
 
 /** The flags of `k8ts agent` with their defaults (the help text lists them in cli.ts). */
 export const AGENT_FLAGS = {
-  server: { type: 'string' },
+  server: { type: 'string', multiple: true },
   'disable-cluster-dns': { type: 'boolean', default: false },
   'disable-local-storage': { type: 'boolean', default: false },
   token: { type: 'string' },
@@ -53,8 +54,13 @@ export interface AgentCleanupOptions {
 
 /** What `k8ts agent` runs: a node agent joining `server` (agent/main.ts's AgentConfig, less its parts). */
 export interface AgentOptions extends NodeOptions {
-  /** The control process's URL (http:// or https://). */
+  /** The control process's URL (http:// or https://): the first --server. */
   server: string;
+  /**
+   * The other --server URLs (the flag repeated, or comma-separated): API servers of the same
+   * cluster the agent fails over to (RestClient's alternateServers). Empty for one server.
+   */
+  alternateServers: string[];
   /** The join token (--token, or --token-file's content trimmed); absent when the data dir already holds the node credential. */
   token?: string;
   /** `--disable-cluster-dns`: no DNS server in this agent (agent/dns/); pods still get --cluster-dns as their nameserver. */
@@ -105,11 +111,10 @@ export async function parseAgentOptions(
       dataDir: values['data-dir'] ?? defaultAgentDataDir(),
       cniConfDir: values['cni-conf-dir'] ?? DEFAULT_CNI_CONF_DIR,
     };
-  const server = values.server;
-  if (!server)
-    throw new UsageError('--server URL is required (the control process, e.g. https://10.0.0.1:6443)');
-  if (!/^https?:\/\/[^/]/.test(server))
-    throw new UsageError(`--server must be an http:// or https:// URL, got ${server}`);
+  const [server, ...alternateServers] = parseServerURLs(values.server, ['http:', 'https:']) as [
+    string,
+    ...string[],
+  ];
   if (values.token !== undefined && values['token-file'] !== undefined) {
     throw new UsageError('give --token or --token-file, not both');
   }
@@ -150,6 +155,7 @@ export async function parseAgentOptions(
     disableClusterDNS: values['disable-cluster-dns'],
     disableLocalStorage: values['disable-local-storage'],
     server,
+    alternateServers,
     ...(token ? { token } : {}),
     ...node,
     dataDir,

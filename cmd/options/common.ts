@@ -103,3 +103,41 @@ export async function parseNodeFlags(values: {
     ? { nodeName, nodeIP: given, nodePortAddress: given }
     : { nodeName, nodeIP: await primaryIPv4() };
 }
+
+/**
+ * `--server`'s values (the flag repeated, each value possibly comma-separated) as the list
+ * of API servers an agent or hollow-nodes process uses, the first one first (RestClient's
+ * `server`, the rest its `alternateServers`: it fails over between them). Duplicates are
+ * dropped.
+ * @throws UsageError when none is given, or one is not a URL of `schemes` (`https:` alone
+ *   for hollow nodes, `why` saying so), or they mix http:// and https://.
+ */
+export function parseServerURLs(
+  values: readonly string[] | undefined,
+  schemes: readonly ('http:' | 'https:')[],
+  why = '',
+): string[] {
+  const urls = (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+  if (urls.length === 0)
+    throw new UsageError('--server URL is required (the control process, e.g. https://10.0.0.1:6443)');
+  const want = schemes.map((s) => `${s}//`).join(' or ');
+  for (const url of urls) {
+    let scheme: string | undefined;
+    try {
+      const u = new URL(url);
+      scheme = u.host !== '' ? u.protocol : undefined;
+    } catch {
+      scheme = undefined;
+    }
+    if (scheme === undefined || !(schemes as readonly string[]).includes(scheme))
+      throw new UsageError(`--server must be an ${want} URL${why}, got ${url}`);
+  }
+  if (new Set(urls.map((u) => new URL(u).protocol)).size > 1)
+    throw new UsageError(
+      `--server: all API servers must be http://, or all https://, got ${urls.join(', ')}`,
+    );
+  return [...new Set(urls)];
+}

@@ -16,6 +16,7 @@ describe('k8ts hollow-nodes options', () => {
   it('fills in the defaults: a small real node, the hollow-node- prefix, warn', () => {
     assert.deepEqual(parseHollowNodesOptions(base), {
       server: 'https://10.0.0.1:6443',
+      alternateServers: [],
       token: TOKEN,
       count: 20,
       prefix: 'hollow-node-',
@@ -60,6 +61,19 @@ describe('k8ts hollow-nodes options', () => {
     assert.equal(o.nodeIP, '10.9.0.1');
   });
 
+  it('takes several API servers: --server repeated or comma-separated, duplicates dropped', () => {
+    const o = parseHollowNodesOptions([
+      ...base,
+      '--server',
+      'https://10.0.0.2:6443,https://10.0.0.3:6443',
+      '--server',
+      'https://10.0.0.2:6443',
+    ]);
+    assert.ok(o !== 'help');
+    assert.equal(o.server, 'https://10.0.0.1:6443');
+    assert.deepEqual(o.alternateServers, ['https://10.0.0.2:6443', 'https://10.0.0.3:6443']);
+  });
+
   it('needs no token once the first node has its credential', () => {
     const stored = mkdtempSync(join(tmpdir(), 'k8ts-hollow-opts-'));
     try {
@@ -80,6 +94,11 @@ describe('k8ts hollow-nodes options', () => {
       'plain http',
       ['--server', 'http://k:6443', '--count', '1', '--token', TOKEN],
       /must be an https:\/\/ URL/,
+    ],
+    [
+      'one plain http server among several',
+      [...base, '--server', 'https://k:6443,http://j:6443'],
+      /must be an https:\/\/ URL .*got http:\/\/j:6443/,
     ],
     ['no count', ['--server', 'https://k:6443', '--token', TOKEN], /--count N is required/],
     ['count 0', [...base.slice(0, 4), '--count', '0'], /--count must be a whole number from 1 to 100000/],

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { LogLevel } from '../../api/log.js';
 import { parseQuantity, QuantityParseError } from '../../api/meta/quantity.js';
-import { UsageError, parseDuration, parseLogLevel } from './common.js';
+import { UsageError, parseDuration, parseLogLevel, parseServerURLs } from './common.js';
 
 /** The flags of `k8ts hollow-nodes` with their defaults (the help text lists them in cli.ts). */
 export const HOLLOW_NODES_FLAGS = {
-  server: { type: 'string' },
+  server: { type: 'string', multiple: true },
   token: { type: 'string' },
   'token-file': { type: 'string' },
   count: { type: 'string' },
@@ -32,7 +32,10 @@ export const HOLLOW_NODES_FLAGS = {
 
 /** What `k8ts hollow-nodes` runs (agent/hollow/hollow-nodes.ts's HollowNodesConfig, less the logger). */
 export interface HollowNodesOptions {
+  /** The first --server. */
   server: string;
+  /** The other --server URLs (repeated or comma-separated): API servers the nodes fail over to. */
+  alternateServers: string[];
   /** --token, or --token-file's content trimmed; absent when every node's credential is stored. */
   token?: string;
   count: number;
@@ -75,13 +78,11 @@ function positiveInt(text: string, flag: string, max: number): number {
 export function parseHollowNodesOptions(argv: string[]): HollowNodesOptions | 'help' {
   const { values } = parseArgs({ args: argv, strict: true, options: HOLLOW_NODES_FLAGS });
   if (values.help) return 'help';
-  const server = values.server;
-  if (!server)
-    throw new UsageError('--server URL is required (the control process, e.g. https://10.0.0.1:6443)');
-  if (!/^https:\/\/[^/]/.test(server))
-    throw new UsageError(
-      `--server must be an https:// URL (each hollow node joins with its own credential), got ${server}`,
-    );
+  const [server, ...alternateServers] = parseServerURLs(
+    values.server,
+    ['https:'],
+    ' (each hollow node joins with its own credential)',
+  ) as [string, ...string[]];
   if (values.token !== undefined && values['token-file'] !== undefined)
     throw new UsageError('give --token or --token-file, not both');
   let token = values.token;
@@ -123,6 +124,7 @@ export function parseHollowNodesOptions(argv: string[]): HollowNodesOptions | 'h
   const logLevel = parseLogLevel(values['log-level']);
   return {
     server,
+    alternateServers,
     ...(token ? { token } : {}),
     count,
     prefix,

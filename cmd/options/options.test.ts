@@ -223,6 +223,7 @@ describe('k8ts agent options', () => {
           disableClusterDNS: false,
           disableLocalStorage: false,
           server: 'https://s:6443',
+          alternateServers: [],
           token: 't',
           nodeName: 'n',
           nodeIP: '::1',
@@ -237,6 +238,28 @@ describe('k8ts agent options', () => {
       await assert.rejects(
         parseAgentOptions(['--server', 'https://s', '--token', 't', '--token-file', 'f']),
         /not both/,
+      );
+      // Several API servers of one cluster: the agent fails over between them.
+      const several = await parseAgentOptions([
+        '--server',
+        'https://s:6443,https://t:6443',
+        '--server',
+        'https://u:6443',
+        '--token',
+        't',
+        '--node-name',
+        'n',
+        '--node-ip',
+        '::1',
+        '--data-dir',
+        dir,
+      ]);
+      assert.ok(several !== 'help' && !('cleanup' in several));
+      assert.equal(several.server, 'https://s:6443');
+      assert.deepEqual(several.alternateServers, ['https://t:6443', 'https://u:6443']);
+      await assert.rejects(
+        parseAgentOptions(['--server', 'https://s:6443,http://t:6443', '--token', 't']),
+        /all API servers must be http:\/\/, or all https:\/\//,
       );
       const base = ['--server', 'https://s:6443', '--token', 't', '--node-name', 'n', '--node-ip', '::1'];
       const containerd = await parseAgentOptions([...base, '--data-dir', dir, '--runtime', 'containerd']);

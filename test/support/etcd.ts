@@ -251,3 +251,145 @@ function tail(path: string, lines = 20): string {
     return '(no log)';
   }
 }
+
+/** One member of a cluster started by startEtcdCluster. */
+export interface EtcdClusterMember {
+  name: string;
+  /** Its client URL, e.g. `http://127.0.0.1:40123`. */
+  endpoint: string;
+  /** The running process's PID; undefined while it is killed. */
+  pid: number | undefined;
+  /** SIGKILL of exactly this member's process; resolves once it has exited. No-op when not running. */
+  kill(): Promise<void>;
+  /** Starts it again on its data dir and ports; resolves once it reports healthy (the cluster must have quorum with it). */
+  restart(): Promise<void>;
+}
+
+/** A real etcd cluster of several members on loopback. */
+export interface EtcdCluster {
+  /** The client URLs of every member, in member order (what `--etcd-endpoints` takes). */
+  endpoints: string[];
+  members: EtcdClusterMember[];
+  /** Kills every member still running and removes the temp dir. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a cluster of `size` (default 3) etcd members on 127.0.0.1, each with its own data
+ * dir under one temp dir, free client and peer ports, `--initial-cluster` naming them all;
+ * resolves once every member reports healthy. As startEtcd, a watchdog per member process
+ * ends it and removes the dir if this process dies. Members can be killed (SIGKILL) and
+ * restarted to drill quorum loss.
+ * @throws Error when a member exits during start-up or is not healthy within
+ *   `readyTimeoutMs` (default 30 000; the message carries the tail of its log); all are
+ *   stopped then.
+ */
+export async function startEtcdCluster(opts: EtcdOptions & { size?: number } = {}): Promise<EtcdCluster> {
+  const size = opts.size ?? 3;
+  const root = mkdtempSync(join(tmpdir(), 'k8ts-etcd-cluster-'));
+  const ports = await freePorts(2 * size);
+  const specs = Array.from({ length: size }, (_, i) => ({
+    name: `m${i}`,
+    clientUrl: `http://127.0.0.1:${ports[2 * i]}`,
+    peerUrl: `http://127.0.0.1:${ports[2 * i + 1]}`,
+    dataDir: join(root, `m${i}`),
+    logPath: join(root, `m${i}.log`),
+  }));
+  const initialCluster = specs.map((s) => `${s.name}=${s.peerUrl}`).join(',');
+  const token = `k8ts-${process.pid}-${ports[0]}`;
+  type Running = { child: ChildProcess; exited: Promise<unknown>; watchdog: ChildProcess };
+  const running = new Map<string, Running>();
+  const onExit = (): void => {
+    for (const r of running.values()) {
+      try {
+        process.kill(r.child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(root, { recursive: true, force: true });
+  };
+  process.on('exit', onExit);
+
+  const spawnMember = (s: (typeof specs)[number]): Running => {
+    const logFd = openSync(s.logPath, 'a');
+    let child: ChildProcess;
+    try {
+      child = spawn(
+        'etcd',
+        [
+          `--name=${s.name}`,
+          `--data-dir=${s.dataDir}`,
+          `--listen-client-urls=${s.clientUrl}`,
+          `--advertise-client-urls=${s.clientUrl}`,
+          `--listen-peer-urls=${s.peerUrl}`,
+          `--initial-advertise-peer-urls=${s.peerUrl}`,
+          `--initial-cluster=${initialCluster}`,
+          '--initial-cluster-state=new',
+          `--initial-cluster-token=${token}`,
+          `--max-request-bytes=${opts.maxRequestBytes ?? 4 * MIB}`,
+          `--quota-backend-bytes=${opts.quotaBackendBytes ?? 1024 * MIB}`,
+          '--logger=zap',
+          '--log-level=warn',
+          '--log-outputs=stderr',
+        ],
+        { stdio: ['ignore', logFd, logFd] },
+      );
+    } finally {
+      closeSync(logFd);
+    }
+    child.on('error', () => {});
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const r = { child, exited, watchdog: startWatchdog(child.pid!, s.dataDir, root) };
+    running.set(s.name, r);
+    void exited.then(() => {
+      r.watchdog.kill('SIGKILL');
+      if (running.get(s.name) === r) running.delete(s.name);
+    });
+    return r;
+  };
+  const healthy = async (s: (typeof specs)[number], r: Running) => {
+    const ready = await waitHealthy(s.clientUrl, r.exited, opts.readyTimeoutMs ?? 30_000);
+    if (ready !== 'healthy')
+      throw new Error(
+        `etcd member ${s.name} ${ready === 'exited' ? 'exited' : 'was not healthy in time'}:\n${tail(s.logPath)}`,
+      );
+  };
+  const killMember = async (name: string) => {
+    const r = running.get(name);
+    if (!r) return;
+    r.child.kill('SIGKILL');
+    await r.exited;
+  };
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      for (const s of specs) await killMember(s.name);
+      process.off('exit', onExit);
+      rmSync(root, { recursive: true, force: true });
+    })());
+  try {
+    const started = specs.map((s) => spawnMember(s));
+    // Members become healthy only once a quorum of them is up: all were spawned first.
+    await Promise.all(specs.map((s, i) => healthy(s, started[i]!)));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    endpoints: specs.map((s) => s.clientUrl),
+    members: specs.map((s) => ({
+      name: s.name,
+      endpoint: s.clientUrl,
+      get pid() {
+        return running.get(s.name)?.child.pid;
+      },
+      kill: () => killMember(s.name),
+      restart: async () => {
+        if (running.has(s.name)) return;
+        await healthy(s, spawnMember(s));
+      },
+    })),
+    stop,
+  };
+}
