@@ -125,6 +125,45 @@ for (const backend of backends) {
 }
 
 describe('WatchCache', () => {
+  it('keeps a secondary index (pods by spec.nodeName) through start, changes, moves and deletes', async () => {
+    const store = new MemoryStore();
+    try {
+      const onNode = (p: KubeObject) => (p.spec as { nodeName?: string } | undefined)?.nodeName;
+      await putPod(store, pod('a', 'early', undefined, { nodeName: 'n1' }));
+      const { cache } = await setup(store, { indexers: { node: onNode } });
+      const names = (node: string) =>
+        cache
+          .byIndex('node', node)
+          .map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`)
+          .sort();
+      assert.deepEqual(names('n1'), ['a/early'], 'indexed from the first list');
+      await putPod(store, pod('b', 'later', undefined, { nodeName: 'n1' }));
+      await putPod(store, pod('a', 'unbound'));
+      let rev = await putPod(store, pod('a', 'other', undefined, { nodeName: 'n2' }));
+      await caughtUp(cache, rev);
+      assert.deepEqual(names('n1'), ['a/early', 'b/later']);
+      assert.deepEqual(names('n2'), ['a/other']);
+      // Bound later, moved (a new value), deleted: each leaves the old value's entry.
+      await putPod(store, pod('a', 'unbound', undefined, { nodeName: 'n2' }));
+      await putPod(store, pod('b', 'later', undefined, { nodeName: 'n2' }));
+      rev = await deletePod(store, 'a', 'early');
+      await caughtUp(cache, rev);
+      assert.deepEqual(names('n1'), []);
+      assert.deepEqual(names('n2'), ['a/other', 'a/unbound', 'b/later']);
+      assert.equal(
+        (
+          cache.byIndex('node', 'n2').find((p) => p.metadata?.name === 'later')?.spec as
+            { nodeName?: string } | undefined
+        )?.nodeName,
+        'n2',
+      );
+      assert.throws(() => cache.byIndex('nope', 'x'), /no index named nope/);
+      cache.stop();
+    } finally {
+      await store.close();
+    }
+  });
+
   it('answers a resourceVersion older than the buffer with one 410 Expired ERROR', async () => {
     const store = new MemoryStore();
     const { cache } = await setup(store, { capacity: 3 });

@@ -131,6 +131,12 @@ export interface WatchCacheConfig {
   typeMeta?: { apiVersion: string; kind: string };
   /** Failures the cache recovers from by itself (store watch errors, bad values, throwing handlers). */
   onError?: (err: unknown) => void;
+  /**
+   * Secondary indexes by name: each maps an object to the one value it is found under with
+   * byIndex() (undefined: not in that index), as the cacher's indexers (pods by
+   * `spec.nodeName`). Must be pure and must not throw.
+   */
+  indexers?: Readonly<Record<string, (obj: KubeObject) => string | undefined>>;
 }
 
 /** How one API watch starts and where its events go. */
@@ -226,6 +232,9 @@ export class WatchCache {
   private phase: Phase = 'new';
   private revisionValue = 0;
   private readonly objects = new Map<string, CachedObject>();
+  private readonly indexers: [string, (obj: KubeObject) => string | undefined][];
+  /** index name → value → key → object. */
+  private readonly indices = new Map<string, Map<string, Map<string, CachedObject>>>();
   private sortedKeys: string[] | undefined;
   private snapshotMemo: { revision: number; items: CachedObject[] } | undefined;
 
@@ -266,6 +275,8 @@ export class WatchCache {
     }
     this.prefix = prefix;
     this.store = cfg.store;
+    this.indexers = Object.entries(cfg.indexers ?? {});
+    for (const [name] of this.indexers) this.indices.set(name, new Map());
     this.clock = cfg.clock ?? realClock;
     this.buffer = new EventBuffer({
       capacity: cfg.capacity,
@@ -402,6 +413,38 @@ export class WatchCache {
       ? `${this.prefix}${opts.namespace}/${opts.name}`
       : `${this.prefix}${opts.name}`;
     return this.objects.get(key)?.object;
+  }
+
+  /**
+   * The objects indexed under `value` in index `name` (WatchCacheConfig.indexers; shared —
+   * do not mutate), in no particular order: what a list filtered by that field finds,
+   * without a scan of the cache.
+   * @throws ApiError 503 when the cache is not ready; Error for an index never configured.
+   */
+  byIndex(name: string, value: string): KubeObject[] {
+    if (this.phase !== 'ready') throw this.unavailable();
+    const index = this.indices.get(name);
+    if (!index) throw new Error(`WatchCache ${this.prefix}: no index named ${name}`);
+    return [...(index.get(value)?.values() ?? [])].map((o) => o.object);
+  }
+
+  /** Moves `key` in every index from what `old` was indexed under to what `cur` is (either may be undefined). */
+  private reindex(key: string, old: CachedObject | undefined, cur: CachedObject | undefined): void {
+    for (const [name, fn] of this.indexers) {
+      const index = this.indices.get(name)!;
+      const before = old ? fn(old.object) : undefined;
+      const after = cur ? fn(cur.object) : undefined;
+      if (before !== undefined && before !== after) {
+        const set = index.get(before);
+        set?.delete(key);
+        if (set?.size === 0) index.delete(before);
+      }
+      if (after !== undefined && cur) {
+        let set = index.get(after);
+        if (!set) index.set(after, (set = new Map()));
+        set.set(key, cur);
+      }
+    }
   }
 
   /**
@@ -691,7 +734,11 @@ export class WatchCache {
     const objects = this.toCachedObjects(kvs);
     const first = this.revisionValue === 0;
     this.objects.clear();
-    for (const obj of objects) this.objects.set(obj.key, obj);
+    for (const index of this.indices.values()) index.clear();
+    for (const obj of objects) {
+      this.objects.set(obj.key, obj);
+      this.reindex(obj.key, undefined, obj);
+    }
     this.sortedKeys = undefined;
     this.snapshotMemo = undefined;
     this.revisionValue = revision;
@@ -744,6 +791,7 @@ export class WatchCache {
     if (e.type === 'DELETE') {
       if (known) {
         this.objects.delete(key);
+        this.reindex(key, known, undefined);
         this.sortedKeys = undefined;
       }
       if (!previous) return undefined;
@@ -753,6 +801,7 @@ export class WatchCache {
     if (!current) return undefined;
     if (!known) this.sortedKeys = undefined;
     this.objects.set(key, current);
+    this.reindex(key, known, current);
     return new CacheEvent('PUT', key, namespace, e.kv.modRevision, current, previous, now);
   }
 
