@@ -263,6 +263,11 @@ export interface EtcdClusterMember {
   kill(): Promise<void>;
   /** Starts it again on its data dir and ports; resolves once it reports healthy (the cluster must have quorum with it). */
   restart(): Promise<void>;
+  /**
+   * Whether this member is the raft leader now (its Maintenance.Status through etcd's gRPC
+   * gateway: `leader` equals its own member ID); false when it does not answer in 2 s.
+   */
+  isLeader(): Promise<boolean>;
 }
 
 /** A real etcd cluster of several members on loopback. */
@@ -385,6 +390,19 @@ export async function startEtcdCluster(opts: EtcdOptions & { size?: number } = {
         return running.get(s.name)?.child.pid;
       },
       kill: () => killMember(s.name),
+      isLeader: async () => {
+        try {
+          const res = await fetch(`${s.clientUrl}/v3/maintenance/status`, {
+            method: 'POST',
+            body: '{}',
+            signal: AbortSignal.timeout(2000),
+          });
+          const st = (await res.json()) as { header?: { member_id?: string }; leader?: string };
+          return st.leader !== undefined && st.leader === st.header?.member_id;
+        } catch {
+          return false;
+        }
+      },
       restart: async () => {
         if (running.has(s.name)) return;
         await healthy(s, spawnMember(s));
