@@ -27,8 +27,10 @@
  * sqlite|etcd|memory (etcd: --etcd-endpoints URL,...), --max-pods per node (110), --built
  * (run dist/cli.js; default cli.ts through tsx, whose loader adds some 30 MiB to each
  * process), --stage-timeout seconds (1800), --profile DIR (the control process writes a
- * V8 CPU profile there when it stops: open it in Chrome's DevTools). Prints Markdown. Not a test: the numbers
- * depend on the machine, and on what else runs on it.
+ * V8 CPU profile there when it stops: open it in Chrome's DevTools), --node-arg FLAG
+ * (repeatable: a flag for the control process's node, e.g. --heapsnapshot-signal=SIGUSR2).
+ * Prints Markdown. Not a test: the numbers depend on the machine, and on what else runs on
+ * it.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -53,6 +55,7 @@ const { values: flags } = parseArgs({
     built: { type: 'boolean', default: false },
     'stage-timeout': { type: 'string', default: '1800' },
     profile: { type: 'string' },
+    'node-arg': { type: 'string', multiple: true },
   },
 });
 const NODES = Number(flags.nodes);
@@ -363,7 +366,10 @@ async function main(): Promise<void> {
     args: serverArgs,
     fromSource: !flags.built,
     readyTimeoutMs: 120_000,
-    ...(flags.profile ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', flags.profile] } : {}),
+    nodeArgs: [
+      ...(flags.profile ? ['--cpu-prof', '--cpu-prof-dir', flags.profile] : []),
+      ...(flags['node-arg'] ?? []),
+    ],
   });
   const client = RestClient.fromKubeconfig(k.kubeconfig);
   const sampler = new Sampler(k.pid);
