@@ -164,6 +164,38 @@ describe('WatchCache', () => {
     }
   });
 
+  it('replays a version a newer one replaced with its own JSON, encoded again', async () => {
+    const store = new MemoryStore();
+    const { cache } = await setup(store);
+    try {
+      const r1 = await putPod(store, pod('ns', 'p1', { v: '1' }));
+      // A live watcher has the first version's line made (and memoized) as it is sent.
+      const live = record(cache, { sinceRevision: r1 });
+      const r2 = await putPod(store, pod('ns', 'p1', { v: '2' }));
+      await received(live, 1);
+      const first = live.events[0]!.line();
+      const r3 = await putPod(store, pod('ns', 'p1', { v: '3' }));
+      await caughtUp(cache, r3);
+      // v2 is history now, its encodings released; a replay from r1 gets v2, then v3.
+      const replay = record(cache, { sinceRevision: r1 });
+      await received(replay, 2);
+      const lines = replay.events.map((e) => JSON.parse(e.line()) as { type: string; object: KubeObject });
+      assert.deepEqual(
+        lines.map((l) => [l.type, l.object.metadata?.labels?.v, l.object.metadata?.resourceVersion]),
+        [
+          ['MODIFIED', '2', String(r2)],
+          ['MODIFIED', '3', String(r3)],
+        ],
+      );
+      assert.equal(first, replay.events[0]!.line(), 'the same line as the live watcher sent');
+      live.watcher.stop();
+      replay.watcher.stop();
+    } finally {
+      cache.stop();
+      await store.close();
+    }
+  });
+
   it('answers a resourceVersion older than the buffer with one 410 Expired ERROR', async () => {
     const store = new MemoryStore();
     const { cache } = await setup(store, { capacity: 3 });

@@ -793,6 +793,7 @@ export class WatchCache {
         this.objects.delete(key);
         this.reindex(key, known, undefined);
         this.sortedKeys = undefined;
+        known.releaseEncodings();
       }
       if (!previous) return undefined;
       return new CacheEvent('DELETE', key, namespace, e.kv.modRevision, undefined, previous, now);
@@ -802,6 +803,7 @@ export class WatchCache {
     if (!known) this.sortedKeys = undefined;
     this.objects.set(key, current);
     this.reindex(key, known, current);
+    known?.releaseEncodings();
     return new CacheEvent('PUT', key, namespace, e.kv.modRevision, current, previous, now);
   }
 

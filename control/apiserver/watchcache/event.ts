@@ -89,6 +89,19 @@ export class CachedObject {
     if (type === 'ADDED') return (this.added ??= new SharedWatchEvent('ADDED', this));
     return (this.modified ??= new SharedWatchEvent('MODIFIED', this));
   }
+
+  /**
+   * Forgets the encodings (the JSON and the events' lines), to be made again if asked:
+   * for a version that a newer one replaced. It stays in the history for watchers that
+   * replay from an older revision, which are few, while its encodings (two to three times
+   * the JSON) were a quarter of the control process's live heap during a rollout of
+   * 2,000 pods. Writes in flight keep the strings they hold.
+   */
+  releaseEncodings(): void {
+    this.encoded = undefined;
+    this.added = undefined;
+    this.modified = undefined;
+  }
 }
 
 /**
