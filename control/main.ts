@@ -286,8 +286,11 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   };
   const controllerConnection = await connectionOf(KUBE_CONTROLLER_MANAGER);
   const schedulerConnection = await connectionOf(KUBE_SCHEDULER);
-  const client = new RestClient({ ...controllerConnection, userAgent: 'k8ts-control' });
-  const schedulerClient = new RestClient({ ...schedulerConnection, userAgent: 'k8ts-scheduler' });
+  // A client per leadership term, fenced by it (RestClient's fence): once the Lease is lost,
+  // what the term's work still has in flight is cut and nothing more is sent, so it cannot
+  // write beside the next leader's (kube-controller-manager and kube-scheduler exit then).
+  const termClient = (connection: RestClientConfig, userAgent: string, term: AbortSignal) =>
+    new RestClient({ ...connection, userAgent, fence: term });
   const leading = new AbortController();
   const identity = `${hostname()}_${randomUUID()}`;
   // Every control process (not only the leader) keeps the kubernetes Service and its own
@@ -303,13 +306,20 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   });
   await kubernetesService.start();
   const timings = cfg.leaderElection ?? DEFAULT_LEADER_ELECTION;
-  const manager = new ControllerManager({
-    client,
-    controllers: CONTROLLERS,
-    logger,
-    // The root CA publisher gives every namespace the CA that signs the serving certificate.
-    config: { ...cfg.controllers, ...(pki ? { rootCACert: pki.ca.cert } : {}) },
-  });
+  const runControllers = async (term: AbortSignal) => {
+    const client = termClient(controllerConnection, 'k8ts-control', term);
+    try {
+      await new ControllerManager({
+        client,
+        controllers: CONTROLLERS,
+        logger,
+        // The root CA publisher gives every namespace the CA that signs the serving certificate.
+        config: { ...cfg.controllers, ...(pki ? { rootCACert: pki.ca.cert } : {}) },
+      }).run(term);
+    } finally {
+      client.close();
+    }
+  };
   const workers: Promise<void>[] = [];
   if (!cfg.disableControllerManager) {
     workers.push(
@@ -320,7 +330,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
         timings,
         logger,
         signal: leading.signal,
-        work: (signal) => manager.run(signal),
+        work: runControllers,
       }),
     );
   }
@@ -335,7 +345,14 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
         signal: leading.signal,
         // A fresh scheduler per term: its cache and queue are rebuilt from the API, never
         // carried over from a term in which another process may have bound pods.
-        work: (signal) => new Scheduler({ client: schedulerClient, logger }).run(signal),
+        work: async (signal) => {
+          const client = termClient(schedulerConnection, 'k8ts-scheduler', signal);
+          try {
+            await new Scheduler({ client, logger }).run(signal);
+          } finally {
+            client.close();
+          }
+        },
       }),
     );
   }
@@ -348,8 +365,6 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
       leading.abort();
       await Promise.all(workers);
       await kubernetesService.stop();
-      client.close();
-      schedulerClient.close();
       await api.stop();
       await snapshots?.stop();
       await compactor.stop();

@@ -65,6 +65,16 @@ export interface RestClientConfig {
   /** Deadline of a non-watch request, milliseconds, from sending to the end of the body; default 30 000. */
   timeoutMs?: number;
   /**
+   * A fence: once this signal aborts, every request of the client still in flight is
+   * aborted (its watch ended) and every later one rejects at once with the signal's
+   * reason, before anything is sent. The controller manager's and the scheduler's clients
+   * are fenced by their leadership term (control/main.ts), so that work still running
+   * after the Lease was lost (a reconcile creating pods in slow-start batches) cannot write
+   * beside the next leader's, as kube-controller-manager and kube-scheduler exit when they
+   * lose their Lease. Default none.
+   */
+  fence?: AbortSignal;
+  /**
    * How long an idle pooled connection is kept, milliseconds; default 4 000 (see
    * IDLE_SOCKET_TIMEOUT_MS). Longer keeps one connection open between requests a few
    * seconds apart (a hollow node's heartbeats) instead of a TLS handshake for each; it
@@ -284,6 +294,7 @@ export class RestClient {
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
   private readonly tlsServerName: string | undefined;
+  private readonly fence: AbortSignal | undefined;
 
   /**
    * @throws TypeError for a server URL that is not http(s), servers of different schemes,
@@ -300,6 +311,7 @@ export class RestClient {
       throw new TypeError('a client certificate needs its key (cert and key go together)');
     this.timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.tlsServerName = config.tlsServerName;
+    this.fence = config.fence;
     const tls = base.protocol === 'https:';
     this.transport = tls ? https : http;
     // Idle pooled sockets are closed after IDLE_SOCKET_TIMEOUT_MS, before the server would
@@ -465,8 +477,10 @@ export class RestClient {
    */
   async watch<T extends KubeObject = KubeObject>(
     ref: ResourceRef,
-    opts: WatchOptions = {},
+    watchOpts: WatchOptions = {},
   ): Promise<WatchStream<T>> {
+    const signal = this.fenced(watchOpts.signal);
+    const opts = { ...watchOpts, ...(signal ? { signal } : {}) };
     const path = resourcePath(ref, opts.namespace);
     const query = {
       watch: 'true',
@@ -555,7 +569,9 @@ export class RestClient {
    * Any JSON request, for paths the typed verbs do not cover (`/version`, discovery).
    * Resolves with the parsed body (`{}` for an empty one).
    */
-  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+  async request<T>(method: string, path: string, requestOpts: RequestOptions = {}): Promise<T> {
+    const signal = this.fenced(requestOpts.signal);
+    const opts = { ...requestOpts, ...(signal ? { signal } : {}) };
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const { res, endpoint } = await this.open(method, path, { ...opts, deadlineMs: timeoutMs });
     let body: string;
@@ -577,6 +593,12 @@ export class RestClient {
         `${method} ${path}: the response is not JSON: ${body.slice(0, 200)}`,
       );
     }
+  }
+
+  /** A call's signal, aborted also when the client's fence is (see RestClientConfig.fence). */
+  private fenced(signal: AbortSignal | undefined): AbortSignal | undefined {
+    if (!this.fence) return signal;
+    return signal ? AbortSignal.any([signal, this.fence]) : this.fence;
   }
 
   /** Releases the kept-alive connections; open watches are closed too. */

@@ -89,6 +89,10 @@ export interface RolloutResult {
   atKill: { available: number; old: number };
   /** From the kill until B held each Lease. */
   takeover: { scheduler: number; controllerManager: number };
+  /** Which Leases A held at the kill (it may have lost one before, under load). */
+  heldAtKill: { scheduler: boolean; controllerManager: boolean };
+  /** Both servers' leadership log lines (became leader, stopped leading), time-ordered, `A|B time message`. */
+  leadership: string[];
   /** From the kill until every hollow node's Lease was renewed again (through B). */
   nodesRenewedMs: number;
   /** From the kill until a ConfigMap written after it was in the A-first informer's cache. */
@@ -120,8 +124,18 @@ export interface DrillChecks {
   boundPods: number;
   /** replicas + maxSurge. */
   surgeLimit: number;
-  /** The most active pods of the Deployment at once. */
+  /**
+   * The most active pods of the Deployment at once, and when (ms after the kill; negative:
+   * before). It may pass replicas + maxSurge for a moment, as upstream's: the Deployment
+   * controller bounds the ReplicaSets' spec.replicas (GetReplicaCountForReplicaSets), and
+   * an old ReplicaSet's pods leave only after its controller has deleted them.
+   */
   maxActivePods: number;
+  maxActiveAfterKillMs: number;
+  /** Each ReplicaSet's active pods and spec.replicas then. */
+  maxActiveBreakdown: string;
+  /** ReplicaSets that had more active pods than any spec.replicas they had had by then (`name: pods > spec`). */
+  overCreated: string[];
   /** The largest sum of its ReplicaSets' spec.replicas. */
   maxReplicaSum: number;
   /** Pods per node above its max-pods (node: count). */
@@ -161,7 +175,18 @@ export class HADrill {
   private readonly bindings = new Map<string, { name: string; nodes: Set<string> }>();
   private readonly activePods = new Set<string>();
   private maxActive = 0;
+  /** When the most active pods were seen (ms since the epoch). */
+  private maxActiveAt = 0;
+  /** Each ReplicaSet's active pods and spec.replicas (as its informer had it) at that moment. */
+  private maxActiveBreakdown = '';
   private maxReplicaSum = 0;
+  /** ReplicaSet UID → its active pods' UIDs (by controller reference). */
+  private readonly activeByRS = new Map<string, Set<string>>();
+  /** ReplicaSet UID → name and every (resourceVersion, spec.replicas) it was seen with, in order. */
+  private readonly rsHistory = new Map<string, { name: string; specs: [number, number][] }>();
+  /** Pod events after which a ReplicaSet had more active pods than any spec.replicas known then: checked in checks(). */
+  private readonly rsSuspects: { rs: string; pods: number; rv: number }[] = [];
+  private killedAt = 0;
   private lateNodes: HollowNodesProcess | undefined;
   /** The etcd followers when etcdOneMemberDown() began; the first of them is killed then. */
   private killed: EtcdClusterMember[] = [];
@@ -327,22 +352,59 @@ export class HADrill {
         !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
       if (active) this.activePods.add(uid);
       else this.activePods.delete(uid);
-      this.maxActive = Math.max(this.maxActive, this.activePods.size);
+      if (this.activePods.size > this.maxActive) {
+        this.maxActive = this.activePods.size;
+        this.maxActiveAt = Date.now();
+        this.maxActiveBreakdown = 'pending';
+      }
+      const owner = p.metadata.ownerReferences?.find((r) => r.controller)?.uid;
+      if (owner) {
+        let set = this.activeByRS.get(owner);
+        if (!set) this.activeByRS.set(owner, (set = new Set()));
+        if (active) set.add(uid);
+        else set.delete(uid);
+        // The RS informer may be behind the pod informer (two watches): a pod count above
+        // the largest spec.replicas known now is checked again in checks(), against the
+        // ReplicaSet's specs up to this pod's resourceVersion.
+        const specs = this.rsHistory.get(owner)?.specs ?? [];
+        if (set.size > Math.max(0, ...specs.map(([, n]) => n)))
+          this.rsSuspects.push({ rs: owner, pods: set.size, rv: Number(p.metadata.resourceVersion) });
+      }
+      if (this.maxActiveBreakdown === 'pending')
+        this.maxActiveBreakdown = [...this.activeByRS]
+          .filter(([, pods]) => pods.size > 0)
+          .map(([rs, pods]) => {
+            const h = this.rsHistory.get(rs);
+            return `${h?.name ?? rs} ${pods.size} pods, spec.replicas ${h?.specs.at(-1)?.[1] ?? '?'}`;
+          })
+          .join('; ');
     };
     pods.addEventHandler({
       onAdd: onPod,
       onUpdate: (_, p) => onPod(p),
-      onDelete: (p) => this.activePods.delete(deletedObject(p).metadata.uid!),
+      onDelete: (p) => {
+        const pod = deletedObject(p);
+        this.activePods.delete(pod.metadata.uid!);
+        const owner = pod.metadata.ownerReferences?.find((r) => r.controller)?.uid;
+        if (owner) this.activeByRS.get(owner)?.delete(pod.metadata.uid!);
+      },
     });
     const rss = this.recorder.informerFor<ReplicaSet>(resources.replicasets, { namespace: DRILL_NAMESPACE });
-    const onRS = () => {
+    const onRS = (rs: ReplicaSet) => {
+      const h = this.rsHistory.get(rs.metadata.uid!) ?? { name: rs.metadata.name!, specs: [] };
+      h.specs.push([Number(rs.metadata.resourceVersion), rs.spec?.replicas ?? 0]);
+      this.rsHistory.set(rs.metadata.uid!, h);
       const sum = rss
         .lister()
         .list()
         .reduce((n, rs) => n + (rs.spec?.replicas ?? 0), 0);
       this.maxReplicaSum = Math.max(this.maxReplicaSum, sum);
     };
-    rss.addEventHandler({ onAdd: onRS, onUpdate: onRS, onDelete: onRS });
+    rss.addEventHandler({
+      onAdd: onRS,
+      onUpdate: (_, rs) => onRS(rs),
+      onDelete: (rs) => onRS(deletedObject(rs)),
+    });
   }
 
   /** The writer: a ConfigMap create every writeIntervalMs through the A-then-B client, until stopWriter(). */
@@ -465,7 +527,13 @@ export class HADrill {
           { timeoutMs: this.opts.rolloutTimeoutMs + 30_000 },
         )
       : undefined;
+    const heldAtKill = {
+      scheduler: (await holder(this.survivorClient, 'kube-scheduler')) === this.identities.leader,
+      controllerManager:
+        (await holder(this.survivorClient, 'kube-controller-manager')) === this.identities.leader,
+    };
     const killedAt = Date.now();
+    this.killedAt = killedAt;
     process.kill(this.leader.pid, 'SIGKILL');
     log(
       `# kill -9 of A (pid ${this.leader.pid}) with ${atKill.available}/${this.opts.pods} new pods available and ${atKill.old} old pods left`,
@@ -568,6 +636,8 @@ export class HADrill {
       afterKillMs: done - killedAt,
       atKill,
       takeover,
+      heldAtKill,
+      leadership: leadershipLines({ A: this.leader, B: this.survivor }),
       nodesRenewedMs,
       informerFollowedMs,
       writeGapMs: gap.gapMs,
@@ -608,12 +678,22 @@ export class HADrill {
         (cm) => cm.metadata!.name!,
       ),
     );
+    const overCreated: string[] = [];
+    for (const s of this.rsSuspects) {
+      const h = this.rsHistory.get(s.rs);
+      const known = (h?.specs ?? []).filter(([rv]) => rv <= s.rv).map(([, n]) => n);
+      const most = Math.max(0, ...known);
+      if (s.pods > most) overCreated.push(`${h?.name ?? s.rs}: ${s.pods} pods > spec ${most} (rv ${s.rv})`);
+    }
     return {
       reboundPods,
       twiceScheduled,
       boundPods: this.bindings.size,
       surgeLimit: this.surgeLimit,
       maxActivePods: this.maxActive,
+      maxActiveAfterKillMs: this.killedAt === 0 ? Number.NaN : this.maxActiveAt - this.killedAt,
+      overCreated,
+      maxActiveBreakdown: this.maxActiveBreakdown,
       maxReplicaSum: this.maxReplicaSum,
       overcommittedNodes,
       acknowledged: acked.length,
@@ -862,4 +942,20 @@ async function startLoadBalancer(
     throw err;
   });
   return { url: `https://127.0.0.1:${port}`, stop };
+}
+
+/** The leader-election lines of the servers' logs, `<who> <time> <message>`, in time order. */
+function leadershipLines(servers: Record<string, K8tsServer>): string[] {
+  const out: [string, string][] = [];
+  for (const [who, server] of Object.entries(servers))
+    for (const line of server.logs().split('\n')) {
+      if (!/became leader|stopped leading|failed to renew|lost the lease/i.test(line)) continue;
+      try {
+        const l = JSON.parse(line) as { timestamp?: string; message?: string };
+        out.push([l.timestamp ?? '', `${who} ${l.timestamp ?? ''} ${l.message ?? line}`]);
+      } catch {
+        out.push(['', `${who} ${line}`]);
+      }
+    }
+  return out.sort((x, y) => x[0].localeCompare(y[0])).map(([, l]) => l);
 }
