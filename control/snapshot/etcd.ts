@@ -20,7 +20,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { Etcd3, type ISnapshotResponse } from 'etcd3';
+import type { ISnapshotResponse } from 'etcd3';
 import { SnapshotError } from './errors.js';
 import { fsyncFile } from './metadata.js';
 
@@ -56,6 +56,9 @@ export async function saveEtcdSnapshot(
   opts: { dialTimeoutMs?: number } = {},
 ): Promise<EtcdSnapshotInfo> {
   const failures: string[] = [];
+  // Imported here, not at the top: etcd3 (with gRPC and protobufjs, some 5 MB of heap) is
+  // loaded only by a server that snapshots etcd, not by every one that may (the sqlite default).
+  const { Etcd3 } = await import('etcd3');
   for (const endpoint of endpoints) {
     const client = new Etcd3({
       hosts: [endpoint.replace(/\/$/, '')],

@@ -13,6 +13,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { discoveryResponse } from '../../control/apiserver/discovery.js';
 import type { DocumentResponse } from '../../control/apiserver/document-response.js';
 import { openAPIResponse } from '../../control/apiserver/openapi/index.js';
@@ -92,6 +93,9 @@ export async function startDocsServer(opts: DocsServerOptions = {}): Promise<Doc
               query: url.searchParams,
               accept: opts.legacyDiscoveryOnly ? 'application/json' : req.headers.accept,
               ifNoneMatch: req.headers['if-none-match'],
+              // kubectl asks for gzip (Go's transport does, unasked): the OpenAPI
+              // documents are then sent compressed, as the API server sends them.
+              acceptEncoding: req.headers['accept-encoding'],
             };
             answer = discoveryResponse(docReq);
             if (!answer) {
@@ -101,10 +105,13 @@ export async function startDocsServer(opts: DocsServerOptions = {}): Promise<Doc
                 opts.rewriteOpenAPIV3 &&
                 url.pathname.startsWith('/openapi/v3/')
               ) {
-                const doc = JSON.parse(answer.body.toString()) as Record<string, unknown>;
+                const gzipped = answer.headers['Content-Encoding'] === 'gzip';
+                const text = (gzipped ? gunzipSync(answer.body) : answer.body).toString();
+                const doc = JSON.parse(text) as Record<string, unknown>;
                 opts.rewriteOpenAPIV3(doc);
-                answer = { ...answer, body: JSON.stringify(doc) };
+                answer = { ...answer, headers: { ...answer.headers }, body: JSON.stringify(doc) };
                 delete answer.headers['ETag'];
+                delete answer.headers['Content-Encoding'];
               }
             }
           }

@@ -80,6 +80,7 @@ export async function serveNonResource(
     query: url.searchParams,
     ...(req.headers.accept ? { accept: req.headers.accept } : {}),
     ...(req.headers['if-none-match'] ? { ifNoneMatch: req.headers['if-none-match'] } : {}),
+    ...(req.headers['accept-encoding'] ? { acceptEncoding: req.headers['accept-encoding'] } : {}),
   };
   const custom = deps.customResources ?? [];
   const doc = discoveryResponse(docReq, { custom }) ?? (await openAPIResponse(docReq, custom));

@@ -1,9 +1,10 @@
 // Serving the documents (index.ts): the cost of building them, Accept and ?hash= handling, and the real kubectl reading them.
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { DocumentResponse } from '../document-response.js';
+import { acceptsGzip, CompressedDocument, type DocumentResponse } from '../document-response.js';
 import {
   CONTENT_TYPE_OPENAPI_V2_PROTOBUF,
   CONTENT_TYPE_OPENAPI_V2_PROTOBUF_RESPONSE,
@@ -46,6 +47,48 @@ describe('startup cost', () => {
 
 describe('openAPIResponse', () => {
   const kubectlV2Accept = CONTENT_TYPE_OPENAPI_V2_PROTOBUF;
+
+  it('keeps the JSON documents gzip-compressed, and sends them so to a client that accepts gzip', async () => {
+    const v2 = await openAPIV2();
+    const v3 = (await openAPIV3('apis/apps/v1'))!;
+    for (const doc of [v2, v3]) {
+      assert.ok(doc instanceof CompressedDocument);
+      assert.ok(doc.gzip.length * 4 < doc.body.length, `${doc.gzip.length} of ${doc.body.length} bytes`);
+    }
+    for (const [path, doc] of [
+      ['/openapi/v2', v2],
+      ['/openapi/v3/apis/apps/v1', v3],
+    ] as const) {
+      // What Go's net/http sends unasked: gzip, the JSON's ETag, Vary naming both.
+      const gz = (await openAPIResponse({ path, accept: 'application/json', acceptEncoding: 'gzip' }))!;
+      assert.equal(gz.status, 200);
+      assert.equal(gz.headers['Content-Encoding'], 'gzip');
+      assert.equal(gz.headers['Vary'], 'Accept, Accept-Encoding');
+      assert.equal(gz.headers['ETag'], `"${doc.etag}"`);
+      assert.equal(gunzipSync(gz.body).toString(), doc.body);
+      // No Accept-Encoding, or gzip refused: the JSON itself.
+      for (const acceptEncoding of [undefined, 'identity', 'gzip;q=0, br']) {
+        const plain = (await openAPIResponse({ path, accept: 'application/json', acceptEncoding }))!;
+        assert.equal(plain.headers['Content-Encoding'], undefined, String(acceptEncoding));
+        assert.equal(plain.body, doc.body);
+      }
+      const notModified = (await openAPIResponse({
+        path,
+        acceptEncoding: 'gzip',
+        ifNoneMatch: `"${doc.etag}"`,
+      }))!;
+      assert.equal(notModified.status, 304);
+      assert.equal(notModified.body, '');
+      assert.equal(notModified.headers['Content-Encoding'], undefined);
+    }
+  });
+
+  it('reads Accept-Encoding as net/http clients send it', () => {
+    for (const yes of ['gzip', 'gzip, deflate, br', 'br;q=1.0, gzip;q=0.8', '*', 'x-gzip', 'GZIP'])
+      assert.equal(acceptsGzip(yes), true, yes);
+    for (const no of [undefined, '', 'identity', 'br', 'gzip;q=0', 'deflate, gzip;q=0.0'])
+      assert.equal(acceptsGzip(no), false, String(no));
+  });
 
   it('serves v2 as JSON, and as protobuf to client-go (more in v2-protobuf.test.ts)', async () => {
     const json = (await openAPIResponse({ path: '/openapi/v2', accept: 'application/json' }))!;

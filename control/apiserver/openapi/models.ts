@@ -58,20 +58,54 @@ export function modelAttributeTypeMap(model: string): readonly AttributeType[] |
   return loadedAttributes.get(model);
 }
 
-/** The attribute type map of a model, imported from its own module (undefined: no such model). */
+/**
+ * The attribute type map of a model, read from its own module (undefined: no such model).
+ * The map is the JSON array literal the generator writes as `<Model>.attributeTypeMap = [...]`,
+ * parsed from the file's text (parseModelAttributes) rather than imported: an import
+ * keeps each of the ~370 modules the catalog reaches (its source, code and module record,
+ * some 3 MB of heap in all) for the life of the process, to read one array. A module
+ * whose text does not have that shape is imported instead.
+ */
 export async function loadAttributes(model: string): Promise<AttributeType[] | undefined> {
   if (!/^[A-Za-z0-9]+$/.test(model)) return undefined;
-  let mod: Record<string, unknown>;
+  const path = join(modelsDir(), `${model}.js`);
+  let map: unknown;
   try {
-    mod = (await import(pathToFileURL(join(modelsDir(), `${model}.js`)).href)) as Record<string, unknown>;
+    map = parseModelAttributes(readFileSync(path, 'utf8'), model);
   } catch {
     return undefined;
   }
-  const cls = mod[model] as { getAttributeTypeMap?: () => unknown } | undefined;
-  const map = typeof cls?.getAttributeTypeMap === 'function' ? cls.getAttributeTypeMap() : undefined;
+  if (map === undefined) {
+    let mod: Record<string, unknown>;
+    try {
+      mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+    const cls = mod[model] as { getAttributeTypeMap?: () => unknown } | undefined;
+    map = typeof cls?.getAttributeTypeMap === 'function' ? cls.getAttributeTypeMap() : undefined;
+  }
   if (!isAttributeTypeMap(map)) return undefined;
   loadedAttributes.set(model, map);
   return map;
+}
+
+/**
+ * The attribute type map of client-node model `model` from the text of its module
+ * (`dist/gen/models/<Model>.js`), as the OpenAPI generator writes it: a class whose
+ * `getAttributeTypeMap()` returns the static `<Model>.attributeTypeMap`, assigned a JSON
+ * array literal on lines of its own (`<Model>.attributeTypeMap = [` … `];`).
+ * @returns the parsed array; undefined when the text has no such assignment, or its
+ * `getAttributeTypeMap()` returns anything else (e.g. a subclass merging its parent's).
+ * @throws SyntaxError when the literal is not JSON.
+ */
+export function parseModelAttributes(js: string, model: string): unknown {
+  const start = `\n${model}.attributeTypeMap = [`;
+  const at = js.indexOf(start);
+  if (at < 0 || !js.includes(`return ${model}.attributeTypeMap;`)) return undefined;
+  const end = js.indexOf('\n];', at);
+  if (end < 0) return undefined;
+  return JSON.parse(js.slice(at + start.length - 1, end + 2)) as unknown;
 }
 
 /**

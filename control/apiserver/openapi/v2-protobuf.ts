@@ -29,7 +29,8 @@
  * OpenAPIv2.proto that these documents use, with its field numbers; decoders skip what
  * they do not know, and this document never carries the rest (headers, form data, OAuth).
  */
-import protobuf from 'protobufjs';
+import { createRequire } from 'node:module';
+import type protobufjs from 'protobufjs';
 import { stringify as yamlStringify } from 'yaml';
 import type { OpenAPIV2Document, OperationV2, ParameterV2, PathItemV2, SchemaObject } from './documents.js';
 
@@ -208,10 +209,12 @@ message ApiKeySecurity {
 /** A message as a plain object with the .proto's field names (protobufjs `fromObject` input). */
 type Message = Record<string, unknown>;
 
-let documentType: protobuf.Type | undefined;
+let documentType: protobufjs.Type | undefined;
 
-function gnosticDocumentType(): protobuf.Type {
-  documentType ??= protobuf
+function gnosticDocumentType(): protobufjs.Type {
+  // Required on the first protobuf request (kubectl seldom asks for it), not imported at
+  // the top: a server that is never asked does not hold protobufjs.
+  documentType ??= (createRequire(import.meta.url)('protobufjs') as typeof protobufjs)
     .parse(OPENAPI_V2_PROTO, { keepCase: true })
     .root.lookupType('openapi.v2.Document');
   return documentType;

@@ -5,8 +5,8 @@
  * negotiation between the two, as kube-openapi's handler does it.
  */
 import { createHash } from 'node:crypto';
-import { parseAccept, serialize } from '../document-response.js';
-import type { SerializedDocument } from '../document-response.js';
+import { parseAccept, serializeCompressed } from '../document-response.js';
+import type { CompressedDocument } from '../document-response.js';
 import { PATCH_CONTENT_TYPES } from '../encoding/media-types.js';
 import { CUSTOM_RESOURCE_PATCH_TYPES } from '../apiextensions/cr-strategy.js';
 import { customResourceSchemas } from '../apiextensions/openapi.js';
@@ -99,7 +99,7 @@ export async function buildOpenAPIV2(custom: readonly ResourceInfo[] = []): Prom
   };
 }
 
-let v2Promise: Promise<SerializedDocument> | undefined;
+let v2Promise: Promise<CompressedDocument> | undefined;
 let v2ProtobufPromise: Promise<{ body: Buffer; etag: string }> | undefined;
 /** The custom resources the cached documents were built with (another set builds them again). */
 const NO_CUSTOM: readonly ResourceInfo[] = [];
@@ -113,10 +113,13 @@ function checkCustom(custom: readonly ResourceInfo[]): void {
   v2ProtobufPromise = undefined;
 }
 
-/** `/openapi/v2` serialized once per set of custom resources, with its ETag. */
-export function openAPIV2(custom: readonly ResourceInfo[] = NO_CUSTOM): Promise<SerializedDocument> {
+/**
+ * `/openapi/v2` serialized once per set of custom resources, with its ETag, and kept
+ * gzip-compressed (CompressedDocument: 0.2 MB instead of a 1.9 MB string for the process's life).
+ */
+export function openAPIV2(custom: readonly ResourceInfo[] = NO_CUSTOM): Promise<CompressedDocument> {
   checkCustom(custom);
-  v2Promise ??= retryable(buildOpenAPIV2(custom).then(serialize), () => (v2Promise = undefined));
+  v2Promise ??= retryable(buildOpenAPIV2(custom).then(serializeCompressed), () => (v2Promise = undefined));
   return v2Promise;
 }
 

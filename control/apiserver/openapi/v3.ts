@@ -4,7 +4,7 @@
  * the kinds those operations name and everything they reference), and the index of them
  * by the hash of their bodies; each serialized once with its ETag.
  */
-import { serialize } from '../document-response.js';
+import { serialize, serializeCompressed } from '../document-response.js';
 import type { SerializedDocument } from '../document-response.js';
 import { PATCH_CONTENT_TYPES } from '../encoding/media-types.js';
 import { CUSTOM_RESOURCE_PATCH_TYPES } from '../apiextensions/cr-strategy.js';
@@ -138,7 +138,8 @@ export function openAPIV3All(custom: readonly ResourceInfo[] = NO_CUSTOM): Promi
       for (const key of openAPIV3Paths(custom)) {
         let doc = customKeys.has(key) ? undefined : builtInDocs.get(key);
         if (!doc) {
-          doc = serialize(await buildOpenAPIV3(key, custom));
+          // Kept compressed (CompressedDocument): 2.7 MB of JSON in all for the built-ins.
+          doc = serializeCompressed(await buildOpenAPIV3(key, custom));
           if (!customKeys.has(key)) builtInDocs.set(key, doc);
         }
         docs.set(key, doc);
