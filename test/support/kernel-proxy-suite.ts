@@ -696,7 +696,23 @@ export function kernelProxySuite(mode: KernelProxyMode): void {
       const second = `${nodeOf(h1)}-second`;
       const secondIP = h1.ip.replace(/\.\d+$/, '.41');
       must('second address', await h1.exec(['ip', 'addr', 'add', `${secondIP}/24`, 'dev', 'eth0']));
-      const firstRules = await rules.list(h1, nodeOf(h1));
+      // The earlier cases' pods all Ready and the first agent's rules settled (the same for
+      // 3 s): a pod on h2 turning Ready while the second proxy runs changes the first
+      // agent's rules too, rightly (seen in a CI run: its endpoint joined 'local', 'after'
+      // and 'sticky'), and is no clobbering.
+      await kubectl('wait', '--for=condition=Ready', 'pods', '--all', '--timeout=120s');
+      let firstRules = await rules.list(h1, nodeOf(h1));
+      await untilTruthy(
+        "the first agent's rules settled",
+        async () => {
+          const now = await rules.list(h1, nodeOf(h1));
+          const same = now === firstRules;
+          firstRules = now;
+          return same;
+        },
+        60_000,
+        3_000,
+      );
       let proxy: ChildProcess | undefined;
       try {
         proxy = spawn(
