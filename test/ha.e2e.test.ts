@@ -26,7 +26,7 @@ describe('HA drill: kill -9 of the leader mid-rollout, then etcd members', { tim
   let roll: RolloutResult | undefined;
 
   before(async () => {
-    drill = await HADrill.start({ pods: PODS, nodes: NODES, leaseDurationSeconds: 5, log: say });
+    drill = await HADrill.start({ pods: PODS, nodes: NODES, leaseDurationSeconds: 10, log: say });
   });
   after(async () => {
     await drill?.stop();
