@@ -10,7 +10,28 @@
  *     s.next(new Date('2026-01-01T00:03:00Z'));          // 2026-01-01T00:05:00Z
  */
 import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
 import { errorMessage } from './errors.js';
+
+/**
+ * cron-parser's dates are luxon DateTimes, and a DateTime made without a locale asks ICU
+ * for the system's (`new Intl.DateTimeFormat().resolvedOptions().locale`): that first call
+ * maps some 5 MB of ICU data into the process (RSS) for a value no schedule reads (only
+ * formatting does; next/prev are computed on numbers and the zone). So the luxon that
+ * cron-parser uses (resolved from cron-parser's own location) gets `en-US`, what ICU
+ * answers on these hosts, as its default. A schedule in UTC then never touches ICU;
+ * another zone still does, through luxon's Intl-based zones, as it must.
+ */
+function defaultLuxonLocale(): void {
+  try {
+    const fromCronParser = createRequire(createRequire(import.meta.url).resolve('cron-parser'));
+    const luxon = fromCronParser('luxon') as { Settings?: { defaultLocale?: string } };
+    if (luxon.Settings && !luxon.Settings.defaultLocale) luxon.Settings.defaultLocale = 'en-US';
+  } catch {
+    // Another date library under cron-parser: nothing to set.
+  }
+}
+defaultLuxonLocale();
 
 /** A schedule that does not parse; `message` is what Kubernetes' validation would say. */
 export class ScheduleError extends Error {}

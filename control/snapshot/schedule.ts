@@ -11,6 +11,7 @@
  * hour. A failed snapshot is logged and the next time comes as planned; when a snapshot
  * takes longer than the interval, the times it overran are skipped, not queued.
  */
+import { existsSync, readlinkSync } from 'node:fs';
 import { realClock, type Clock } from '../../api/clock.js';
 import { ScheduleError, parseSchedule, type Schedule } from '../../api/cron.js';
 import type { Logger } from '../../api/log.js';
@@ -57,9 +58,74 @@ export function parseSnapshotSchedule(spec: string, timeZone = hostTimeZone()): 
   }
 }
 
-/** The host's IANA time zone (k3s's schedule runs in system time). */
-export function hostTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+/** Names of UTC in the tz database (and ICU's canonical `UTC`), which luxon takes as a fixed zone only when spelled `UTC`. */
+const UTC_NAMES = new Set([
+  'UTC',
+  'UCT',
+  'GMT',
+  'GMT0',
+  'Zulu',
+  'Universal',
+  'Greenwich',
+  'Etc/UTC',
+  'Etc/UCT',
+  'Etc/GMT',
+  'Etc/GMT0',
+  'Etc/GMT+0',
+  'Etc/GMT-0',
+  'Etc/Zulu',
+  'Etc/Universal',
+  'Etc/Greenwich',
+]);
+
+/** Where hostTimeZone() looks: the environment and the files (tests give their own). */
+export interface TimeZoneSources {
+  env: NodeJS.ProcessEnv;
+  /** readlink(2); throws when the path is no link. */
+  readLink(path: string): string;
+  exists(path: string): boolean;
+}
+
+const HOST_SOURCES: TimeZoneSources = {
+  env: process.env,
+  readLink: (path) => readlinkSync(path),
+  exists: (path) => existsSync(path),
+};
+
+const ZONEINFO = '/usr/share/zoneinfo';
+
+/**
+ * The host's IANA time zone (k3s's schedule runs in system time), found where Go's time
+ * package finds Local: `$TZ` (a zone name, `:` prefix allowed; set and empty is UTC), else
+ * the zone /etc/localtime links to under a zoneinfo directory; a name counts when
+ * /usr/share/zoneinfo has it. Else what ICU says (Intl.DateTimeFormat, which maps some
+ * 5 MB of ICU data into the process, so only when the files do not name the zone). Any
+ * name of UTC is `UTC`, which cron-parser's luxon computes without ICU.
+ */
+export function hostTimeZone(io: TimeZoneSources = HOST_SOURCES): string {
+  const named = (zone: string): string | undefined => {
+    const name = (zone.startsWith(':') ? zone.slice(1) : zone).replace(/^(posix|right)\//, '');
+    if (name === '' || UTC_NAMES.has(name)) return 'UTC';
+    return /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name) && io.exists(`${ZONEINFO}/${name}`)
+      ? name
+      : undefined;
+  };
+  let zone: string | undefined;
+  const tz = io.env.TZ;
+  if (tz !== undefined) {
+    zone = named(tz);
+  } else {
+    try {
+      const target = io.readLink('/etc/localtime');
+      const at = target.lastIndexOf('zoneinfo/');
+      if (at >= 0) zone = named(target.slice(at + 'zoneinfo/'.length));
+    } catch {
+      // Not a link (or no file): ICU reads the file itself.
+    }
+  }
+  if (zone) return zone;
+  const icu = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  return UTC_NAMES.has(icu) ? 'UTC' : icu;
 }
 
 /** Runs scheduled snapshots until stop(); see the top of this file. */

@@ -108,6 +108,11 @@ export function parseModelAttributes(js: string, model: string): unknown {
   return JSON.parse(js.slice(at + start.length - 1, end + 2)) as unknown;
 }
 
+/** `s` as a string of its own (a JSON round trip copies it), not a view into a larger one. */
+function detached(s: string): string {
+  return JSON.parse(JSON.stringify(s)) as string;
+}
+
 /**
  * Parses a model's `.d.ts`: the JSDoc before `export declare class` is the type's
  * description, the JSDoc before `'field'?: T` the field's; a field without `?` is
@@ -134,7 +139,11 @@ export function parseModelDocs(dts: string): ModelDocs {
       continue;
     }
     const field = /^'([^']+)'(\?)?:/.exec(trimmed);
-    const text = pending?.join(' ').replace(/\\(.)/g, '$1').trim();
+    const joined = pending?.join(' ').replace(/\\(.)/g, '$1').trim();
+    // A copy, not a slice: V8 keeps the substrings of a string as views of it, and the
+    // catalog keeps these descriptions for the process's life; as slices they held every
+    // model's whole .d.ts text (some 1.5 MB for the ~370 models).
+    const text = joined ? detached(joined) : joined;
     if (field) {
       docs.fields.set(field[1]!, { description: text || undefined, required: field[2] === undefined });
     } else if (trimmed.startsWith('export declare class')) {
