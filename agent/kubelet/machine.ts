@@ -4,15 +4,14 @@
  * pressure conditions are computed from (the eviction manager's signals). Both come
  * through a MachineProbe so that tests can inject a host with any amount of memory.
  *
- * The host probe reads /proc/meminfo for memory and the logical CPUs Node sees, statfs(2)
- * for the filesystem holding the agent's data dir (the kubelet's "nodefs"), /proc for boot
- * id and process counts, and /etc/os-release for the OS image — the same sources the
- * kubelet reads through cAdvisor (machine.go's GetMachineMemoryCapacity reads MemTotal of
- * /proc/meminfo). These few lines of /proc replace the systeminformation package, whose
- * 22 modules (0.7 MB of source, 1.6 MB of heap) sat in every agent for the two numbers.
+ * The host probe reads systeminformation for CPU and memory, statfs(2) for the
+ * filesystem holding the agent's data dir (the kubelet's "nodefs"), /proc for boot id
+ * and process counts, and /etc/os-release for the OS image — the same sources the
+ * kubelet reads through cAdvisor.
  */
 import { readFile, statfs } from 'node:fs/promises';
-import { cpus, freemem, networkInterfaces, release, totalmem } from 'node:os';
+import { networkInterfaces, release } from 'node:os';
+import si from 'systeminformation';
 
 /** Facts about the host that do not change while the agent runs. */
 export interface MachineInfo {
@@ -84,26 +83,6 @@ export function prettyName(osRelease: string): string {
   return m[1]!.trim().replace(/^"(.*)"$/, '$1');
 }
 
-/** The `kB` fields of a /proc/meminfo text, in bytes, by name (`MemTotal`, `MemAvailable`, ...). */
-export function parseMeminfo(text: string): Map<string, number> {
-  const fields = new Map<string, number>();
-  for (const m of text.matchAll(/^(\w+(?:\(\w+\))?):\s+(\d+)(?: kB)?$/gm))
-    fields.set(m[1]!, Number(m[2]) * 1024);
-  return fields;
-}
-
-/**
- * Physical memory and what can be allocated without swapping, bytes: MemTotal and
- * MemAvailable of /proc/meminfo; without MemAvailable (kernels before 3.14) MemFree +
- * Buffers + Cached + SReclaimable, and without /proc Node's totalmem/freemem.
- */
-async function memory(): Promise<{ total: number; available: number }> {
-  const m = parseMeminfo(await readTrimmed('/proc/meminfo'));
-  const total = m.get('MemTotal') || totalmem();
-  const fallback = ['MemFree', 'Buffers', 'Cached', 'SReclaimable'].reduce((n, f) => n + (m.get(f) ?? 0), 0);
-  return { total, available: m.get('MemAvailable') ?? (fallback || freemem()) };
-}
-
 async function filesystem(dir: string): Promise<{ capacity: number; available: number }> {
   const s = await statfs(dir);
   return { capacity: s.blocks * s.bsize, available: s.bavail * s.bsize };
@@ -117,8 +96,9 @@ async function filesystem(dir: string): Promise<{ capacity: number; available: n
 export function hostMachine(dataDir: string): MachineProbe {
   return {
     async info() {
-      const [mem, fs, machineID, dbusID, systemUUID, bootID, osRelease] = await Promise.all([
-        memory(),
+      const [cpu, mem, fs, machineID, dbusID, systemUUID, bootID, osRelease] = await Promise.all([
+        si.cpu(),
+        si.mem(),
         filesystem(dataDir),
         readTrimmed('/etc/machine-id'),
         readTrimmed('/var/lib/dbus/machine-id'),
@@ -127,8 +107,7 @@ export function hostMachine(dataDir: string): MachineProbe {
         readTrimmed('/etc/os-release'),
       ]);
       return {
-        // The logical CPUs (cAdvisor's NumCores counts hyper-threads too).
-        cpuCores: cpus().length || 1,
+        cpuCores: cpu.cores,
         memoryCapacityBytes: mem.total,
         fsCapacityBytes: fs.capacity,
         machineID: machineID || dbusID,
@@ -141,7 +120,7 @@ export function hostMachine(dataDir: string): MachineProbe {
     },
     async usage() {
       const [mem, fs, loadavg, pidMax, threadsMax] = await Promise.all([
-        memory(),
+        si.mem(),
         filesystem(dataDir),
         readTrimmed('/proc/loadavg'),
         readTrimmed('/proc/sys/kernel/pid_max'),

@@ -1,6 +1,6 @@
 /**
  * The figures behind `GET /stats/summary` (api/stats.ts): node CPU from /proc/stat and
- * memory from /proc/meminfo (through the MachineProbe), each running container's
+ * memory from systeminformation (through the MachineProbe), each running container's
  * from the runtime's ContainerStats. CPU is a rate, so it needs two samples: a summary
  * is taken against the previous one when that is between `minWindowMs` and `maxWindowMs`
  * old, otherwise a fresh pair `minWindowMs` apart is taken — as metrics-server averages
