@@ -19,6 +19,7 @@
  * what it wires in (service account tokens, the OIDC documents, the storage codecs) lives in
  * modules of its own.
  */
+import { fieldIndexFunc } from '../../api/client/indexer.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -168,14 +169,9 @@ export interface ApiServerConfig {
   podSecurity?: PodSecuritySettings;
 }
 
-/** The pods' watch-cache index by node, as the cacher indexes pods by `spec.nodeName`. */
+/** The pods' watch-cache index by node ('' for unbound pods), as the cacher indexes pods by `spec.nodeName`. */
 const POD_NODE_NAME_INDEX = 'spec.nodeName';
-const POD_CACHE_INDEXERS = {
-  [POD_NODE_NAME_INDEX]: (p: KubeObject) => {
-    const node = (p.spec as { nodeName?: unknown } | undefined)?.nodeName;
-    return typeof node === 'string' && node !== '' ? node : undefined;
-  },
-};
+const POD_CACHE_INDEXERS = { [POD_NODE_NAME_INDEX]: fieldIndexFunc(POD_NODE_NAME_INDEX) };
 
 export class ApiServer {
   private readonly cfg: ApiServerConfig;
@@ -789,11 +785,6 @@ export class ApiServer {
   }
 
   /**
-   * A core/v1 object from its watch cache (shared: do not mutate), else from the store
-   * (a cache not ready yet, an object it has not seen yet); undefined when there is none.
-   * What service account tokens are checked against, on every request that carries one.
-   */
-  /**
    * The objects of `resource` (group `group`, v1) in `namespace` (all when undefined) from
    * its watch cache; undefined while the cache is not ready (read the store then).
    */
@@ -807,6 +798,12 @@ export class ApiServer {
     return cache.list(namespace ? { namespace } : {}).items;
   }
 
+  /**
+   * A v1 object of `group` (default core) from its watch cache (shared: do not mutate),
+   * else from the store (a cache not ready yet, an object it has not seen yet); undefined
+   * when there is none. What service account tokens and the RBAC authorizer are checked
+   * against, on every request.
+   */
   private async objectFromCache(
     resource: string,
     namespace: string | undefined,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FakeClock } from '../../../api/clock.js';
+import { fieldIndexFunc } from '../../../api/client/indexer.js';
 import type { KubeObject } from '../../../api/object.js';
 import { StorageError } from '../../storage/errors.js';
 import { MemoryStore } from '../../storage/memory.js';
@@ -128,9 +129,8 @@ describe('WatchCache', () => {
   it('keeps a secondary index (pods by spec.nodeName) through start, changes, moves and deletes', async () => {
     const store = new MemoryStore();
     try {
-      const onNode = (p: KubeObject) => (p.spec as { nodeName?: string } | undefined)?.nodeName;
       await putPod(store, pod('a', 'early', undefined, { nodeName: 'n1' }));
-      const { cache } = await setup(store, { indexers: { node: onNode } });
+      const { cache } = await setup(store, { indexers: { node: fieldIndexFunc('spec.nodeName') } });
       const names = (node: string) =>
         cache
           .byIndex('node', node)
@@ -143,6 +143,7 @@ describe('WatchCache', () => {
       await caughtUp(cache, rev);
       assert.deepEqual(names('n1'), ['a/early', 'b/later']);
       assert.deepEqual(names('n2'), ['a/other']);
+      assert.deepEqual(names(''), ['a/unbound'], 'unbound pods under the empty name');
       // Bound later, moved (a new value), deleted: each leaves the old value's entry.
       await putPod(store, pod('a', 'unbound', undefined, { nodeName: 'n2' }));
       await putPod(store, pod('b', 'later', undefined, { nodeName: 'n2' }));
@@ -150,6 +151,7 @@ describe('WatchCache', () => {
       await caughtUp(cache, rev);
       assert.deepEqual(names('n1'), []);
       assert.deepEqual(names('n2'), ['a/other', 'a/unbound', 'b/later']);
+      assert.deepEqual(names(''), [], 'no pod left unbound');
       assert.equal(
         (
           cache.byIndex('node', 'n2').find((p) => p.metadata?.name === 'later')?.spec as

@@ -53,6 +53,7 @@
  * the history (buffer.ts), the shared events (event.ts) and one watcher (cache-watcher.ts).
  */
 import type { KubeObject } from '../../../api/object.js';
+import type { IndexFunc, Indexers } from '../../../api/client/indexer.js';
 import { isStorageError } from '../../storage/errors.js';
 import type {
   KeyValue,
@@ -132,11 +133,11 @@ export interface WatchCacheConfig {
   /** Failures the cache recovers from by itself (store watch errors, bad values, throwing handlers). */
   onError?: (err: unknown) => void;
   /**
-   * Secondary indexes by name: each maps an object to the one value it is found under with
-   * byIndex() (undefined: not in that index), as the cacher's indexers (pods by
-   * `spec.nodeName`). Must be pure and must not throw.
+   * Secondary indexes by name, the index functions of informers (api/client/indexer.ts):
+   * each maps an object to the values it is found under with byIndex(), as the cacher's
+   * indexers (pods by `spec.nodeName`). Must be pure and must not throw.
    */
-  indexers?: Readonly<Record<string, (obj: KubeObject) => string | undefined>>;
+  indexers?: Indexers<KubeObject>;
 }
 
 /** How one API watch starts and where its events go. */
@@ -232,7 +233,7 @@ export class WatchCache {
   private phase: Phase = 'new';
   private revisionValue = 0;
   private readonly objects = new Map<string, CachedObject>();
-  private readonly indexers: [string, (obj: KubeObject) => string | undefined][];
+  private readonly indexers: [string, IndexFunc<KubeObject>][];
   /** index name → value → key → object. */
   private readonly indices = new Map<string, Map<string, Map<string, CachedObject>>>();
   private sortedKeys: string[] | undefined;
@@ -432,17 +433,17 @@ export class WatchCache {
   private reindex(key: string, old: CachedObject | undefined, cur: CachedObject | undefined): void {
     for (const [name, fn] of this.indexers) {
       const index = this.indices.get(name)!;
-      const before = old ? fn(old.object) : undefined;
-      const after = cur ? fn(cur.object) : undefined;
-      if (before !== undefined && before !== after) {
-        const set = index.get(before);
-        set?.delete(key);
-        if (set?.size === 0) index.delete(before);
+      const after = cur ? fn(cur.object) : [];
+      for (const value of old ? fn(old.object) : []) {
+        if (after.includes(value)) continue;
+        const entries = index.get(value);
+        entries?.delete(key);
+        if (entries?.size === 0) index.delete(value);
       }
-      if (after !== undefined && cur) {
-        let set = index.get(after);
-        if (!set) index.set(after, (set = new Map()));
-        set.set(key, cur);
+      for (const value of after) {
+        let entries = index.get(value);
+        if (!entries) index.set(value, (entries = new Map()));
+        entries.set(key, cur!);
       }
     }
   }
