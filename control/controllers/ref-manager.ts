@@ -201,20 +201,18 @@ export class ControllerRefManager<T extends KubeObject> {
       this.opts.selector.matches(obj.metadata?.labels) && filters.every((f) => f(obj));
     const claimed: T[] = [];
     const errors: unknown[] = [];
-    const ownerUid = this.opts.owner.metadata?.uid;
     for (const obj of candidates) {
-      // Another controller's: skipped without a turn of the event loop (most of a namespace).
-      const ref = controllerOf(obj);
-      if (ref && ref.uid !== ownerUid) continue;
-      if (ref && match(obj)) {
-        claimed.push(obj);
-        continue;
-      }
+      // Only a release or an adoption waits for the API; the rest (most of a namespace:
+      // another controller's, or already ours) is decided without a turn of the event loop.
+      const step = this.stepFor(obj, match);
+      if (step === 'claimed') claimed.push(obj);
+      if (step !== 'release' && step !== 'adopt') continue;
       try {
-        const mine = await this.claimObject(obj, match);
-        if (mine) claimed.push(mine);
+        if (step === 'release') await this.release(obj);
+        else claimed.push(await this.adopt(obj));
       } catch (err) {
-        errors.push(err);
+        // A dependent deleted meanwhile is skipped.
+        if (!isNotFound(err)) errors.push(err);
       }
     }
     if (errors.length > 0) {
@@ -227,36 +225,24 @@ export class ControllerRefManager<T extends KubeObject> {
     return claimed;
   }
 
-  /** One candidate (ClaimObject): the object if it is (now) the owner's, else undefined. */
-  private async claimObject(obj: T, match: (obj: T) => boolean): Promise<T | undefined> {
+  /** What one candidate needs (ClaimObject's decision): it is ours, not ours, or to be released or adopted. */
+  private stepFor(obj: T, match: (obj: T) => boolean): 'claimed' | 'ignored' | 'release' | 'adopt' {
     const owner = this.opts.owner;
     const ownerDeleting = Boolean(owner.metadata?.deletionTimestamp);
     const ref = controllerOf(obj);
     if (ref) {
-      if (ref.uid !== owner.metadata?.uid) return undefined;
-      if (match(obj)) return obj;
+      if (ref.uid !== owner.metadata?.uid) return 'ignored';
+      if (match(obj)) return 'claimed';
       // Ours but no longer selected: let it go, unless we are going anyway (the garbage
       // collector will deal with it).
-      if (ownerDeleting) return undefined;
-      try {
-        await this.release(obj);
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-      return undefined;
+      return ownerDeleting ? 'ignored' : 'release';
     }
     // An orphan.
-    if (ownerDeleting || !match(obj)) return undefined;
-    if (obj.metadata?.deletionTimestamp) return undefined;
+    if (ownerDeleting || !match(obj)) return 'ignored';
+    if (obj.metadata?.deletionTimestamp) return 'ignored';
     const ns = owner.metadata?.namespace;
-    if (ns && ns !== obj.metadata?.namespace) return undefined;
-    try {
-      return await this.adopt(obj);
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    if (ns && ns !== obj.metadata?.namespace) return 'ignored';
+    return 'adopt';
   }
 
   /**
