@@ -17,7 +17,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SubjectAltName } from '../api/tls/certs.js';
 import { ensureControlPKI, writePair, type ControlPKI } from './pki.js';
-import { isStorageError } from './storage/errors.js';
+import { firstValue } from './storage/first-value.js';
 import type { Store } from './storage/store.js';
 
 /** Where the cluster CA is kept: beside the service account key, under no API resource's prefix. */
@@ -37,30 +37,22 @@ export async function clusterCA(
   dataDir: string,
   sans: readonly SubjectAltName[],
 ): Promise<ControlPKI> {
-  for (;;) {
-    const kv = await store.get(CLUSTER_CA_STORE_KEY);
-    if (kv) {
-      const { cert, key } = JSON.parse(kv.value) as { cert?: unknown; key?: unknown };
-      if (
-        typeof cert !== 'string' ||
-        !cert.includes('BEGIN CERTIFICATE') ||
-        typeof key !== 'string' ||
-        !key.includes('PRIVATE KEY')
-      )
-        throw new Error(`${CLUSTER_CA_STORE_KEY} in the store is not a certificate and private key`);
-      if (cert === pki.ca.cert && key === pki.ca.key) return pki;
-      writePair(pki.dir, 'server-ca', { cert, key });
-      // Signed by the old CA: ensureControlPKI signs them again with the one just written.
-      for (const name of ['serving', 'client-admin'])
-        for (const ext of ['crt', 'key']) rmSync(join(pki.dir, `${name}.${ext}`), { force: true });
-      return ensureControlPKI(dataDir, sans);
-    }
-    try {
-      await store.create(CLUSTER_CA_STORE_KEY, JSON.stringify({ cert: pki.ca.cert, key: pki.ca.key }));
-      return pki;
-    } catch (err) {
-      // Another control process created it first: adopt theirs.
-      if (!isStorageError(err, 'KeyExists')) throw err;
-    }
-  }
+  const local = { cert: pki.ca.cert, key: pki.ca.key };
+  const { cert, key } = await firstValue(store, CLUSTER_CA_STORE_KEY, local, (stored) => {
+    const { cert, key } = stored as { cert?: unknown; key?: unknown };
+    if (
+      typeof cert !== 'string' ||
+      !cert.includes('BEGIN CERTIFICATE') ||
+      typeof key !== 'string' ||
+      !key.includes('PRIVATE KEY')
+    )
+      throw new Error(`${CLUSTER_CA_STORE_KEY} in the store is not a certificate and private key`);
+    return { cert, key };
+  });
+  if (cert === local.cert && key === local.key) return pki;
+  writePair(pki.dir, 'server-ca', { cert, key });
+  // Signed by the old CA: ensureControlPKI signs them again with the one just written.
+  for (const name of ['serving', 'client-admin'])
+    for (const ext of ['crt', 'key']) rmSync(join(pki.dir, `${name}.${ext}`), { force: true });
+  return ensureControlPKI(dataDir, sans);
 }

@@ -10,7 +10,7 @@
  */
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isStorageError } from './storage/errors.js';
+import { firstValue } from './storage/first-value.js';
 import type { Store } from './storage/store.js';
 
 /** Where the cluster's key is kept: beside the allocators' `/registry/ranges/`, under no API resource's prefix. */
@@ -27,25 +27,16 @@ export async function clusterServiceAccountKey(
   localKey: string,
   tlsDir: string,
 ): Promise<string> {
-  for (;;) {
-    const kv = await store.get(SERVICE_ACCOUNT_KEY_STORE_KEY);
-    if (kv) {
-      const key = (JSON.parse(kv.value) as { key?: unknown }).key;
-      if (typeof key !== 'string' || !key.includes('PRIVATE KEY'))
-        throw new Error(`${SERVICE_ACCOUNT_KEY_STORE_KEY} in the store is not a private key`);
-      if (key !== localKey) {
-        const path = join(tlsDir, 'service-account.key');
-        writeFileSync(path, key, { mode: 0o600 });
-        chmodSync(path, 0o600);
-      }
-      return key;
-    }
-    try {
-      await store.create(SERVICE_ACCOUNT_KEY_STORE_KEY, JSON.stringify({ key: localKey }));
-      return localKey;
-    } catch (err) {
-      // Another control process created it first: read theirs.
-      if (!isStorageError(err, 'KeyExists')) throw err;
-    }
+  const { key } = await firstValue(store, SERVICE_ACCOUNT_KEY_STORE_KEY, { key: localKey }, (stored) => {
+    const key = (stored as { key?: unknown }).key;
+    if (typeof key !== 'string' || !key.includes('PRIVATE KEY'))
+      throw new Error(`${SERVICE_ACCOUNT_KEY_STORE_KEY} in the store is not a private key`);
+    return { key };
+  });
+  if (key !== localKey) {
+    const path = join(tlsDir, 'service-account.key');
+    writeFileSync(path, key, { mode: 0o600 });
+    chmodSync(path, 0o600);
   }
+  return key;
 }
