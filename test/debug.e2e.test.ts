@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { freePorts } from './support/etcd.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -78,14 +79,7 @@ spec:
 const until = <T>(what: string, check: () => T | undefined | Promise<T | undefined>, ms = 60_000) =>
   waitUntil(what, check, ms, 250);
 
-/** A port nothing listens on now (bound, then released). */
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
+const freePort = async (): Promise<number> => (await freePorts(1))[0]!;
 
 /** A long-running kubectl (logs -f, port-forward) that the test ends itself. */
 interface Running {

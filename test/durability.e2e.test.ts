@@ -19,7 +19,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePorts } from './support/etcd.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -60,13 +60,7 @@ const deployment = (image: string): Deployment => ({
   },
 });
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise((r) => srv.close(r));
-  return port;
-}
+const freePort = async (): Promise<number> => (await freePorts(1))[0]!;
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const rv = (o: { metadata?: { resourceVersion?: string } }) => BigInt(o.metadata?.resourceVersion ?? '0');

@@ -11,7 +11,7 @@
 // snapshot and are still wanted were never restarted.
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePorts } from './support/etcd.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -51,13 +51,7 @@ spec:
           env: [{ name: VERSION, value: '${version}' }]
 `;
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise((r) => srv.close(r));
-  return port;
-}
+const freePort = async (): Promise<number> => (await freePorts(1))[0]!;
 
 /** `k8ts snapshot ...` from the source tree (what a user runs, with this checkout's code). */
 function snapshotCli(...args: string[]) {

@@ -407,6 +407,26 @@ export class HADrill {
     });
   }
 
+  /** `kubectl rollout status` of the drill's Deployment with the leader's kubeconfig, through `server`. */
+  private rolloutStatus(server: string): ReturnType<typeof run> {
+    return run(
+      'kubectl',
+      [
+        '--kubeconfig',
+        this.leader.kubeconfig,
+        '--server',
+        server,
+        '-n',
+        DRILL_NAMESPACE,
+        'rollout',
+        'status',
+        `deployment/${DEPLOYMENT}`,
+        `--timeout=${Math.round(this.opts.rolloutTimeoutMs / 1000)}s`,
+      ],
+      { timeoutMs: this.opts.rolloutTimeoutMs + 30_000 },
+    );
+  }
+
   /** The writer: a ConfigMap create every writeIntervalMs through the A-then-B client, until stopWriter(). */
   private async write(): Promise<void> {
     while (!this.writerStop) {
@@ -509,24 +529,7 @@ export class HADrill {
       50,
     );
     // kubectl as users run it in front of several servers: through one address.
-    const throughLB = this.lb
-      ? run(
-          'kubectl',
-          [
-            '--kubeconfig',
-            this.leader.kubeconfig,
-            '--server',
-            this.lb.url,
-            '-n',
-            DRILL_NAMESPACE,
-            'rollout',
-            'status',
-            `deployment/${DEPLOYMENT}`,
-            `--timeout=${Math.round(this.opts.rolloutTimeoutMs / 1000)}s`,
-          ],
-          { timeoutMs: this.opts.rolloutTimeoutMs + 30_000 },
-        )
-      : undefined;
+    const throughLB = this.lb ? this.rolloutStatus(this.lb.url) : undefined;
     const heldAtKill = {
       scheduler: (await holder(this.survivorClient, 'kube-scheduler')) === this.identities.leader,
       controllerManager:
@@ -608,22 +611,7 @@ export class HADrill {
     const lateJoinMs = Date.now() - tJoin;
     log(`# two nodes joined with --server A(dead),B in ${lateJoinMs} ms`);
 
-    const kubectl = await run(
-      'kubectl',
-      [
-        '--kubeconfig',
-        this.leader.kubeconfig,
-        '--server',
-        this.survivor.url,
-        '-n',
-        DRILL_NAMESPACE,
-        'rollout',
-        'status',
-        `deployment/${DEPLOYMENT}`,
-        `--timeout=${Math.round(this.opts.rolloutTimeoutMs / 1000)}s`,
-      ],
-      { timeoutMs: this.opts.rolloutTimeoutMs + 30_000 },
-    );
+    const kubectl = await this.rolloutStatus(this.survivor.url);
     await this.untilComplete('spring-server:1.1', this.opts.rolloutTimeoutMs);
     const done = Date.now();
     const kubectlThroughLB = await throughLB;
