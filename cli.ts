@@ -73,7 +73,8 @@ For scale tests one process plays many nodes (hollow nodes, as kwok's and kubema
   k8ts hollow-nodes --server URL (--token T | --token-file F) --count N [--prefix hollow-node-]
                    (--server repeated or comma-separated: the nodes fail over between them)
                    [--data-dir DIR] [--cpu 4] [--memory 16Gi] [--max-pods 110] [--node-ip 127.0.0.1]
-                   [--job-pod-run-time 5s] [--report-interval 1m] [--concurrency 16] [--log-level warn]
+                   [--job-pod-run-time 5s] [--report-interval 1m] [--concurrency 16]
+                   [--connections-per-node 2] [--log-level warn]
                    (each node joins with its own credential, kept in DIR/<node>/tls; pods run on the
                    fake runtime; the memory per node is printed at start, every --report-interval
                    and on SIGUSR1)

@@ -18,7 +18,9 @@
  *    `<dataDir>/<node>/tls/` and reused by later starts. Joins run `concurrency` at a time.
  * 2. Watches: one pod watch, one Node watch and one Service watch for all nodes
  *    (watches.ts), over the first node's credential; each node's requests (Lease, status,
- *    pod status, deletes, events) go over its own.
+ *    pod status, deletes, events) go over its own, on at most `connectionsPerNode`
+ *    connections (2; one while it is not busy): a client certificate is the identity of
+ *    a TLS connection, so nodes cannot share one.
  * 3. Heartbeats: spread over the renew interval (node.ts).
  *
  * Memory: memory() reports the process's RSS and heap after a full garbage collection,
@@ -72,6 +74,8 @@ export interface HollowNodesConfig {
   onProgress?: (line: string) => void;
   /** Milliseconds between Lease renewals of each node; default 10 000. */
   leaseRenewIntervalMs?: number;
+  /** Connections each node keeps to the API server at most; default 2 (node.ts DEFAULT_MAX_CONNECTIONS). */
+  connectionsPerNode?: number;
 }
 
 /** What memory() measures; bytes unless said otherwise. */
@@ -243,6 +247,7 @@ async function start(cfg: HollowNodesConfig, concurrency: number, signal: AbortS
         ...(cfg.clock ? { clock: cfg.clock } : {}),
         signal,
         ...(cfg.leaseRenewIntervalMs !== undefined ? { leaseRenewIntervalMs: cfg.leaseRenewIntervalMs } : {}),
+        ...(cfg.connectionsPerNode !== undefined ? { maxConnections: cfg.connectionsPerNode } : {}),
       });
       nodes.push(node);
       if (++registered % 500 === 0 || registered === names.length)

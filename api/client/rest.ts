@@ -81,6 +81,16 @@ export interface RestClientConfig {
    * must stay below the server's keep-alive timeout (k8ts: 60 s).
    */
   idleTimeoutMs?: number;
+  /**
+   * At most this many connections to each API server at once (the agent's maxSockets);
+   * a request beyond them waits, first come first served, for one to be free, its
+   * deadline already running, and rejects at that deadline (or its abort) while still
+   * waiting. A watch holds one for as long as it is open. Many clients in one process
+   * (hollow nodes) bound their connections so: without it every concurrent request opens
+   * a connection of its own, as many as a node has pod status writes in flight when the
+   * server is slow. Default: no limit (Node's agent).
+   */
+  maxConnections?: number;
 }
 
 /** Patch flavours, as `kubectl patch --type` names them (`apply` is server-side apply). */
@@ -309,6 +319,13 @@ export class RestClient {
       throw new TypeError('all API servers of a client must be http://, or all https://');
     if ((config.cert === undefined) !== (config.key === undefined))
       throw new TypeError('a client certificate needs its key (cert and key go together)');
+    if (
+      config.maxConnections !== undefined &&
+      !(Number.isSafeInteger(config.maxConnections) && config.maxConnections >= 1)
+    )
+      throw new TypeError(
+        `maxConnections must be a whole number of at least 1, got ${config.maxConnections}`,
+      );
     this.timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.tlsServerName = config.tlsServerName;
     this.fence = config.fence;
@@ -321,10 +338,12 @@ export class RestClient {
     // says.) A socket in use is not affected: only the agent's free sockets are destroyed on
     // timeout, and this client bounds requests with its own timers.
     const idleTimeoutMs = config.idleTimeoutMs ?? IDLE_SOCKET_TIMEOUT_MS;
+    const maxSockets = config.maxConnections !== undefined ? { maxSockets: config.maxConnections } : {};
     this.agent = tls
       ? new https.Agent({
           keepAlive: true,
           timeout: idleTimeoutMs,
+          ...maxSockets,
           ...(config.secureContext !== undefined
             ? { secureContext: config.secureContext }
             : {
@@ -333,7 +352,7 @@ export class RestClient {
               }),
           rejectUnauthorized: config.insecureSkipTLSVerify !== true,
         })
-      : new http.Agent({ keepAlive: true, timeout: idleTimeoutMs });
+      : new http.Agent({ keepAlive: true, timeout: idleTimeoutMs, ...maxSockets });
     this.headers = {
       'User-Agent': config.userAgent ?? 'k8ts-client',
       ...(config.token !== undefined ? { Authorization: `Bearer ${config.token}` } : {}),
@@ -713,6 +732,12 @@ export class RestClient {
       const fail = (err: Error) => {
         req.destroy(err);
         response?.destroy(err);
+        // A request still waiting for a connection (maxConnections) reports the error of
+        // its destroy() only once one is free: the caller is told now.
+        if (!response) {
+          cleanup();
+          reject(err);
+        }
       };
       let timer: NodeJS.Timeout | undefined;
       if (limitMs !== undefined) {

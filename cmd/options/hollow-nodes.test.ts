@@ -26,6 +26,7 @@ describe('k8ts hollow-nodes options', () => {
       jobPodRunTimeMs: 5_000,
       reportIntervalMs: 60_000,
       concurrency: 16,
+      connectionsPerNode: 2,
       logLevel: 'warn',
     });
   });
@@ -52,12 +53,15 @@ describe('k8ts hollow-nodes options', () => {
       '500ms',
       '--node-ip',
       '10.9.0.1',
+      '--connections-per-node',
+      '1',
     ]);
     assert.ok(o !== 'help');
     assert.equal(o.token, TOKEN);
     assert.equal(o.prefix, 'hn-');
     assert.deepEqual(o.capacity, { cpu: 8, memoryBytes: 32 * 2 ** 30, pods: 250 });
     assert.equal(o.jobPodRunTimeMs, 500);
+    assert.equal(o.connectionsPerNode, 1);
     assert.equal(o.nodeIP, '10.9.0.1');
   });
 
@@ -109,6 +113,11 @@ describe('k8ts hollow-nodes options', () => {
     ['bad node ip', [...base, '--node-ip', 'localhost'], /--node-ip must be an IP address/],
     ['bad duration', [...base, '--job-pod-run-time', '5'], /--job-pod-run-time must be a duration/],
     ['two tokens', [...base, '--token-file', '/x'], /give --token or --token-file, not both/],
+    [
+      'no connections',
+      [...base, '--connections-per-node', '0'],
+      /--connections-per-node must be a whole number from 1 to 100/,
+    ],
   ];
   for (const [what, argv, message] of refused) {
     it(`refuses ${what}`, () => {

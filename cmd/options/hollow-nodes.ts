@@ -26,6 +26,7 @@ export const HOLLOW_NODES_FLAGS = {
   'job-pod-run-time': { type: 'string', default: '5s' },
   'report-interval': { type: 'string', default: '1m' },
   concurrency: { type: 'string', default: '16' },
+  'connections-per-node': { type: 'string', default: '2' },
   'log-level': { type: 'string', default: 'warn' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
@@ -50,6 +51,8 @@ export interface HollowNodesOptions {
   /** --report-interval in ms: how often the memory line is printed. */
   reportIntervalMs: number;
   concurrency: number;
+  /** --connections-per-node: connections each node keeps to the API server at most. */
+  connectionsPerNode: number;
   logLevel: LogLevel;
 }
 
@@ -121,6 +124,7 @@ export function parseHollowNodesOptions(argv: string[]): HollowNodesOptions | 'h
   const jobPodRunTimeMs = parseDuration(values['job-pod-run-time'], '--job-pod-run-time') * 1000;
   const reportIntervalMs = parseDuration(values['report-interval'], '--report-interval') * 1000;
   const concurrency = positiveInt(values.concurrency, '--concurrency', 1000);
+  const connectionsPerNode = positiveInt(values['connections-per-node'], '--connections-per-node', 100);
   const logLevel = parseLogLevel(values['log-level']);
   return {
     server,
@@ -134,6 +138,7 @@ export function parseHollowNodesOptions(argv: string[]): HollowNodesOptions | 'h
     jobPodRunTimeMs,
     reportIntervalMs,
     concurrency,
+    connectionsPerNode,
     logLevel,
   };
 }
