@@ -223,6 +223,8 @@ interface StageResult {
 
 interface Bench {
   k: K8tsServer;
+  /** performance.now() when the control process was spawned. */
+  spawnedAt: number;
   client: RestClient;
   canary: WatchCanary;
   sampler: Sampler;
@@ -271,7 +273,13 @@ async function stage(
   const t0 = performance.now();
   await act();
   const note = await until(name, done, pollMs);
-  const seconds = (performance.now() - t0) / 1000;
+  const t1 = performance.now();
+  const seconds = (t1 - t0) / 1000;
+  // Where the stage lies in a --profile of the control process (its clock starts about when it was spawned).
+  const since = (t: number) => ((t - b.spawnedAt) / 1000).toFixed(1);
+  process.stderr.write(
+    `bench:scale: ${name} ran from ${since(t0)} s to ${since(t1)} s after the control process started\n`,
+  );
   const end = b.sampler.sample();
   const buckets1 = await mutatingBuckets(b.k);
   const lags = b.canary.take();
@@ -362,6 +370,7 @@ async function main(): Promise<void> {
     '--log-level',
     'warn',
   ];
+  const spawnedAt = performance.now();
   const k = await startK8tsServer({
     args: serverArgs,
     fromSource: !flags.built,
@@ -385,7 +394,7 @@ async function main(): Promise<void> {
       (await client.get(resources.serviceaccounts, NAMESPACE, 'default')) ? true : undefined,
     );
     canary = new WatchCanary(client);
-    const b: Bench = { k, client, canary, sampler };
+    const b: Bench = { k, spawnedAt, client, canary, sampler };
     const idle = sampler.sample();
     process.stderr.write(`bench:scale: server up, RSS ${(idle.rssBytes / 2 ** 20).toFixed(0)} MiB\n`);
 
