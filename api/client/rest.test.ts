@@ -5,10 +5,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import tls from 'node:tls';
 import { createSecureContext, type TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it, mock } from 'node:test';
 import { parseLabelSelector } from '../meta/labels.js';
 import {
   ApiStatusError,
@@ -514,6 +515,43 @@ describe('RestClient over TLS', () => {
       const insecure = new RestClient({ server: fake.state.url, insecureSkipTLSVerify: true });
       assert.deepEqual(await insecure.get(resources.nodes, undefined, 'n'), { clientCN: null });
       insecure.close();
+    },
+  );
+
+  it(
+    'makes one TLS context for all its connections, not one per connection',
+    { skip: !pki && 'no openssl' },
+    async () => {
+      const c = new RestClient({
+        server: fake.state.url,
+        ca: pki!.ca,
+        cert: pki!.clientCert,
+        key: pki!.clientKey,
+      });
+      // Node's tls.connect makes a context of its own (tls.createSecureContext) for a
+      // connection given none.
+      const made = mock.method(tls, 'createSecureContext');
+      const handler = fake.state.handler;
+      const sockets = new Set<unknown>();
+      const waiting: (() => void)[] = [];
+      // Every answer waits until all 4 requests arrived, so each has a connection of its own.
+      fake.state.handler = (req, res, seen) => {
+        sockets.add(req.socket);
+        waiting.push(() => handler(req, res, seen));
+        if (waiting.length === 4) for (const answer of waiting) answer();
+      };
+      try {
+        const got = await Promise.all(
+          Array.from({ length: 4 }, () => c.get(resources.nodes, undefined, 'n')),
+        );
+        assert.deepEqual(got, Array(4).fill({ clientCN: 'admin' }));
+        assert.equal(sockets.size, 4);
+        assert.equal(made.mock.callCount(), 0, 'a TLS context was made per connection');
+      } finally {
+        made.mock.restore();
+        fake.state.handler = handler;
+        c.close();
+      }
     },
   );
 

@@ -16,7 +16,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { IncomingMessage } from 'node:http';
-import type { SecureContext } from 'node:tls';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import { urlToHttpOptions } from 'node:url';
 import type { KubeList, KubeObject } from '../object.js';
 import type { FieldSelector } from '../meta/fields.js';
@@ -49,11 +49,13 @@ export interface RestClientConfig {
   /** PEM private key of `cert`. */
   key?: string;
   /**
-   * A TLS context made once (tls.createSecureContext with the CA, certificate and key) for
-   * every connection, instead of one made from `ca`, `cert` and `key` per connection, as
-   * Node does: many clients in one process (hollow nodes) keep a context each rather
-   * than leave one per handshake to the collector. `ca`, `cert` and `key` still say what it
-   * holds (a cert without key is refused as without it).
+   * The TLS context of every connection (tls.createSecureContext with the CA, certificate
+   * and key), for several clients to share one: many clients in one process (hollow nodes)
+   * keep one context between them. `ca`, `cert` and `key` still say what it holds (a cert
+   * without key is refused as without it). Default: one made from `ca`, `cert` and `key`
+   * when the client is constructed, for all its connections; Node's agent would make one
+   * per connection, parsing the key and certificates each time (3.4 % of the control
+   * process in bench:scale's rollout, where the controllers open connections in bursts).
    */
   secureContext?: SecureContext;
   /** Skip verification of the server's certificate (kubeconfig `insecure-skip-tls-verify`). */
@@ -344,12 +346,12 @@ export class RestClient {
           keepAlive: true,
           timeout: idleTimeoutMs,
           ...maxSockets,
-          ...(config.secureContext !== undefined
-            ? { secureContext: config.secureContext }
-            : {
-                ...(config.ca !== undefined ? { ca: config.ca } : {}),
-                ...(config.cert !== undefined ? { cert: config.cert, key: config.key } : {}),
-              }),
+          secureContext:
+            config.secureContext ??
+            createSecureContext({
+              ...(config.ca !== undefined ? { ca: config.ca } : {}),
+              ...(config.cert !== undefined ? { cert: config.cert, key: config.key } : {}),
+            }),
           rejectUnauthorized: config.insecureSkipTLSVerify !== true,
         })
       : new http.Agent({ keepAlive: true, timeout: idleTimeoutMs, ...maxSockets });
