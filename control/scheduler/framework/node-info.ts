@@ -4,6 +4,7 @@
  * the sums of their requests and the host ports they hold — kept up to date
  * incrementally by the cache so that a Filter is a handful of number comparisons.
  */
+import { controllerOf } from '../../../api/podutil.js';
 import type { Node, Pod, Taint } from '../../../api/types.js';
 import { nodeAllocatable, podRequests, emptyResource } from './resource.js';
 import type { Resource } from './resource.js';
@@ -27,6 +28,8 @@ export class PodInfo {
   readonly nonZeroMemory: number;
   /** Every `hostPort` of its containers (init containers included, as Kubernetes). */
   readonly hostPorts: readonly HostPort[];
+  /** See controllerKeyOf: what NodeInfo.podsOfController counts this pod under. */
+  readonly controllerKey: string | undefined;
 
   constructor(pod: Pod) {
     this.pod = pod;
@@ -36,6 +39,7 @@ export class PodInfo {
     this.nonZeroMilliCPU = nz.milliCPU;
     this.nonZeroMemory = nz.memory;
     this.hostPorts = hostPortsOf(pod);
+    this.controllerKey = controllerKeyOf(pod);
   }
 
   /**
@@ -48,6 +52,8 @@ export class PodInfo {
       const copy = Object.create(PodInfo.prototype) as { -readonly [K in keyof PodInfo]: PodInfo[K] };
       Object.assign(copy, this);
       copy.pod = pod;
+      // Metadata, not spec: a pod turns terminating, or is orphaned, without a spec change.
+      copy.controllerKey = controllerKeyOf(pod);
       return copy as PodInfo;
     }
     return new PodInfo(pod);
@@ -57,6 +63,18 @@ export class PodInfo {
 /** The key the cache and the queue use for a pod: its uid (namespace/name when it has none). */
 export function podKey(pod: Pod): string {
   return pod.metadata.uid ?? `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
+}
+
+/**
+ * `<namespace>/<controller uid>` of a pod that has a controller ownerReference and is not
+ * terminating (no deletionTimestamp); undefined otherwise. The pods PodTopologySpread's
+ * default constraints select (plugins/podtopologyspread/constraints.ts) are those of one
+ * key.
+ */
+export function controllerKeyOf(pod: Pod): string | undefined {
+  if (pod.metadata.deletionTimestamp) return undefined;
+  const uid = controllerOf(pod)?.uid;
+  return uid ? `${pod.metadata.namespace ?? ''}/${uid}` : undefined;
 }
 
 /** Every hostPort the pod's containers (init containers included) ask for. */
@@ -125,6 +143,12 @@ export class NodeInfo {
   /** Pods bound or assumed here, by PodInfo.key. */
   readonly pods = new Map<string, PodInfo>();
   readonly usedPorts = new HostPortInfo();
+  /**
+   * How many of the pods here each controller has, by PodInfo.controllerKey: PodTopologySpread
+   * scores every node for every pod by the pods of the pod's controller on it, which
+   * counting pod by pod made work in proportion to all the pods of the cluster per pod.
+   */
+  private readonly byController = new Map<string, number>();
   /** Bumped on every change (for snapshots and tests). */
   generation = 0;
 
@@ -164,7 +188,17 @@ export class NodeInfo {
     return true;
   }
 
+  /** The pods here whose controllerKey is `key` (see controllerKeyOf). */
+  podsOfController(key: string): number {
+    return this.byController.get(key) ?? 0;
+  }
+
   private account(pi: PodInfo, sign: 1 | -1): void {
+    if (pi.controllerKey !== undefined) {
+      const n = (this.byController.get(pi.controllerKey) ?? 0) + sign;
+      if (n === 0) this.byController.delete(pi.controllerKey);
+      else this.byController.set(pi.controllerKey, n);
+    }
     const r = pi.requests;
     this.requested.milliCPU += sign * r.milliCPU;
     this.requested.memory += sign * r.memory;

@@ -14,6 +14,7 @@ import { labelSelectorFromObject } from '../../../../api/meta/labels.js';
 import type { LabelRequirement } from '../../../../api/meta/labels.js';
 import { controllerOf } from '../../../../api/podutil.js';
 import type { Pod } from '../../../../api/types.js';
+import type { NodeInfo } from '../../framework/node-info.js';
 import { ownValue } from '../../../../api/meta/maps.js';
 
 export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
@@ -27,6 +28,12 @@ export interface SpreadConstraint {
   /** Whether a pod counts towards this constraint (its namespace is checked separately). */
   selects: (pod: Pod) => boolean;
   minDomains: number;
+  /**
+   * Set on the default constraints: they select the non-terminating pods of this
+   * NodeInfo.podsOfController key (`<namespace>/<controller uid>`), which a node counts as
+   * its pods come and go, so countMatching need not look at each pod.
+   */
+  controllerKey?: string;
 }
 
 /**
@@ -67,15 +74,11 @@ export function defaultConstraints(pod: Pod): SpreadConstraint[] {
   const owner = controllerOf(pod)?.uid;
   if (!owner) return [];
   const selects = (p: Pod) => controllerOf(p)?.uid === owner;
+  const controllerKey = `${pod.metadata.namespace ?? ''}/${owner}`;
+  const constraint = { whenUnsatisfiable: 'ScheduleAnyway', selects, minDomains: 1, controllerKey } as const;
   return [
-    { maxSkew: 3, topologyKey: LABEL_HOSTNAME, whenUnsatisfiable: 'ScheduleAnyway', selects, minDomains: 1 },
-    {
-      maxSkew: 5,
-      topologyKey: LABEL_TOPOLOGY_ZONE,
-      whenUnsatisfiable: 'ScheduleAnyway',
-      selects,
-      minDomains: 1,
-    },
+    { maxSkew: 3, topologyKey: LABEL_HOSTNAME, ...constraint },
+    { maxSkew: 5, topologyKey: LABEL_TOPOLOGY_ZONE, ...constraint },
   ];
 }
 
@@ -89,14 +92,19 @@ export function hasAllTopologyKeys(
   return true;
 }
 
-/** How many of `pods` (a node's) count for `c`: same namespace as `namespace`, not terminating, selected. */
+/**
+ * How many of a node's pods count for `c`: same namespace as `namespace`, not terminating,
+ * selected. A default constraint's (`controllerKey`, of a pod of `namespace`) is the node's
+ * count of that controller's pods.
+ */
 export function countMatching(
-  pods: Iterable<{ pod: Pod }>,
+  node: Pick<NodeInfo, 'pods' | 'podsOfController'>,
   c: SpreadConstraint,
   namespace: string | undefined,
 ): number {
+  if (c.controllerKey !== undefined) return node.podsOfController(c.controllerKey);
   let n = 0;
-  for (const { pod } of pods) {
+  for (const { pod } of node.pods.values()) {
     if (pod.metadata.namespace !== namespace || pod.metadata.deletionTimestamp) continue;
     if (c.selects(pod)) n++;
   }

@@ -69,7 +69,7 @@ export function filterState(
     constraints.forEach((c, i) => {
       const value = ownValue(ni.labels, c.topologyKey)!;
       const m = counts[i]!;
-      m.set(value, (m.get(value) ?? 0) + countMatching(ni.pods.values(), c, pod.metadata.namespace));
+      m.set(value, (m.get(value) ?? 0) + countMatching(ni, c, pod.metadata.namespace));
     });
   }
   return { constraints, counts };
@@ -159,7 +159,7 @@ export class PodTopologySpread
         const value = ownValue(ni.labels, c.topologyKey);
         const m = counts[i]!;
         if (value === undefined || !m.has(value)) return;
-        m.set(value, m.get(value)! + countMatching(ni.pods.values(), c, pod.metadata.namespace));
+        m.set(value, m.get(value)! + countMatching(ni, c, pod.metadata.namespace));
       });
     }
     state.write(PRE_SCORE_KEY, { constraints, ignored, counts, weights } satisfies ScoreState);
@@ -175,7 +175,7 @@ export class PodTopologySpread
       if (value === undefined) return;
       const count =
         c.topologyKey === LABEL_HOSTNAME
-          ? countMatching(node.pods.values(), c, pod.metadata.namespace)
+          ? countMatching(node, c, pod.metadata.namespace)
           : (s.counts[i]!.get(value) ?? 0);
       score += scoreForCount(count, c.maxSkew, s.weights[i]!);
     });
