@@ -793,6 +793,67 @@ describe('PodManager', () => {
     assert.equal(readyToStart(running), 'True');
   });
 
+  it('status manager: the sandbox is made while the first status write is in flight, and no status is written twice', async () => {
+    // Status patches wait while the test holds them (the status manager's writes are its own
+    // goroutine's: SetPodStatus does not wait for the API).
+    let held: Promise<void> | undefined;
+    let release = () => {};
+    const hold = () => (held = new Promise<void>((r) => (release = r)));
+    const statusWrites: unknown[] = [];
+    const client = new Proxy(api.client, {
+      get(target, key, receiver) {
+        if (key !== 'patch') return Reflect.get(target, key, receiver) as unknown;
+        return async (...args: Parameters<typeof api.client.patch>) => {
+          if (args[5]?.subresource === 'status') {
+            statusWrites.push(args[4]);
+            await held;
+          }
+          return target.patch(...args);
+        };
+      },
+    });
+    let ready = false;
+    const runProbe = async (): Promise<ProbeOutcome> =>
+      ready ? { result: 'Success', output: '' } : { result: 'Failure', output: 'not yet' };
+    const h = await harness({ client, runProbe });
+    cleanups.push(async () => release()); // the first cleanup: a held write would hold up stop()
+    hold();
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'gated', {
+        containers: [
+          {
+            name: 'app',
+            image: 'spring-server:1.0',
+            readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1 },
+          },
+        ],
+      }),
+    );
+    await until(h.clock, 'a sandbox while the status write waits', () =>
+      [...h.runtime.state.sandboxes.values()].some((s) => s.config.metadata.uid === created.metadata.uid),
+    );
+    assert.equal(statusWrites.length, 1, 'only the first status write, still in flight');
+    release();
+    await until(h.clock, 'running', async () => statusOf(await getPod(created))?.state?.running);
+    const before = statusWrites.length;
+    // The probe's success syncs the pod: its first status write (Ready) is held while the
+    // sync ends; the end of the sync compares with that queued write, not with the older
+    // status written before it, so Ready is written once.
+    hold();
+    ready = true;
+    await until(h.clock, 'the Ready write', () => statusWrites.length > before);
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    await until(h.clock, 'Ready', async () => {
+      const p = await getPod(created);
+      return p?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    });
+    for (let i = 0; i < 10; i++) await h.clock.advance(200);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(statusWrites.length, before + 1, 'Ready written once');
+  });
+
   it('status manager: a Ready=False written by someone else is put right within 10 s, other conditions kept', async () => {
     const h = await harness();
     const created = await api.client.create<Pod>(

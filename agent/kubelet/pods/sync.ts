@@ -151,6 +151,8 @@ export class RuntimePodSyncer implements PodSyncer {
   private lastPostedRV: string | undefined;
   /** The status write in flight (postStatus chains them). */
   private posting: Promise<void> = Promise.resolve();
+  /** The newest status queued by syncStatus whose write has not finished (see syncStatus). */
+  private queued: PodStatus | undefined;
   private sidecarsReported = false;
   private tmpfsWarned = false;
 
@@ -248,8 +250,10 @@ export class RuntimePodSyncer implements PodSyncer {
     this.logActions(pod, actions);
     // SyncPod writes the pod's status first, before any sandbox or image pull: a pod whose
     // image takes a minute shows ContainerCreating (Initialized, hostIP, startTime), not
-    // Pending. A failed write does not hold the sync up; the one at the end tries again.
-    await this.syncStatus(pod, status).catch((err: unknown) =>
+    // Pending. The sync does not wait for it, as the status manager's SetPodStatus only
+    // queues the write: postStatus serializes it before the sync's later writes. A failed
+    // write does not hold the sync up; the one at the end tries again.
+    void this.syncStatus(pod, status).catch((err: unknown) =>
       logger.warn('pod status write failed', { ...ctx.log, error: errorMessage(err) }),
     );
 
@@ -626,9 +630,11 @@ export class RuntimePodSyncer implements PodSyncer {
    * pods/<name>/status when it changed; returns it.
    */
   private async syncStatus(pod: KubeletPod, status: PodRuntimeStatus, terminal = false): Promise<PodStatus> {
-    // What the kubelet last wrote (with the conditions others own now): a status someone
-    // else changed is compared with ours, and put right by reconcileStatus.
-    const base = this.lastPosted ? withOthersConditions(pod.status, this.lastPosted) : pod.status;
+    // What the kubelet last wrote, or has queued to write (with the conditions others own
+    // now): a status someone else changed is compared with ours, and put right by
+    // reconcileStatus; one queued and not yet written is not queued again.
+    const mine = this.queued ?? this.lastPosted;
+    const base = mine ? withOthersConditions(pod.status, mine) : pod.status;
     const next = generateAPIPodStatus({
       pod: { ...pod, status: { ...pod.status, ...base } },
       runtime: status,
@@ -651,6 +657,7 @@ export class RuntimePodSyncer implements PodSyncer {
    * cross), and remembers it as the status last posted.
    */
   private postStatus(pod: Pod, status: PodStatus | (() => PodStatus | undefined)): Promise<void> {
+    if (typeof status !== 'function') this.queued = status;
     const write = async () => {
       const next = typeof status === 'function' ? status() : status;
       if (!next) return;
@@ -670,6 +677,9 @@ export class RuntimePodSyncer implements PodSyncer {
       } catch (err) {
         // The pod is gone: the informer will say so; nothing to post any more.
         if (!isNotFound(err)) throw err;
+      } finally {
+        // Written or failed: the next syncStatus compares with what was written.
+        if (this.queued === next) this.queued = undefined;
       }
     };
     const done = this.posting.then(write, write);
