@@ -5,7 +5,8 @@
  *
  * Contract:
  * - Every `nodeMonitorPeriodSeconds` every node is enqueued; node events (and pod events,
- *   by the pod's node) enqueue the node too. reconcile(nodeName) is the only place that acts.
+ *   by the pod's node, when that node is not Ready) enqueue the node too. reconcile(nodeName)
+ *   is the only place that acts.
  * - A node is alive while its Ready lastHeartbeatTime or its Lease (kube-node-lease) renewTime
  *   keeps changing, timed by this controller's clock (health.ts). After
  *   `nodeMonitorGracePeriodSeconds` without a change (`nodeStartupGracePeriodSeconds` for a
@@ -35,7 +36,7 @@ import { runQueue } from '../run.js';
 import { NodeHealthTracker, readyStatus, unknownConditions } from './health.js';
 import { reconcileNodeTaints } from './node-taints.js';
 import { addPodNodeNameIndex, POD_NODE_NAME_INDEX } from './pod-index.js';
-import { disruptionView } from './zones.js';
+import { ZoneCounts } from './zones.js';
 
 /** The controller's name in kube-controller-manager's --controllers list. */
 export const NODE_LIFECYCLE_CONTROLLER_NAME = 'nodelifecycle';
@@ -56,6 +57,8 @@ export class NodeLifecycleController implements Controller {
   private readonly monitorPeriodMs: number;
   /** Whether the last reconcile saw every zone fully disrupted ("master disruption mode"). */
   private allFullyDisrupted = false;
+  /** The nodes of the informer's cache by zone and readiness (its handlers keep it). */
+  private readonly zones = new ZoneCounts();
 
   constructor(private readonly ctx: ControllerContext) {
     this.recorder = ctx.recorder('node-controller');
@@ -72,12 +75,28 @@ export class NodeLifecycleController implements Controller {
 
     const enqueueNode = (node: Node): void => this.queue.add(node.metadata.name!);
     this.nodes.addEventHandler({
-      onAdd: enqueueNode,
-      onUpdate: (_, node) => enqueueNode(node),
-      onDelete: (obj) => enqueueNode(deletedObject(obj)),
+      onAdd: (node) => {
+        this.zones.set(node);
+        enqueueNode(node);
+      },
+      onUpdate: (_, node) => {
+        this.zones.set(node);
+        enqueueNode(node);
+      },
+      onDelete: (obj) => {
+        const node = deletedObject(obj);
+        this.zones.delete(node.metadata.name!);
+        enqueueNode(node);
+      },
     });
+    // A pod matters here only on a node that is not Ready (it is to be marked not Ready, as
+    // the upstream controller's podUpdated queues only those): a reconcile of the node for
+    // every pod change of a healthy cluster was work for nothing, several times per pod.
     const enqueuePodNode = (pod: Pod): void => {
-      if (pod.spec.nodeName) this.queue.add(pod.spec.nodeName);
+      const name = pod.spec.nodeName;
+      if (!name) return;
+      const node = this.nodes.lister().get(name);
+      if (node && readyStatus(node) !== 'True') this.queue.add(name);
     };
     this.pods.addEventHandler({ onAdd: enqueuePodNode, onUpdate: (_, pod) => enqueuePodNode(pod) });
   }
@@ -158,7 +177,7 @@ export class NodeLifecycleController implements Controller {
 
   /** Writes the node's controller-owned taints when they differ from what its conditions call for. */
   private async reconcileTaints(node: Node, now: number): Promise<void> {
-    const view = disruptionView(this.nodes.lister().list(), node);
+    const view = this.zones.view(node);
     if (view.allFullyDisrupted !== this.allFullyDisrupted) {
       this.allFullyDisrupted = view.allFullyDisrupted;
       if (view.allFullyDisrupted) {

@@ -31,11 +31,7 @@ export function zoneKey(node: Node): string {
 
 /** The state of a zone from its nodes' Ready statuses (a missing Ready counts as not Ready). */
 export function computeZoneState(ready: readonly (string | undefined)[]): ZoneState {
-  const readyNodes = ready.filter((s) => s === 'True').length;
-  const notReady = ready.length - readyNodes;
-  if (readyNodes === 0 && notReady > 0) return 'FullDisruption';
-  if (notReady > 2 && notReady / ready.length >= UNHEALTHY_ZONE_THRESHOLD) return 'PartialDisruption';
-  return 'Normal';
+  return tallyState({ nodes: ready.length, ready: ready.filter((s) => s === 'True').length });
 }
 
 /** What the zones say about NoExecute tainting of `node`, given every node of the cluster. */
@@ -49,23 +45,95 @@ export interface DisruptionView {
  * The NoExecute mode for `node` (in its latest state, which wins over its copy in `nodes`):
  * `clear` when every zone is fully disrupted, `hold` when the node's zone is partially
  * disrupted and small, `normal` otherwise (a fully disrupted zone among healthy ones still
- * taints: Kubernetes keeps the healthy eviction rate there).
+ * taints: Kubernetes keeps the healthy eviction rate there). The controller keeps a
+ * ZoneCounts instead of listing every node for every node.
  */
 export function disruptionView(nodes: readonly Node[], node: Node): DisruptionView {
-  const byZone = new Map<string, (string | undefined)[]>();
-  const others = nodes.filter((n) => n.metadata.name !== node.metadata.name);
-  for (const latest of [...others, node]) {
-    const key = zoneKey(latest);
-    const list = byZone.get(key) ?? [];
-    list.push(readyStatus(latest));
-    byZone.set(key, list);
+  const counts = new ZoneCounts();
+  for (const n of nodes) counts.set(n);
+  return counts.view(node);
+}
+
+/** A zone's nodes: how many, how many Ready. */
+interface ZoneTally {
+  nodes: number;
+  ready: number;
+}
+
+/** computeZoneState of a zone of `nodes` nodes, `ready` of them Ready. */
+function tallyState({ nodes, ready }: ZoneTally): ZoneState {
+  const notReady = nodes - ready;
+  if (ready === 0 && notReady > 0) return 'FullDisruption';
+  if (notReady > 2 && notReady / nodes >= UNHEALTHY_ZONE_THRESHOLD) return 'PartialDisruption';
+  return 'Normal';
+}
+
+/**
+ * Every node's zone and whether it is Ready, tallied per zone, kept as Nodes come, change
+ * and go (the node informer's handlers), so that `view` costs the number of zones rather
+ * than the number of nodes: the controller asks for every node every monitor period, and
+ * listing all nodes each time made that the square of the nodes.
+ */
+export class ZoneCounts {
+  private readonly nodes = new Map<string, { zone: string; ready: boolean }>();
+  private readonly zones = new Map<string, ZoneTally>();
+
+  /** Counts `node` as it is now (replacing what was counted of the node of that name). */
+  set(node: Node): void {
+    const name = node.metadata.name ?? '';
+    this.delete(name);
+    const entry = { zone: zoneKey(node), ready: readyStatus(node) === 'True' };
+    this.nodes.set(name, entry);
+    let t = this.zones.get(entry.zone);
+    if (!t) this.zones.set(entry.zone, (t = { nodes: 0, ready: 0 }));
+    t.nodes++;
+    if (entry.ready) t.ready++;
   }
-  const states = new Map([...byZone].map(([k, v]) => [k, computeZoneState(v)] as const));
-  const allFullyDisrupted = states.size > 0 && [...states.values()].every((s) => s === 'FullDisruption');
-  if (allFullyDisrupted) return { mode: 'clear', allFullyDisrupted };
-  const zone = zoneKey(node);
-  const size = byZone.get(zone)?.length ?? 0;
-  if (states.get(zone) === 'PartialDisruption' && size <= LARGE_CLUSTER_SIZE_THRESHOLD)
-    return { mode: 'hold', allFullyDisrupted };
-  return { mode: 'normal', allFullyDisrupted };
+
+  /** Stops counting the node `name` (it was deleted). */
+  delete(name: string): void {
+    const entry = this.nodes.get(name);
+    if (!entry) return;
+    this.nodes.delete(name);
+    const t = this.zones.get(entry.zone)!;
+    t.nodes--;
+    if (entry.ready) t.ready--;
+    if (t.nodes === 0) this.zones.delete(entry.zone);
+  }
+
+  /** disruptionView of the counted nodes, with `node` in its latest state in place of its counted one. */
+  view(node: Node): DisruptionView {
+    const counted = this.nodes.get(node.metadata.name ?? '');
+    const zone = zoneKey(node);
+    const ready = readyStatus(node) === 'True';
+    const tallyOf = (key: string, t: ZoneTally | undefined): ZoneTally => {
+      let nodes = t?.nodes ?? 0;
+      let readyNodes = t?.ready ?? 0;
+      if (counted?.zone === key) {
+        nodes--;
+        if (counted.ready) readyNodes--;
+      }
+      if (zone === key) {
+        nodes++;
+        if (ready) readyNodes++;
+      }
+      return { nodes, ready: readyNodes };
+    };
+    let zones = 0;
+    let allFullyDisrupted = true;
+    const visit = (key: string, t: ZoneTally | undefined) => {
+      const tally = tallyOf(key, t);
+      if (tally.nodes === 0) return;
+      zones++;
+      if (tallyState(tally) !== 'FullDisruption') allFullyDisrupted = false;
+    };
+    for (const [key, t] of this.zones) visit(key, t);
+    if (!this.zones.has(zone)) visit(zone, undefined);
+    allFullyDisrupted &&= zones > 0;
+    if (allFullyDisrupted) return { mode: 'clear', allFullyDisrupted };
+    const own = tallyOf(zone, this.zones.get(zone));
+    if (tallyState(own) === 'PartialDisruption' && own.nodes <= LARGE_CLUSTER_SIZE_THRESHOLD)
+      return { mode: 'hold', allFullyDisrupted };
+    return { mode: 'normal', allFullyDisrupted };
+  }
 }
