@@ -32,6 +32,7 @@ import {
 } from '../../api/meta/validation.js';
 import { rfc3339, type KubeList, type KubeObject, type ObjectMeta } from '../../api/object.js';
 import { isStorageError } from '../storage/errors.js';
+import { jsonValue } from '../storage/validate.js';
 import type { KeyValue, Store } from '../storage/store.js';
 import { groupVersion, storageKey, storagePrefix, type ResourceInfo } from './resources.js';
 import { badRequest, conflict, invalid, notFound, toApiError, ApiError, type ResourceRef } from './status.js';
@@ -782,9 +783,9 @@ function omitEmptyMetaLists(obj: KubeObject): void {
 /** The stored form: JSON without `metadata.resourceVersion` (and without empty owner/finalizer lists). */
 export function encode(obj: KubeObject): string {
   omitEmptyMetaLists(obj);
-  if (obj.metadata?.resourceVersion === undefined) return JSON.stringify(obj);
+  if (obj.metadata?.resourceVersion === undefined) return jsonValue(obj);
   const { resourceVersion: _rv, ...metadata } = obj.metadata;
-  return JSON.stringify({ ...obj, metadata });
+  return jsonValue({ ...obj, metadata });
 }
 
 /** The API form of a stored value: its resourceVersion is the key's modRevision. */
