@@ -24,7 +24,9 @@
  * condition's lastTransitionTime), and every stage the hollow process's memory line.
  *
  * Flags: --nodes (default 100), --pods (default 1000), --deployments, --datastore
- * sqlite|etcd|memory (etcd: --etcd-endpoints URL,...), --max-pods per node (110), --built
+ * sqlite|etcd|memory (etcd: --etcd-endpoints URL,..., else a cluster of --etcd-members
+ * members, default 3, of Debian's etcd-server on loopback started for the run and stopped
+ * after it, test/support/etcd.ts startEtcdCluster; its store size is one member's bbolt db), --max-pods per node (110), --built
  * (run dist/cli.js; default cli.ts through tsx, whose loader adds some 30 MiB to each
  * process), --stage-timeout seconds (1800), --profile DIR (the control process writes a
  * V8 CPU profile there when it stops: open it in Chrome's DevTools), --node-arg FLAG
@@ -40,6 +42,7 @@ import { isNotFound } from '../api/client/errors.js';
 import { resources } from '../api/client/resource.js';
 import { RestClient } from '../api/client/rest.js';
 import type { ConfigMap, Deployment, Node, Pod } from '../api/types.js';
+import { startEtcdCluster, type EtcdCluster } from '../test/support/etcd.js';
 import { startHollowNodesProcess, type HollowNodesProcess } from '../test/support/hollow-nodes.js';
 import { startK8tsServer, type K8tsServer } from '../test/support/k8ts-server.js';
 import { percentile, table } from './lib/stats.js';
@@ -51,6 +54,7 @@ const { values: flags } = parseArgs({
     deployments: { type: 'string' },
     datastore: { type: 'string', default: 'sqlite' },
     'etcd-endpoints': { type: 'string' },
+    'etcd-members': { type: 'string', default: '3' },
     'max-pods': { type: 'string', default: '110' },
     built: { type: 'boolean', default: false },
     'stage-timeout': { type: 'string', default: '1800' },
@@ -138,14 +142,27 @@ function histogramQuantile(before: Buckets, after: Buckets, q: number): number {
   return Number.NaN;
 }
 
-/** The store's files on disk (sqlite: DATA_DIR/db), bytes. */
-function storeBytes(dataDir: string): number {
-  const dir = join(dataDir, 'db');
+/** The bytes of the files under `dir`, recursively; NaN when it cannot be read. */
+function dirBytes(dir: string): number {
   try {
-    return readdirSync(dir).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
+    return readdirSync(dir, { withFileTypes: true }).reduce(
+      (sum, f) => sum + (f.isDirectory() ? dirBytes(join(dir, f.name)) : statSync(join(dir, f.name)).size),
+      0,
+    );
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * The store's files on disk, bytes: sqlite's DATA_DIR/db (the database and its WAL), or the
+ * bbolt db of one member of the run's etcd cluster (member/snap/db; its WAL is left out, as
+ * etcd preallocates each 64 MiB segment).
+ */
+function storeBytes(b: Pick<Bench, 'k' | 'etcd'>): number {
+  return b.etcd
+    ? dirBytes(join(b.etcd.members[0]!.dataDir, 'member', 'snap'))
+    : dirBytes(join(b.k.dataDir, 'db'));
 }
 
 /** A canary ConfigMap written every 250 ms and watched: the delivery lag of each write, ms. */
@@ -229,6 +246,8 @@ interface Bench {
   canary: WatchCanary;
   sampler: Sampler;
   hollow?: HollowNodesProcess;
+  /** The etcd cluster this run started (--datastore etcd without --etcd-endpoints). */
+  etcd?: EtcdCluster;
 }
 
 async function until<T>(what: string, check: () => Promise<T | undefined>, pollMs = 1000): Promise<T> {
@@ -299,7 +318,7 @@ async function stage(
     listMs: list.ms,
     listCachedMs: cached.ms,
     listItems: cached.items,
-    storeBytes: storeBytes(b.k.dataDir),
+    storeBytes: storeBytes(b),
     note: [note, hollowLine.replace(/^hollow-nodes: /, 'hollow: ')].filter(Boolean).join('; '),
   };
   process.stderr.write(`bench:scale: ${name} done in ${seconds.toFixed(1)} s: ${result.note}\n`);
@@ -361,12 +380,17 @@ async function main(): Promise<void> {
   const load = loadavg()
     .map((l) => l.toFixed(1))
     .join(' ');
+  const etcd =
+    flags.datastore === 'etcd' && !flags['etcd-endpoints']
+      ? await startEtcdCluster({ size: Number(flags['etcd-members']), quotaBackendBytes: 8 * 2 ** 30 })
+      : undefined;
+  const endpoints = flags['etcd-endpoints'] ?? etcd?.endpoints.join(',');
   const serverArgs = [
     '--cluster-cidr',
     '100.64.0.0/10',
     '--datastore',
     flags.datastore,
-    ...(flags['etcd-endpoints'] ? ['--etcd-endpoints', flags['etcd-endpoints']] : []),
+    ...(endpoints ? ['--etcd-endpoints', endpoints] : []),
     '--log-level',
     'warn',
   ];
@@ -394,7 +418,7 @@ async function main(): Promise<void> {
       (await client.get(resources.serviceaccounts, NAMESPACE, 'default')) ? true : undefined,
     );
     canary = new WatchCanary(client);
-    const b: Bench = { k, spawnedAt, client, canary, sampler };
+    const b: Bench = { k, spawnedAt, client, canary, sampler, ...(etcd ? { etcd } : {}) };
     const idle = sampler.sample();
     process.stderr.write(`bench:scale: server up, RSS ${(idle.rssBytes / 2 ** 20).toFixed(0)} MiB\n`);
 
@@ -481,13 +505,14 @@ async function main(): Promise<void> {
     await hollow?.stop();
     client.close();
     await k.stop();
+    await etcd?.stop();
   }
 
   const mib = (b: number) => (b / 2 ** 20).toFixed(0);
   const ms = (v: number) => (Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(1) : v.toFixed(0));
   process.stdout.write(
     `\nbench:scale on a loaded, shared machine (${cpus().length} cores, load average ${load} at the start): ` +
-      `${NODES} hollow nodes, ${PODS} pods in ${DEPLOYMENTS} Deployments, datastore ${flags.datastore}, ` +
+      `${NODES} hollow nodes, ${PODS} pods in ${DEPLOYMENTS} Deployments, datastore ${flags.datastore}${etcd ? ` (${etcd.members.length} members on loopback)` : ''}, ` +
       `${flags.built ? 'dist/cli.js' : 'cli.ts through tsx'}\n\n`,
   );
   process.stdout.write(

@@ -257,6 +257,8 @@ export interface EtcdClusterMember {
   name: string;
   /** Its client URL, e.g. `http://127.0.0.1:40123`. */
   endpoint: string;
+  /** Its `--data-dir` (the bbolt db under member/snap, the WAL under member/wal). */
+  dataDir: string;
   /** The running process's PID; undefined while it is killed. */
   pid: number | undefined;
   /** SIGKILL of exactly this member's process; resolves once it has exited. No-op when not running. */
@@ -386,6 +388,7 @@ export async function startEtcdCluster(opts: EtcdOptions & { size?: number } = {
     members: specs.map((s) => ({
       name: s.name,
       endpoint: s.clientUrl,
+      dataDir: s.dataDir,
       get pid() {
         return running.get(s.name)?.child.pid;
       },
