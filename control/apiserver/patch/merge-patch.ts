@@ -23,13 +23,24 @@ export function applyMergePatch(doc: JsonObject, body: string): JsonObject {
   return mergePatch(doc, patch) as JsonObject;
 }
 
-/** RFC 7386 MergePatch(target, patch); neither input is modified. */
+/**
+ * RFC 7386 MergePatch(target, patch); neither input is modified. The target is copied once,
+ * and the patch merged into the copy: copying again at every object the patch descends into
+ * copied a pod's status twice for each status patch.
+ */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return withoutNulls(patch);
-  const out: JsonObject = isObject(target) ? deepCopy(target) : {};
+  return mergeInto(isObject(target) ? deepCopy(target) : {}, patch);
+}
+
+/** Merges `patch` into `out`, which is this module's own copy (changed in place), and returns it. */
+function mergeInto(out: JsonObject, patch: JsonObject): JsonObject {
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
-    else setOwnValue(out, k, mergePatch(ownValue(out, k), v));
+    else if (isObject(v)) {
+      const current = ownValue(out, k);
+      setOwnValue(out, k, mergeInto(isObject(current) ? current : {}, v));
+    } else setOwnValue(out, k, withoutNulls(v));
   }
   return out;
 }
