@@ -18,7 +18,12 @@ describe('RestClient maxConnections', () => {
     req.on('end', () => {
       res.setHeader('content-type', 'application/json');
       if (req.url!.startsWith('/hold')) held.push(res);
-      else setImmediate(() => res.end('{"kind":"ConfigMap","metadata":{"name":"x"}}'));
+      else if (req.url!.includes('watch=true')) {
+        // A watch: headers now, the stream held open until the client leaves.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.flushHeaders();
+        held.push(res);
+      } else setImmediate(() => res.end('{"kind":"ConfigMap","metadata":{"name":"x"}}'));
     });
   });
   server.on('connection', () => connections++);
@@ -77,6 +82,27 @@ describe('RestClient maxConnections', () => {
         metadata: { name: 'x' },
       });
     } finally {
+      c.close();
+    }
+  });
+
+  it('does not count watches: requests still go while more watches are open than maxConnections', async () => {
+    const c = new RestClient({ server: url, maxConnections: 1 });
+    const watches: { stop(): void }[] = [];
+    try {
+      // Two open watches (the server holds them), then a request: before, the watches held
+      // the only connection and the request waited until its deadline.
+      for (let i = 0; i < 2; i++)
+        watches.push(await c.watch(resources.configmaps, { namespace: 'default', timeoutSeconds: 60 }));
+      assert.deepEqual(
+        await c.request('GET', '/api/v1/namespaces/default/configmaps/x', { timeoutMs: 2_000 }),
+        {
+          kind: 'ConfigMap',
+          metadata: { name: 'x' },
+        },
+      );
+    } finally {
+      for (const w of watches) w.stop();
       c.close();
     }
   });

@@ -84,13 +84,16 @@ export interface RestClientConfig {
    */
   idleTimeoutMs?: number;
   /**
-   * At most this many connections to each API server at once (the agent's maxSockets);
-   * a request beyond them waits, first come first served, for one to be free, its
-   * deadline already running, and rejects at that deadline (or its abort) while still
-   * waiting. A watch holds one for as long as it is open. Many clients in one process
-   * (hollow nodes) bound their connections so: without it every concurrent request opens
-   * a connection of its own, as many as a node has pod status writes in flight when the
-   * server is slow. Default: no limit (Node's agent).
+   * At most this many connections to each API server at once for requests other than
+   * watches (the agent's maxSockets); a request beyond them waits, first come first served,
+   * for one to be free, its deadline already running, and rejects at that deadline (or its
+   * abort) while still waiting. Watches have connections of their own, outside the bound:
+   * each holds one for as long as it is open, and a client with more watches than
+   * connections (the controller manager's informers) would otherwise have none left for
+   * requests. Many clients in one process (hollow nodes) bound their connections so:
+   * without it every concurrent request opens a connection of its own, as many as a node
+   * has pod status writes in flight when the server is slow, or a controller has pod
+   * creates or deletes in a burst. Default: no limit (Node's agent).
    */
   maxConnections?: number;
 }
@@ -303,6 +306,8 @@ export class RestClient {
   private readonly watchesOn = new Map<number, Set<() => void>>();
   private readonly transport: typeof http | typeof https;
   private readonly agent: http.Agent;
+  /** The agent of watches: `agent` itself unless maxConnections bounds it (see there). */
+  private readonly watchAgent: http.Agent;
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
   private readonly tlsServerName: string | undefined;
@@ -340,21 +345,29 @@ export class RestClient {
     // says.) A socket in use is not affected: only the agent's free sockets are destroyed on
     // timeout, and this client bounds requests with its own timers.
     const idleTimeoutMs = config.idleTimeoutMs ?? IDLE_SOCKET_TIMEOUT_MS;
-    const maxSockets = config.maxConnections !== undefined ? { maxSockets: config.maxConnections } : {};
-    this.agent = tls
-      ? new https.Agent({
-          keepAlive: true,
-          timeout: idleTimeoutMs,
-          ...maxSockets,
-          secureContext:
-            config.secureContext ??
-            createSecureContext({
-              ...(config.ca !== undefined ? { ca: config.ca } : {}),
-              ...(config.cert !== undefined ? { cert: config.cert, key: config.key } : {}),
-            }),
-          rejectUnauthorized: config.insecureSkipTLSVerify !== true,
-        })
-      : new http.Agent({ keepAlive: true, timeout: idleTimeoutMs, ...maxSockets });
+    const secureContext = tls
+      ? (config.secureContext ??
+        createSecureContext({
+          ...(config.ca !== undefined ? { ca: config.ca } : {}),
+          ...(config.cert !== undefined ? { cert: config.cert, key: config.key } : {}),
+        }))
+      : undefined;
+    const newAgent = (maxSockets: number | undefined): http.Agent =>
+      tls
+        ? new https.Agent({
+            keepAlive: true,
+            timeout: idleTimeoutMs,
+            ...(maxSockets !== undefined ? { maxSockets } : {}),
+            secureContext,
+            rejectUnauthorized: config.insecureSkipTLSVerify !== true,
+          })
+        : new http.Agent({
+            keepAlive: true,
+            timeout: idleTimeoutMs,
+            ...(maxSockets !== undefined ? { maxSockets } : {}),
+          });
+    this.agent = newAgent(config.maxConnections);
+    this.watchAgent = config.maxConnections !== undefined ? newAgent(undefined) : this.agent;
     this.headers = {
       'User-Agent': config.userAgent ?? 'k8ts-client',
       ...(config.token !== undefined ? { Authorization: `Bearer ${config.token}` } : {}),
@@ -518,6 +531,7 @@ export class RestClient {
       query,
       ...(opts.signal ? { signal: opts.signal } : {}),
       headerTimeoutMs: this.timeoutMs,
+      watch: true,
     });
     if (res.statusCode !== 200) {
       const body = await readBody(res);
@@ -625,6 +639,7 @@ export class RestClient {
   /** Releases the kept-alive connections; open watches are closed too. */
   close(): void {
     this.agent.destroy();
+    this.watchAgent.destroy();
   }
 
   private collectionPath(ref: ResourceRef, namespace: string | undefined): string {
@@ -685,7 +700,7 @@ export class RestClient {
   private async open(
     method: string,
     path: string,
-    opts: RequestOptions & { deadlineMs?: number; headerTimeoutMs?: number },
+    opts: RequestOptions & { deadlineMs?: number; headerTimeoutMs?: number; watch?: boolean },
   ): Promise<{ req: http.ClientRequest; res: IncomingMessage; endpoint: number }> {
     for (let tried = 1; ; tried++) {
       const endpoint = this.current;
@@ -704,7 +719,7 @@ export class RestClient {
     endpoint: number,
     method: string,
     path: string,
-    opts: RequestOptions & { deadlineMs?: number; headerTimeoutMs?: number },
+    opts: RequestOptions & { deadlineMs?: number; headerTimeoutMs?: number; watch?: boolean },
   ): Promise<{ req: http.ClientRequest; res: IncomingMessage }> {
     const to = this.endpoints[endpoint]!;
     const url = this.url(to, path, opts.query);
@@ -726,7 +741,7 @@ export class RestClient {
         path: url.path,
         method,
         headers,
-        agent: this.agent,
+        agent: opts.watch ? this.watchAgent : this.agent,
         ...(this.tlsServerName !== undefined ? { servername: this.tlsServerName } : {}),
       });
       const limitMs = opts.deadlineMs ?? opts.headerTimeoutMs;
