@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { FakeClock } from '../../../api/clock.js';
 import { fieldIndexFunc } from '../../../api/client/indexer.js';
 import type { KubeObject } from '../../../api/object.js';
@@ -52,6 +54,14 @@ async function setup(
 const caughtUp = (cache: WatchCache, revision: number) =>
   waitFor(() => cache.revision >= revision, `cache at revision ${revision}`);
 const received = (rec: Recorder, n: number) => waitFor(() => rec.events.length >= n, `${n} events`);
+/** A full GC, without node's --expose-gc: V8's gc function, exposed to a new context. */
+async function collectGarbage(): Promise<void> {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  // A WeakRef's target stays alive until the job that read it ends.
+  await new Promise((r) => setImmediate(r));
+  gc();
+}
 const closed = (rec: Recorder) => waitFor(() => rec.closed !== undefined, 'watch closed');
 
 for (const backend of backends) {
@@ -162,6 +172,102 @@ describe('WatchCache', () => {
       assert.throws(() => cache.byIndex('nope', 'x'), /no index named nope/);
       cache.stop();
     } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps no decoded object of a replaced or deleted version, only its JSON for replays', async () => {
+    const store = new MemoryStore();
+    const { cache } = await setup(store);
+    try {
+      // A label-filtered live watcher reads the versions before and after each change.
+      const live = record(cache, { sinceRevision: 0, filter: (o) => o.metadata?.labels?.v !== 'x' });
+      const r1 = await putPod(store, pod('ns', 'p1', { v: '1' }));
+      await putPod(store, pod('ns', 'p2', { v: '1' }));
+      await caughtUp(cache, r1 + 1);
+      const refs = [
+        new WeakRef(cache.get({ namespace: 'ns', name: 'p1' })!),
+        new WeakRef(cache.get({ namespace: 'ns', name: 'p2' })!),
+      ];
+      await putPod(store, pod('ns', 'p1', { v: '2' }));
+      const r4 = await deletePod(store, 'ns', 'p2');
+      await caughtUp(cache, r4);
+      await received(live, 4);
+      assert.deepEqual(
+        live.events.map((e) => e.type),
+        ['ADDED', 'ADDED', 'MODIFIED', 'DELETED'],
+      );
+      live.events.length = 0;
+      await collectGarbage();
+      assert.deepEqual(
+        refs.map((r) => r.deref() === undefined),
+        [true, true],
+        'the first versions of p1 and p2 are in the history as JSON only',
+      );
+      // ...and a filtered replay from r1 still reads them: p1 v2, then p2's deletion.
+      const replay = record(cache, { sinceRevision: r1, filter: (o) => o.metadata?.labels?.v !== 'x' });
+      await received(replay, 3);
+      assert.deepEqual(
+        replay.events.map((e) => [e.type, e.object.metadata?.name, e.object.metadata?.labels?.v]),
+        [
+          ['ADDED', 'p2', '1'],
+          ['MODIFIED', 'p1', '2'],
+          ['DELETED', 'p2', '1'],
+        ],
+      );
+      assert.equal(replay.events[2]!.object.metadata?.resourceVersion, String(r4));
+      live.watcher.stop();
+      replay.watcher.stop();
+    } finally {
+      cache.stop();
+      await store.close();
+    }
+  });
+
+  it('with keepDecoded false keeps current objects as JSON too, and serves them the same', async () => {
+    const store = new MemoryStore();
+    const r0 = await putPod(store, pod('ns', 'listed', { v: '1' }));
+    const { cache } = await setup(store, { keepDecoded: false });
+    try {
+      const selected = (o: KubeObject) => o.metadata?.labels?.v === '1';
+      const live = record(cache, { sinceRevision: 0, filter: selected });
+      const r1 = await putPod(store, pod('ns', 'p1', { v: '1' }));
+      await caughtUp(cache, r1);
+      await received(live, 2);
+      const refs = [
+        cache.get({ namespace: 'ns', name: 'listed' })!,
+        cache.get({ namespace: 'ns', name: 'p1' })!,
+      ].map((o) => new WeakRef(o));
+      assert.deepEqual(
+        refs.map((r) => r.deref()?.metadata?.resourceVersion),
+        [String(r0), String(r1)],
+      );
+      live.events.length = 0;
+      await collectGarbage();
+      assert.deepEqual(
+        refs.map((r) => r.deref() === undefined),
+        [true, true],
+        'no decoded current object is kept',
+      );
+      // Reads decode again: get, list with a filter, and a selector transition on a watch.
+      assert.equal(cache.get({ namespace: 'ns', name: 'p1' })?.metadata?.labels?.v, '1');
+      assert.deepEqual(
+        cache.list({ filter: selected }).items.map((o) => o.metadata?.name),
+        ['listed', 'p1'],
+      );
+      const r2 = await putPod(store, pod('ns', 'p1', { v: '2' }));
+      await received(live, 1);
+      assert.deepEqual(
+        [
+          live.events[0]!.type,
+          live.events[0]!.object.metadata?.labels?.v,
+          live.events[0]!.object.metadata?.resourceVersion,
+        ],
+        ['DELETED', '1', String(r2)],
+      );
+      live.watcher.stop();
+    } finally {
+      cache.stop();
       await store.close();
     }
   });

@@ -67,6 +67,7 @@ import { CacheWatcher } from './cache-watcher.js';
 import { ApiError, badRequest, expired, toApiError } from '../status.js';
 import { realClock, type Clock } from '../../../api/clock.js';
 import { EventBuffer } from './buffer.js';
+import { deepFreeze } from '../../../api/freeze.js';
 import type { WatchEvent } from './event.js';
 import { bookmarkEvent, CachedObject, CacheEvent, errorEvent } from './event.js';
 
@@ -128,6 +129,13 @@ export interface WatchCacheConfig {
    * on every call: the cache keeps and shares it.
    */
   decode?: (kv: KeyValue) => KubeObject;
+  /**
+   * false: the current objects too are kept as their JSON only (as the history's, see
+   * CachedObject), decoded again whenever they are read (lists, gets, selectors, indexes):
+   * for a resource with many objects that in-process code never reads, Events, of which
+   * kube-apiserver keeps no watch cache at all (kubernetes#96052). Default true.
+   */
+  keepDecoded?: boolean;
   /** apiVersion and kind of the resource, for the objects of BOOKMARK events. */
   typeMeta?: { apiVersion: string; kind: string };
   /** Failures the cache recovers from by itself (store watch errors, bad values, throwing handlers). */
@@ -227,6 +235,7 @@ export class WatchCache {
   private readonly backoffMaxMs: number;
   private readonly listPageSize: number;
   private readonly decodeValue: (kv: KeyValue) => KubeObject;
+  private readonly keepDecoded: boolean;
   private readonly typeMeta: { apiVersion: string; kind: string } | undefined;
   private readonly reportError: (err: unknown) => void;
 
@@ -312,6 +321,7 @@ export class WatchCache {
       return obj;
     };
     this.typeMeta = cfg.typeMeta;
+    this.keepDecoded = cfg.keepDecoded ?? true;
     this.reportError = cfg.onError ?? (() => {});
     this.metrics = {
       watchers: 0,
@@ -414,6 +424,22 @@ export class WatchCache {
       ? `${this.prefix}${opts.namespace}/${opts.name}`
       : `${this.prefix}${opts.name}`;
     return this.objects.get(key)?.object;
+  }
+
+  /**
+   * The current object `namespace/name` if it is at `resourceVersion` (shared and frozen
+   * deeply: see shareable), else undefined (also while the cache is not ready): for an
+   * in-process client that decoded the same version from the wire and may keep this copy
+   * instead of its own.
+   */
+  currentAt(opts: { namespace?: string; name: string }, resourceVersion: string): KubeObject | undefined {
+    if (this.phase !== 'ready') return undefined;
+    const key = opts.namespace
+      ? `${this.prefix}${opts.namespace}/${opts.name}`
+      : `${this.prefix}${opts.name}`;
+    const cached = this.objects.get(key);
+    if (!cached || cached.retired || String(cached.revision) !== resourceVersion) return undefined;
+    return deepFreeze(cached.object);
   }
 
   /**
@@ -739,6 +765,7 @@ export class WatchCache {
     for (const obj of objects) {
       this.objects.set(obj.key, obj);
       this.reindex(obj.key, undefined, obj);
+      if (!this.keepDecoded) obj.retire();
     }
     this.sortedKeys = undefined;
     this.snapshotMemo = undefined;
@@ -774,7 +801,11 @@ export class WatchCache {
       if (!ev) continue;
       this.metrics.eventsReceived++;
       this.buffer.push(ev);
+      // Filters read the object before and after the change: decoded once for all watchers.
+      ev.previous?.hold();
       this.dispatch(ev);
+      ev.dispatched();
+      if (!this.keepDecoded) ev.current?.retire();
     }
     this.metrics.revision = this.revisionValue;
     this.metrics.capacity = this.buffer.capacity;
@@ -794,7 +825,6 @@ export class WatchCache {
         this.objects.delete(key);
         this.reindex(key, known, undefined);
         this.sortedKeys = undefined;
-        known.releaseEncodings();
       }
       if (!previous) return undefined;
       return new CacheEvent('DELETE', key, namespace, e.kv.modRevision, undefined, previous, now);
@@ -804,7 +834,6 @@ export class WatchCache {
     if (!known) this.sortedKeys = undefined;
     this.objects.set(key, current);
     this.reindex(key, known, current);
-    known?.releaseEncodings();
     return new CacheEvent('PUT', key, namespace, e.kv.modRevision, current, previous, now);
   }
 

@@ -66,9 +66,19 @@ class SharedWatchEvent implements WatchEvent {
  * One object at one revision, as the cache keeps it: decoded once, its JSON encoded on
  * first use, its ADDED and MODIFIED events built on first use. `revision` is the object's
  * modRevision (its `metadata.resourceVersion`).
+ *
+ * Once a newer version replaced it (or a delete removed it) and that change has been
+ * dispatched, the cache retires it: only its JSON stays, for the watchers that replay the
+ * history from an older revision, which are few; `object` then decodes that JSON again on
+ * every read. A decoded pod takes some three times its JSON in V8's heap, and the history
+ * holds about 75 s of changes (kube-apiserver's eventFreshDuration): at 2,000 pods it was
+ * most of the control process's live heap.
  */
 export class CachedObject {
+  private decoded: KubeObject | undefined;
   private encoded: string | undefined;
+  /** Set by hold(): a retired object keeps what it decodes until retire() is called again. */
+  private held = false;
   private added: WatchEvent | undefined;
   private modified: WatchEvent | undefined;
 
@@ -77,30 +87,60 @@ export class CachedObject {
     /** The namespace part of the key; undefined for cluster-scoped objects. */
     readonly namespace: string | undefined,
     readonly revision: number,
-    readonly object: KubeObject,
-  ) {}
-
-  json(): string {
-    return (this.encoded ??= JSON.stringify(this.object));
+    object: KubeObject,
+  ) {
+    this.decoded = object;
   }
 
-  /** The ADDED or MODIFIED event carrying this object, shared by every watcher. */
+  /** The object (shared: do not mutate); a new copy on each read once retired. */
+  get object(): KubeObject {
+    if (this.decoded !== undefined) return this.decoded;
+    const obj = JSON.parse(this.encoded!) as KubeObject;
+    if (this.held) this.decoded = obj;
+    return obj;
+  }
+
+  /** True once retire() has dropped the decoded object (and no hold() brought it back). */
+  get retired(): boolean {
+    return this.decoded === undefined;
+  }
+
+  /**
+   * A retired object keeps what `object` decodes next until retire() (the cache holds the
+   * previous version so while a change is dispatched: every watcher's filter reads it).
+   * Nothing to do for an object not retired.
+   */
+  hold(): void {
+    if (this.decoded === undefined) this.held = true;
+  }
+
+  json(): string {
+    return (this.encoded ??= JSON.stringify(this.decoded));
+  }
+
+  /** The ADDED or MODIFIED event carrying this object, shared by every watcher (not once retired). */
   event(type: 'ADDED' | 'MODIFIED'): WatchEvent {
+    if (this.retired) return new SharedWatchEvent(type, this);
     if (type === 'ADDED') return (this.added ??= new SharedWatchEvent('ADDED', this));
     return (this.modified ??= new SharedWatchEvent('MODIFIED', this));
   }
 
   /**
-   * Forgets the encodings (the JSON and the events' lines), to be made again if asked:
-   * for a version that a newer one replaced. It stays in the history for watchers that
-   * replay from an older revision, which are few, while its encodings (two to three times
-   * the JSON) were a quarter of the control process's live heap during a rollout of
-   * 2,000 pods. Writes in flight keep the strings they hold.
+   * Forgets the shared events (their lines are a second copy of the JSON once written to
+   * a socket), to be made again if asked: once a change has been dispatched to the live
+   * watchers, only a replay needs them. Writes in flight keep the strings they hold.
    */
-  releaseEncodings(): void {
-    this.encoded = undefined;
+  releaseEvents(): void {
     this.added = undefined;
     this.modified = undefined;
+  }
+
+  /** Keeps only the JSON (encoding it now if no watcher had asked): see the top of this class. */
+  retire(): void {
+    this.json();
+    this.decoded = undefined;
+    this.held = false;
+    this.releaseEvents();
   }
 }
 
@@ -135,11 +175,24 @@ export class CacheEvent {
     const prev = this.previous;
     if (!prev) throw new Error(`watch cache: no previous object for ${this.key} at ${this.revision}`);
     const object = withResourceVersion(prev.object, this.revision);
-    this.deletedEvent = new SharedWatchEvent(
+    const event = new SharedWatchEvent(
       'DELETED',
       new CachedObject(prev.key, prev.namespace, this.revision, object),
     );
-    return this.deletedEvent;
+    // Shared while the change is dispatched; a replay (the previous object retired) makes its own.
+    if (!prev.retired) this.deletedEvent = event;
+    return event;
+  }
+
+  /**
+   * Called once the change has been dispatched to the live watchers: the version it
+   * replaced (or removed) is history now and is retired, and the events made for the
+   * dispatch are let go (see CachedObject).
+   */
+  dispatched(): void {
+    this.previous?.retire();
+    this.current?.releaseEvents();
+    this.deletedEvent = undefined;
   }
 }
 
