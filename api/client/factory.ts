@@ -35,6 +35,12 @@ export interface InformerFactoryOptions {
   backoff?: BackoffOptions;
   clock?: Clock;
   random?: () => number;
+  /**
+   * Applied to every object of every informer before it is cached, with the informer's
+   * resource (SharedInformerOptions.transform; client-go's informers.WithTransform), e.g.
+   * stripManagedFields.
+   */
+  transform?: <T extends KubeObject>(obj: T, ref: ResourceRef) => T;
   /** Told about every informer's failures; `informer` is its name. Default: nothing. */
   onError?: (err: Error, during: 'list' | 'watch' | 'handler', informer: string) => void;
 }
@@ -103,6 +109,7 @@ export class InformerFactory {
         backoff: o.backoff,
         clock: o.clock,
         random: o.random,
+        ...(o.transform ? { transform: (obj: T) => o.transform!(obj, ref) } : {}),
         ...(onError
           ? { onError: (err: Error, during: 'list' | 'watch' | 'handler') => onError(err, during, name) }
           : {}),

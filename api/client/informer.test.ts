@@ -8,6 +8,7 @@ import type { ResourceEventHandler } from './informer.js';
 import { resources } from './resource.js';
 import { RestClient } from './rest.js';
 import { metaNamespaceKey } from './store.js';
+import { stripManagedFields } from './transform.js';
 import { FakeClock } from '../clock.js';
 import { FakeApi, waitFor } from './testing.js';
 
@@ -111,6 +112,41 @@ describe('SharedInformer', () => {
     assert.deepEqual(log, ['update changed@4->6', 'add new@7', 'delete ns/gone@3 (final state unknown)']);
     assert.equal(informer.stats.expired, 1);
     assert.deepEqual(informer.indexer.listKeys().sort(), ['ns/changed', 'ns/keep', 'ns/new']);
+    await informer.stop();
+  });
+
+  it('transforms every object before caching it (stripManagedFields): listed, added, updated, deleted', async () => {
+    const api = new FakeApi(100);
+    const informer = new SharedInformer<KubeObject>({
+      listerWatcher: api,
+      clock: new FakeClock(0, { sleepAdvances: true }),
+      random: () => 0,
+      transform: stripManagedFields,
+    });
+    const managed = (name: string): KubeObject => {
+      const p = pod(name);
+      p.metadata!.managedFields = [{ manager: 'm', operation: 'Update', apiVersion: 'v1' }];
+      return p;
+    };
+    api.put(managed('a'));
+    const seen: string[] = [];
+    const note = (o: KubeObject) =>
+      seen.push(
+        `${o.metadata!.name}@${o.metadata!.resourceVersion} ${o.metadata!.managedFields ? 'managed' : 'stripped'}`,
+      );
+    informer.addEventHandler({
+      onAdd: note,
+      onUpdate: (_, o) => note(o),
+      onDelete: (o) => note(deletedObject(o)),
+    });
+    informer.start();
+    assert.equal(await informer.waitForSync(5_000), true);
+    api.put(managed('b'));
+    api.put(managed('a'));
+    api.remove('ns', 'b');
+    await waitFor('four events', () => seen.length === 4);
+    assert.deepEqual(seen, ['a@2 stripped', 'b@3 stripped', 'a@4 stripped', 'b@5 stripped']);
+    assert.equal(informer.lister().get('ns', 'a')?.metadata?.managedFields, undefined);
     await informer.stop();
   });
 

@@ -87,6 +87,14 @@ export interface SharedInformerOptions<T extends KubeObject> {
   resyncPeriodMs?: number;
   /** Set on listed objects that lack them (see ReflectorOptions.typeMeta). */
   typeMeta?: { apiVersion: string; kind: string };
+  /**
+   * Applied to every object the reflector delivers (listed, added, updated or deleted)
+   * before it enters the cache and reaches the handlers, as client-go's SetTransform: the
+   * place to drop what this process never reads (stripManagedFields). Returns the object
+   * to keep, which may be the argument changed in place (it is the informer's own
+   * decoded copy); must keep metadata.name, namespace and resourceVersion; must not throw.
+   */
+  transform?: (obj: T) => T;
   /** See ReflectorOptions. */
   pageSize?: number;
   minWatchTimeoutSeconds?: number;
@@ -148,12 +156,20 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
     this.indexer = new Indexer<T>({
       indexers: { [NAMESPACE_INDEX]: namespaceIndexFunc, ...opts.indexers },
     });
-    const store: ReflectorStore<T> = {
-      replace: (items) => this.replace(items),
-      add: (obj) => this.upsert(obj),
-      update: (obj) => this.upsert(obj),
-      delete: (obj) => this.remove(obj),
-    };
+    const t = opts.transform;
+    const store: ReflectorStore<T> = t
+      ? {
+          replace: (items) => this.replace(items.map(t)),
+          add: (obj) => this.upsert(t(obj)),
+          update: (obj) => this.upsert(t(obj)),
+          delete: (obj) => this.remove(t(obj)),
+        }
+      : {
+          replace: (items) => this.replace(items),
+          add: (obj) => this.upsert(obj),
+          update: (obj) => this.upsert(obj),
+          delete: (obj) => this.remove(obj),
+        };
     this.reflector = new Reflector<T>({
       listerWatcher: opts.listerWatcher,
       store,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { resources } from '../../api/client/resource.js';
+import type { KubeObject } from '../../api/object.js';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 import type { ControllerContext, ControllerFactory } from './context.js';
 import { silentLogger } from './context.js';
@@ -51,6 +52,40 @@ test('controllers share informers, run only after the caches synced, and stop on
   ac.abort();
   await done;
   contexts = [];
+});
+
+test("the controllers' informers drop managedFields, as kube-controller-manager's", async () => {
+  const stored: KubeObject = await api.client.create(resources.configmaps, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'owned', namespace: 'default', labels: { app: 'web' } },
+    data: { k: 'v' },
+  });
+  assert.ok(stored?.metadata?.managedFields?.length, 'the server records managedFields');
+  const cached: unknown[] = [];
+  const ac = new AbortController();
+  const done = new ControllerManager({
+    client: api.client,
+    controllers: {
+      look: (ctx) => {
+        const informer = ctx.informers.informerFor(resources.configmaps);
+        return {
+          name: 'look',
+          run: async () => {
+            const cm = informer.lister().namespace('default').get('owned');
+            cached.push(cm?.metadata?.resourceVersion, cm?.metadata?.labels, cm?.metadata?.managedFields);
+          },
+        };
+      },
+    },
+    logger: silentLogger,
+  }).run(ac.signal);
+  const deadline = Date.now() + 10_000;
+  while (cached.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  assert.deepEqual(cached, [stored.metadata!.resourceVersion, { app: 'web' }, undefined]);
+  ac.abort();
+  await done;
+  await api.client.delete(resources.configmaps, 'default', 'owned');
 });
 
 test('a controller registered under another name, or a bad setting, is refused', async () => {

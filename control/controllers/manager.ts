@@ -10,7 +10,10 @@ import type { Clock } from '../../api/clock.js';
 import { realClock } from '../../api/clock.js';
 import { EventRecorder, SHUTDOWN_FLUSH_MS } from '../../api/client/events.js';
 import { InformerFactory } from '../../api/client/factory.js';
+import { stripManagedFields } from '../../api/client/transform.js';
+import type { ResourceRef } from '../../api/client/resource.js';
 import type { RestClient } from '../../api/client/rest.js';
+import type { KubeObject } from '../../api/object.js';
 import type {
   Controller,
   ControllerContext,
@@ -30,6 +33,13 @@ export interface ControllerManagerOptions {
   logger: Logger;
   /** How long to wait for the informers' first lists, ms (default 60 000). */
   cacheSyncTimeoutMs?: number;
+  /**
+   * What the shared informers do to each object before caching it (InformerFactoryOptions
+   * .transform). Default stripManagedFields: no controller reads managedFields, and
+   * kube-controller-manager drops them from every informer too (kubernetes#118455); they
+   * are a third or more of a pod.
+   */
+  informerTransform?: <T extends KubeObject>(obj: T, ref: ResourceRef) => T;
 }
 
 /** Runs a set of controllers over shared informers. */
@@ -59,6 +69,7 @@ export class ControllerManager {
     const clock = this.opts.clock ?? realClock;
     const informers = new InformerFactory({
       client,
+      transform: this.opts.informerTransform ?? stripManagedFields,
       onError: (err, during, informer) =>
         logger.warn('informer error', { informer, during, error: err.message }),
     });

@@ -23,6 +23,7 @@
  */
 import { EventRecorder, SHUTDOWN_FLUSH_MS } from '../../api/client/events.js';
 import { InformerFactory } from '../../api/client/factory.js';
+import { stripManagedFields } from '../../api/client/transform.js';
 import { deletedObject } from '../../api/client/informer.js';
 import type {
   DeletedFinalStateUnknown,
@@ -30,10 +31,12 @@ import type {
   SharedInformer,
 } from '../../api/client/informer.js';
 import { resources } from '../../api/client/resource.js';
+import type { ResourceRef } from '../../api/client/resource.js';
 import type { RestClient } from '../../api/client/rest.js';
 import type { Clock } from '../../api/clock.js';
 import { realClock } from '../../api/clock.js';
 import { rfc3339 } from '../../api/object.js';
+import type { KubeObject } from '../../api/object.js';
 import { getCondition, isPodTerminal } from '../../api/podutil.js';
 import type { Node, Pod } from '../../api/types.js';
 import type { Logger } from '../controllers/context.js';
@@ -61,10 +64,17 @@ export interface SchedulerConfig {
   /**
    * Shared informers. Given: the scheduler registers its Pod and Node informers on it and
    * run() starts whatever is not running yet, but never shuts it down (the caller owns it).
-   * Omitted: the scheduler creates its own factory, starts it in run() and shuts it down
-   * when run() ends.
+   * Omitted: the scheduler creates its own factory (with informerTransform), starts it
+   * in run() and shuts it down when run() ends.
    */
   informers?: InformerFactory;
+  /**
+   * What the scheduler's own informers do to each object before caching it
+   * (InformerFactoryOptions.transform). Default stripManagedFields: the scheduler never
+   * reads managedFields, and kube-scheduler drops them from its pods too
+   * (kubernetes#119556); they are a third or more of a pod.
+   */
+  informerTransform?: <T extends KubeObject>(obj: T, ref: ResourceRef) => T;
   /** Default realClock. */
   clock?: Clock;
   /** Default silent. */
@@ -138,7 +148,9 @@ export class Scheduler {
       throw new Error(`Scheduler: parallelism must be a positive integer, got ${cfg.parallelism}`);
     }
     this.ownInformers = cfg.informers === undefined;
-    this.informers = cfg.informers ?? new InformerFactory({ client: cfg.client });
+    this.informers =
+      cfg.informers ??
+      new InformerFactory({ client: cfg.client, transform: cfg.informerTransform ?? stripManagedFields });
     this.recorder =
       cfg.recorder ??
       new EventRecorder({ client: cfg.client, component: DEFAULT_SCHEDULER_NAME, clock: this.clock });
