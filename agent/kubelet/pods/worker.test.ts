@@ -5,6 +5,8 @@
 // (manager.test.ts) and the real runtime (test/kubelet.e2e.test.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { FakeClock, flushPromises } from '../../../api/clock.js';
 import { silentLogger } from '../../../api/log.js';
 import type { Pod } from '../../../api/types.js';
@@ -287,6 +289,26 @@ describe('PodWorker', () => {
       'syncTerminatedPod@1000',
     ]);
     assert.deepEqual(t.done, ['uid-1']);
+  });
+
+  it('keeps only the newest version of its pod, not the one it was made with', async () => {
+    // Found in a heap snapshot of 200 hollow nodes: every worker held the first version of
+    // its pod (spec and all) besides the newest, the informer's.
+    const { t, first } = (() => {
+      const p = pod();
+      return { t: setup(p), first: new WeakRef(p) };
+    })();
+    t.worker.start();
+    await flushPromises();
+    t.worker.update({ ...pod({ rv: '2' }), status: { phase: 'Running' } });
+    await flushPromises();
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // A WeakRef's target stays alive until the job that made it ends.
+    await new Promise((r) => setImmediate(r));
+    gc();
+    assert.equal(first.deref(), undefined, 'the first version is not kept');
+    await t.worker.stop();
   });
 
   it('stop() ends the loop after the current step, without terminating the pod', async () => {

@@ -105,7 +105,8 @@ export class PodWorker {
   private readonly abort = new AbortController();
   private loop: Promise<void> | undefined;
   private errorDelayMs = 0;
-  private readonly cfg: PodWorkerConfig;
+  /** The settings less `pod`: the first version of the pod is not kept once a newer one came. */
+  private readonly cfg: Omit<PodWorkerConfig, 'pod'>;
   private readonly syncContext: PodSyncContext;
 
   /** @throws Error when the pod has no uid or resyncIntervalMs is not positive. */
@@ -113,9 +114,10 @@ export class PodWorker {
     if (!cfg.pod.metadata.uid) throw new Error('PodWorker: the pod has no uid');
     if (!(cfg.resyncIntervalMs > 0))
       throw new Error(`PodWorker: resyncIntervalMs must be positive, got ${cfg.resyncIntervalMs}`);
-    this.cfg = cfg;
+    const { pod, ...rest } = cfg;
+    this.cfg = rest;
     this.uid = cfg.pod.metadata.uid;
-    this.pod = kubeletPod(cfg.pod);
+    this.pod = kubeletPod(pod);
     this.syncContext = {
       signal: this.abort.signal,
       isPodRemoved: () => this.removed,
