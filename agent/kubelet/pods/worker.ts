@@ -202,10 +202,9 @@ export class PodWorker {
       const wakeUp = new AbortController();
       this.wakeUp = wakeUp;
       if (this.dirty) continue;
-      await clock.sleep(
-        Math.max(0, nextAt - clock.now()),
-        AbortSignal.any([wakeUp.signal, this.abort.signal]),
-      );
+      // stop() aborts the wake-up too, so the sleep needs no signal combined of both
+      // (AbortSignal.any: a signal, its listeners and weak references more per pod, some 3 KB).
+      await clock.sleep(Math.max(0, nextAt - clock.now()), wakeUp.signal);
       this.wakeUp = undefined;
     }
   }
