@@ -44,7 +44,8 @@ const PROBE_FIELD = {
 const TITLE = { liveness: 'Liveness', readiness: 'Readiness', startup: 'Startup' } as const;
 
 interface PodEntry {
-  pod: KubeletPod;
+  /** The pod's identity, for the probes' events (not the pod: a newer version may have come since). */
+  ref: { namespace: string; name: string; uid: string };
   views: Map<string, ContainerView>;
   workers: Map<string, { worker: ProbeWorker; abort: AbortController; done: Promise<void> }>;
 }
@@ -75,10 +76,13 @@ export class ProbeManager {
     const uid = pod.metadata.uid ?? '';
     let entry = this.pods.get(uid);
     if (!entry) {
-      entry = { pod, views, workers: new Map() };
+      // A pod without probes needs nothing kept (its verdicts are the initial ones), and a
+      // pod's containers and their probes never change.
+      if (!pod.spec.containers.some((c) => TYPES.some((type) => ProbeManager.probeOf(c, type)))) return;
+      const ref = { namespace: pod.metadata.namespace ?? '', name: pod.metadata.name ?? '', uid };
+      entry = { ref, views, workers: new Map() };
       this.pods.set(uid, entry);
     }
-    entry.pod = pod;
     entry.views = views;
     for (const container of pod.spec.containers) {
       for (const type of TYPES) {
@@ -98,7 +102,7 @@ export class ProbeManager {
               ? this.cfg.runProbe(probe, { ...t, container })
               : runProbe(probe, { ...t, container }, this.cfg.exec),
           publish: (cid, result) => this.publish(uid, container.name, type, cid, result),
-          record: (o) => this.recordEvent(e.pod, container.name, type, o),
+          record: (o) => this.recordEvent(e.ref, container.name, type, o),
         });
         entry.workers.set(key, { worker, abort, done: worker.run(abort.signal) });
       }
@@ -157,13 +161,11 @@ export class ProbeManager {
     }
   }
 
-  private recordEvent(pod: KubeletPod, name: string, type: ProbeType, o: ProbeOutcome): void {
+  private recordEvent(pod: PodEntry['ref'], name: string, type: ProbeType, o: ProbeOutcome): void {
     const ref: ObjectReference = {
       apiVersion: 'v1',
       kind: 'Pod',
-      namespace: pod.metadata.namespace ?? '',
-      name: pod.metadata.name ?? '',
-      uid: pod.metadata.uid ?? '',
+      ...pod,
       fieldPath: `spec.containers{${name}}`,
     };
     const [reason, words] =
