@@ -5,8 +5,9 @@
  * is not what kubemark or kwok cost it either. Here there is one of each:
  *
  * - pods with `fieldSelector=spec.nodeName!=` (bound pods only), of which only those bound
- *   to one of this process's nodes are kept, without their managedFields (the kubelet never
- *   reads them; client-go's TransformStripManagedFields), indexed by node. Each node's
+ *   to one of this process's nodes are kept, without their managedFields (the kubelet
+ *   never reads them; client-go's TransformStripManagedFields) and with their repeated
+ *   strings shared (intern.ts), indexed by node. Each node's
  *   PodManager reads its pods through `podSourceFor(node)`, a PodSource view of that
  *   index with the informer's delivery rules (the pods already bound first, as onAdd);
  * - Nodes, of which only this process's are kept, each cut to what a hollow node reads of
@@ -29,6 +30,7 @@ import type { Logger } from '../../api/log.js';
 import type { KubeObject } from '../../api/object.js';
 import type { Node, Pod, Service } from '../../api/types.js';
 import type { PodSource } from '../kubelet/pods/manager.js';
+import { StringInterner } from './intern.js';
 
 /**
  * `inner` keeping only the objects `keep` accepts, each as `transform` makes it (client-go's
@@ -140,13 +142,15 @@ export class HollowWatches {
     const onError = (what: string) => (err: Error, during: string) =>
       cfg.logger.warn(`hollow nodes: ${what} informer error`, { during, error: err.message });
     const ours = (name: string | undefined) => name !== undefined && cfg.nodeNames.has(name);
+    // Each kept pod's repeated values share one string (intern.ts).
+    const interner = new StringInterner();
     this.pods = new SharedInformer<Pod>({
       name: 'pods',
       typeMeta: { apiVersion: apiVersionOf(resources.pods), kind: resources.pods.kind },
       listerWatcher: filteredListerWatcher(
         listWatchFor<Pod>(cfg.client, resources.pods, { fieldSelector: 'spec.nodeName!=' }),
         (pod) => ours(pod.spec?.nodeName),
-        stripManagedFields,
+        (pod) => interner.internAll(stripManagedFields(pod)),
       ),
       indexers: { [BY_NODE]: (pod) => (pod.spec?.nodeName ? [pod.spec.nodeName] : []) },
       onError: onError('pod'),
