@@ -272,6 +272,43 @@ describe('WatchCache', () => {
     }
   });
 
+  it('keeps objects decoded without managedFields; watchers get them all the same, DELETED too', async () => {
+    const store = new MemoryStore();
+    const { cache } = await setup(store);
+    try {
+      const managed = (v: string): KubeObject => {
+        const p = pod('ns', 'p1', { v });
+        p.metadata!.managedFields = [
+          { manager: 'm', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1' },
+        ];
+        return p;
+      };
+      const live = record(cache, { sinceRevision: 0 });
+      const r1 = await putPod(store, managed('1'));
+      await caughtUp(cache, r1);
+      assert.equal(cache.get({ namespace: 'ns', name: 'p1' })?.metadata?.managedFields, undefined);
+      assert.equal(cache.get({ namespace: 'ns', name: 'p1' })?.metadata?.labels?.v, '1');
+      const r2 = await deletePod(store, 'ns', 'p1');
+      await received(live, 2);
+      const sent = live.events.map((e) => JSON.parse(e.line()) as { type: string; object: KubeObject });
+      assert.deepEqual(
+        sent.map((e) => [
+          e.type,
+          e.object.metadata?.resourceVersion,
+          e.object.metadata?.managedFields?.[0]?.manager,
+        ]),
+        [
+          ['ADDED', String(r1), 'm'],
+          ['DELETED', String(r2), 'm'],
+        ],
+      );
+      live.watcher.stop();
+    } finally {
+      cache.stop();
+      await store.close();
+    }
+  });
+
   it('replays a version a newer one replaced with its own JSON, encoded again', async () => {
     const store = new MemoryStore();
     const { cache } = await setup(store);

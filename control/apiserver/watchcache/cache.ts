@@ -744,7 +744,7 @@ export class WatchCache {
 
   private decode(kv: KeyValue): CachedObject | undefined {
     try {
-      return new CachedObject(kv.key, this.namespaceOf(kv.key), kv.modRevision, this.decodeValue(kv));
+      return CachedObject.decoded(kv.key, this.namespaceOf(kv.key), kv.modRevision, this.decodeValue(kv));
     } catch (err) {
       this.reportError(err);
       return undefined;
