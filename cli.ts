@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { startMallocTrim } from './api/malloc-trim.js';
 import { defaultResolvConf, parseAgentOptions } from './cmd/options/agent.js';
 import { UsageError } from './cmd/options/common.js';
 import { parseKubeconfigOptions } from './cmd/options/kubeconfig.js';
@@ -367,8 +368,24 @@ async function hollowNodesCommand(argv: string[]): Promise<number> {
 }
 
 /** Runs the CLI with `argv` (without node and script); resolves with the process exit code. */
+/**
+ * The commands that run until stopped: their C heap is trimmed (api/malloc-trim.ts) unless
+ * K8TS_MALLOC_TRIM=off (to measure what it saves).
+ */
+const LONG_RUNNING = new Set(['server', 'agent', 'hollow-nodes']);
+
 export async function main(argv: string[]): Promise<number> {
   const command = argv[0];
+  const trims = LONG_RUNNING.has(command ?? '') && process.env.K8TS_MALLOC_TRIM !== 'off';
+  const stopTrimming = trims ? startMallocTrim() : undefined;
+  try {
+    return await dispatch(command, argv);
+  } finally {
+    stopTrimming?.();
+  }
+}
+
+async function dispatch(command: string | undefined, argv: string[]): Promise<number> {
   try {
     if (command === 'server') return await server(argv.slice(1));
     if (command === 'kubeconfig') return await kubeconfigCommand(argv.slice(1));
