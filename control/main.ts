@@ -306,6 +306,9 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   });
   await kubernetesService.start();
   const timings = cfg.leaderElection ?? DEFAULT_LEADER_ELECTION;
+  // The in-process informers keep the watch cache's copy of each object when it is the
+  // version they decoded (ApiServer.sharedObject), their own without managedFields when not.
+  const informerTransform = api.informerTransform;
   const runControllers = async (term: AbortSignal) => {
     const client = termClient(controllerConnection, 'k8ts-control', term);
     try {
@@ -313,6 +316,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
         client,
         controllers: CONTROLLERS,
         logger,
+        informerTransform,
         // The root CA publisher gives every namespace the CA that signs the serving certificate.
         config: { ...cfg.controllers, ...(pki ? { rootCACert: pki.ca.cert } : {}) },
       }).run(term);
@@ -348,7 +352,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
         work: async (signal) => {
           const client = termClient(schedulerConnection, 'k8ts-scheduler', signal);
           try {
-            await new Scheduler({ client, logger }).run(signal);
+            await new Scheduler({ client, logger, informerTransform }).run(signal);
           } finally {
             client.close();
           }

@@ -46,6 +46,7 @@ import { watchCustomResourceDefinitions } from './apiextensions/serving.js';
 import { ApiError, badRequest, requestHeaderFieldsTooLarge, toApiError } from './status.js';
 import type { RelatedWrites, Strategy, WriteCheck } from './strategy.js';
 import { WatchCache } from './watchcache/cache.js';
+import { stripManagedFields } from '../../api/client/transform.js';
 import { writeRawStatus } from './node-proxy.js';
 import { ResourceMetricsApi } from './resource-metrics.js';
 import { TunnelServer } from './tunnel.js';
@@ -467,6 +468,51 @@ export class ApiServer {
     return { resources: this.customResources.served(), generation: this.customResources.generation };
   }
 
+  /**
+   * The watch cache's copy of `obj` (an object of `ref` that a client of this process
+   * decoded from this server's answer), when the cache holds that very version: the same
+   * key, resourceVersion, uid, apiVersion and kind. Undefined otherwise (no cache of that
+   * resource yet, a newer or older version, another server's object). The copy is shared
+   * and deeply frozen: a write to it throws.
+   *
+   * Why: the controller manager and the scheduler of this process are API clients with
+   * informers of their own, and each kept its own decoded copy of every pod and node
+   * beside the cache's (at 2,000 pods some 9 KB per pod each). Their informers
+   * keep this one instead (informer transform; control/main.ts). They still list and watch
+   * over HTTPS like any client; only the memory is shared.
+   */
+  sharedObject(
+    ref: { group: string; version: string; resource: string },
+    obj: KubeObject,
+  ): KubeObject | undefined {
+    const m = obj.metadata;
+    if (!m?.name || !m.resourceVersion) return undefined;
+    const info = this.lookup(ref.group, ref.version, ref.resource);
+    const cache = info && this.watchCaches.get(info)?.cache;
+    const cached = cache?.currentAt(
+      m.namespace ? { namespace: m.namespace, name: m.name } : { name: m.name },
+      m.resourceVersion,
+    );
+    if (
+      !cached ||
+      cached.metadata?.uid !== m.uid ||
+      cached.apiVersion !== obj.apiVersion ||
+      cached.kind !== obj.kind
+    )
+      return undefined;
+    return cached;
+  }
+
+  /**
+   * The informer transform for this process's own clients (the controller manager, the
+   * scheduler): the cache's copy (sharedObject), else the client's own without
+   * managedFields (stripManagedFields).
+   */
+  readonly informerTransform = <T extends KubeObject>(
+    obj: T,
+    ref: { group: string; version: string; resource: string },
+  ): T => (this.sharedObject(ref, obj) as T | undefined) ?? stripManagedFields(obj);
+
   /** The registry of a resource (for bootstrapping and tests). */
   registry(group: string, version: string, resource: string): Registry {
     const info = this.lookup(group, version, resource);
@@ -835,6 +881,11 @@ export class ApiServer {
         ...(this.cfg.watchCacheSize ? { capacity: this.cfg.watchCacheSize } : {}),
         onError: (err) => this.cfg.logger.warn('watch cache', { resource: r.resource, error: String(err) }),
         ...(r.group === '' && r.resource === 'pods' ? { indexers: POD_CACHE_INDEXERS } : {}),
+        // Events are many (several per pod, kept an hour) and read by few: kept as JSON.
+        // kube-apiserver keeps no watch cache of them at all (kubernetes#96052).
+        ...(r.resource === 'events' && (r.group === '' || r.group === 'events.k8s.io')
+          ? { keepDecoded: false }
+          : {}),
       });
       entry = { cache, started: cache.start() };
       this.watchCaches.set(r, entry);

@@ -74,6 +74,9 @@ export async function startControllers(opts: ControllerTestOptions): Promise<Con
     config: opts.config,
     clock: opts.clock,
     logger: opts.logger ?? silentLogger,
+    // As in the control process: the informers share the API server's (frozen) objects,
+    // so a controller that writes to one it did not copy fails here.
+    informerTransform: api.server.informerTransform,
   }).run(ac.signal);
   return {
     api,

@@ -88,7 +88,13 @@ describe('Scheduler (real API server, fake nodes)', () => {
       ],
     });
     await kubelet.start();
-    scheduler = new Scheduler({ client: api.client, podInitialBackoffMs: 100, podMaxBackoffMs: 200 });
+    scheduler = new Scheduler({
+      client: api.client,
+      podInitialBackoffMs: 100,
+      podMaxBackoffMs: 200,
+      // Shares the server's frozen objects, as in the control process: a write to one fails.
+      informerTransform: api.server.informerTransform,
+    });
     running = scheduler.run(ac.signal);
   });
 

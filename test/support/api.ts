@@ -31,6 +31,8 @@ export function apiServes(group: string, version: string, resource: string): boo
 export interface TestApi {
   url: string;
   client: RestClient;
+  /** The server itself (its informerTransform, for clients that share its objects as the control process's do). */
+  server: ApiServer;
   /** The store under the server (what is stored, as a test checks it: keys, storage forms). */
   store: MemoryStore;
   /** Runs the real kubectl against this server (own kubeconfig and cache dir); never rejects on a non-zero exit. */
@@ -76,6 +78,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   return {
     url,
     client,
+    server,
     store,
     kubectl: (...args) => run('kubectl', kubectlArgs(args)),
     kubectlIn: (stdin, ...args) => run('kubectl', kubectlArgs(args), { stdin }),
