@@ -197,7 +197,7 @@ export class CacheWatcher {
   push(ev: CacheEvent): void {
     if (this.stateValue !== 'live' || ev.revision <= this.positionValue) return;
     this.positionValue = ev.revision;
-    const out = this.convert(ev);
+    const out = this.convert(ev, true);
     if (out === undefined) return;
     if (this.pausedValue || this.pumping || this.head < this.queue.length) {
       this.enqueue(out, ev.revision);
@@ -332,7 +332,7 @@ export class CacheWatcher {
       if (ev.revision <= this.positionValue) continue;
       this.positionValue = ev.revision;
       if (!this.inNamespace(ev.namespace)) continue;
-      const out = this.convert(ev);
+      const out = this.convert(ev, false);
       if (this.stateValue !== 'replaying') return false;
       if (out === undefined) continue;
       this.deliver(out, ev.revision);
@@ -401,11 +401,14 @@ export class CacheWatcher {
     }
   }
 
-  /** The event this watcher sees for a change, or undefined for none (see the top of this file). */
-  private convert(ev: CacheEvent): WatchEvent | undefined {
+  /**
+   * The event this watcher sees for a change, or undefined for none (see the top of this
+   * file); `live`: pushed by the cache's dispatch, which shares one event among watchers.
+   */
+  private convert(ev: CacheEvent, live: boolean): WatchEvent | undefined {
     const prev = ev.previous;
     if (ev.type === 'DELETE') {
-      return prev && this.matches(prev.object) ? ev.deleted() : undefined;
+      return prev && this.matches(prev.object) ? ev.deleted(live) : undefined;
     }
     const cur = ev.current!;
     const curMatches = this.matches(cur.object);
@@ -416,7 +419,7 @@ export class CacheWatcher {
       if (m === undefined) return undefined;
       prevMatches = m;
     }
-    if (curMatches) return cur.event(prevMatches ? 'MODIFIED' : 'ADDED');
-    return prevMatches ? ev.deleted() : undefined;
+    if (curMatches) return cur.event(prevMatches ? 'MODIFIED' : 'ADDED', live);
+    return prevMatches ? ev.deleted(live) : undefined;
   }
 }

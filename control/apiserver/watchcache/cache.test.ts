@@ -309,6 +309,44 @@ describe('WatchCache', () => {
     }
   });
 
+  it('keeps no event of a replay or of initial events on the cache once sent', async () => {
+    const store = new MemoryStore();
+    const { cache } = await setup(store);
+    try {
+      const r1 = await putPod(store, pod('ns', 'p1', { v: '1' }));
+      const r2 = await putPod(store, pod('ns', 'p1', { v: '2' }));
+      await caughtUp(cache, r2);
+      // A replay from r1 reaches the change to the current version; a watch from 0 starts with it.
+      const replay = record(cache, { sinceRevision: r1 });
+      const initial = record(cache, { sinceRevision: 0 });
+      await received(replay, 1);
+      await received(initial, 1);
+      const sent = [replay.events[0]!, initial.events[0]!];
+      assert.deepEqual(
+        sent.map((e) => [e.type, e.line().length > 0]),
+        [
+          ['MODIFIED', true],
+          ['ADDED', true],
+        ],
+      );
+      const refs = sent.map((e) => new WeakRef(e));
+      replay.events.length = 0;
+      initial.events.length = 0;
+      sent.length = 0;
+      await collectGarbage();
+      assert.deepEqual(
+        refs.map((r) => r.deref() === undefined),
+        [true, true],
+        'the events (and their encoded lines) went with the watchers',
+      );
+      replay.watcher.stop();
+      initial.watcher.stop();
+    } finally {
+      cache.stop();
+      await store.close();
+    }
+  });
+
   it('replays a version a newer one replaced with its own JSON, encoded again', async () => {
     const store = new MemoryStore();
     const { cache } = await setup(store);

@@ -152,9 +152,14 @@ export class CachedObject {
     return (this.encoded ??= JSON.stringify(this.decoded));
   }
 
-  /** The ADDED or MODIFIED event carrying this object, shared by every watcher (not once retired). */
-  event(type: 'ADDED' | 'MODIFIED'): WatchEvent {
-    if (this.retired) return new SharedWatchEvent(type, this);
+  /**
+   * The ADDED or MODIFIED event carrying this object. `share` (a live dispatch, released
+   * after it by releaseEvents()): one event for every watcher; otherwise (a replay, the
+   * initial events of a watch) a new one, so that no encoded line stays behind on the
+   * object until it changes. Never shared once retired.
+   */
+  event(type: 'ADDED' | 'MODIFIED', share = false): WatchEvent {
+    if (this.retired || !share) return new SharedWatchEvent(type, this);
     if (type === 'ADDED') return (this.added ??= new SharedWatchEvent('ADDED', this));
     return (this.modified ??= new SharedWatchEvent('MODIFIED', this));
   }
@@ -202,9 +207,10 @@ export class CacheEvent {
    * The DELETED event for watchers that saw the previous object and no longer see it:
    * the previous object with `metadata.resourceVersion` set to this change's revision, as
    * kube-apiserver reports deletions (and objects that stop matching a selector).
+   * `share`: as CachedObject.event (a live dispatch shares one event).
    * @throws Error when the event has no previous object (a create).
    */
-  deleted(): WatchEvent {
+  deleted(share = false): WatchEvent {
     if (this.deletedEvent) return this.deletedEvent;
     const prev = this.previous;
     if (!prev) throw new Error(`watch cache: no previous object for ${this.key} at ${this.revision}`);
@@ -215,7 +221,7 @@ export class CacheEvent {
       new CachedObject(prev.key, prev.namespace, this.revision, object),
     );
     // Shared while the change is dispatched; a replay (the previous object retired) makes its own.
-    if (!prev.retired) this.deletedEvent = event;
+    if (share && !prev.retired) this.deletedEvent = event;
     return event;
   }
 
