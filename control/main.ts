@@ -66,6 +66,14 @@ import type { SqliteStore } from './storage/sqlite.js';
 
 export type { LogLevel } from '../api/log.js';
 
+/**
+ * The connections of the controller manager's and the scheduler's clients to this process's
+ * API server, besides their watches: a few, kept while idle for 30 s (the server keeps them
+ * 60 s). Unbounded, a controller's burst of pod creates or deletes (500 at once) opened a
+ * TLS connection per request, and closed them 4 s later.
+ */
+const IN_PROCESS_CONNECTIONS = { maxConnections: 16, idleTimeoutMs: 30_000 } as const;
+
 export interface ControlConfig {
   dataDir: string;
   bindAddress: string;
@@ -290,7 +298,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   // what the term's work still has in flight is cut and nothing more is sent, so it cannot
   // write beside the next leader's (kube-controller-manager and kube-scheduler exit then).
   const termClient = (connection: RestClientConfig, userAgent: string, term: AbortSignal) =>
-    new RestClient({ ...connection, userAgent, fence: term });
+    new RestClient({ ...connection, userAgent, fence: term, ...IN_PROCESS_CONNECTIONS });
   const leading = new AbortController();
   const identity = `${hostname()}_${randomUUID()}`;
   // Every control process (not only the leader) keeps the kubernetes Service and its own
