@@ -44,10 +44,14 @@ describe('malloc-trim', () => {
     assert.ok(before - after > 128 * 1024, `RssAnon ${before} KiB before the trim, ${after} KiB after`);
   });
 
-  it('trims every interval until stopped, and is a no-op without the addon', async () => {
+  it('trims every quiet interval until stopped, never a busy one, and is a no-op without the addon', async () => {
     let trims = 0;
     const addon: MallocTrim = { trim: async () => (trims++, true) };
-    const stop = startMallocTrim(addon, 5);
+    const busy = startMallocTrim(addon, 5, () => 0.9, 0.3);
+    await new Promise((r) => setTimeout(r, 60));
+    busy();
+    assert.equal(trims, 0, 'no trim while the event loop is busy');
+    const stop = startMallocTrim(addon, 5, () => 0.1, 0.3);
     await new Promise((r) => setTimeout(r, 60));
     stop();
     const seen = trims;
