@@ -154,6 +154,15 @@ export class ClusterIPAddresses {
     return [...this.owned];
   }
 
+  /**
+   * Forgets the addresses added, leaving them and the interface on the host (a stopping
+   * kernel-mode proxy: its rules need them; --cleanup removes them).
+   */
+  leave(): void {
+    this.owned.clear();
+    this.createdInterface = false;
+  }
+
   /** Removes every address added, and the dummy interface if start() created it. */
   async stop(): Promise<void> {
     for (const a of [...this.owned]) await this.remove(a);

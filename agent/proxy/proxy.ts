@@ -303,11 +303,14 @@ export class Proxy {
   }
 
   /**
-   * Stops watching, closes every listener and relayed connection, removes the ClusterIP
-   * addresses and the dummy interface it created. Idempotent.
+   * Stops watching, closes every listener and relayed connection; removes the ClusterIP
+   * addresses and the dummy interface it created in userspace mode. In a kernel mode they
+   * stay with the rules (the host's own connections to a ClusterIP are routed by them while
+   * the agent restarts); `k8ts agent --cleanup` removes both. Idempotent.
    */
   stop(): Promise<void> {
     return (this.stopped ??= (async () => {
+      const keepAddresses = this.kernel?.active ?? false;
       this.queue.shutDown();
       await this.informers.shutdown();
       await this.kernel?.stop();
@@ -319,7 +322,8 @@ export class Proxy {
       for (const p of this.retired) await p.close(true);
       this.retired.clear();
       this.state.clear();
-      await this.addresses.stop();
+      if (keepAddresses) this.addresses.leave();
+      else await this.addresses.stop();
     })());
   }
 

@@ -674,7 +674,25 @@ export function kernelProxySuite(mode: KernelProxyMode): void {
         await all('before');
         await agents[1]!.stop();
         await all('while-stopped');
+        // A new connection from h2 itself to the ClusterIP: routed by the address the
+        // stopped agent left on its interface, DNATed by the rules it left.
+        const fromHost = await h2.exec(
+          [
+            process.execPath,
+            '-e',
+            `const s = require('node:net').connect(7000, ${JSON.stringify(echoIP)});
+             s.on('error', (e) => { console.log(e.code); process.exit(1); });
+             s.setEncoding('utf8'); s.write('from-host\\n');
+             s.on('data', (d) => { process.stdout.write(d); s.destroy(); });`,
+          ],
+          { timeoutMs: 10_000 },
+        );
         agents[1] = await startAgent(h2);
+        assert.equal(
+          fromHost.stdout.trim(),
+          'from-host',
+          `from h2's host while its agent is stopped: ${fromHost.stdout}${fromHost.stderr}`,
+        );
         // A Service made after the restart served through h2: the new agent has written its
         // rules (its first write is the whole rule set).
         await apply(service('after', AFTER_PORT, { app: 'whoami' }));
