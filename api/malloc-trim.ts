@@ -1,6 +1,7 @@
 /**
- * The C heap's free memory handed back to the kernel, every few seconds, in the long-running
- * k8ts processes (`k8ts server`, `agent`, `hollow-nodes`).
+ * The C heap's free memory handed back to the kernel, in a 10 s interval whose event loop
+ * was mostly quiet, in the long-running k8ts processes (`k8ts server`, `agent`,
+ * `hollow-nodes`).
  *
  * Why: Node's sockets, TLS records and Buffers are malloc'd by glibc, in blocks of a few KB to
  * a few MB that come and go by the thousand per second under load. glibc gives memory back to
