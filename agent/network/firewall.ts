@@ -21,9 +21,11 @@
  * FLANNEL-POSTROUTING lets it, so that iptables mode's masquerade chain after this one
  * (agent/proxy/iptables-rules.ts) still sees it.
  *
- * Each chain is written whole in one `iptables-restore --noflush` transaction (atomic: no
- * moment without the accept rules), and the jump is moved back to the top when something
- * (Docker at its restart) inserted rules before it. Rules of other chains are never touched.
+ * Each chain is read first and, when it is missing or differs, written whole in one
+ * `iptables-restore --noflush` transaction (atomic: no moment without the accept rules); an
+ * unchanged chain is not written (the resync every 30 s then only reads). The jump is moved
+ * back to the top when something (Docker at its restart) inserted rules before it. Rules of
+ * other chains are never touched.
  */
 import { MASQUERADE_MARK } from '../proxy/kernel-ports.js';
 import { mustRun, type HostCommand } from './host-command.js';
@@ -39,41 +41,95 @@ export interface FirewallConfig {
   podCIDR: string;
 }
 
+/** One of the two chains: its iptables table, the built-in chain that jumps to it, its rules. */
+interface ChainSpec {
+  table: 'filter' | 'nat';
+  builtin: 'FORWARD' | 'POSTROUTING';
+  chain: string;
+  /** The `-A` lines, in order. */
+  rules: string[];
+}
+
+/** Both chains as `cfg` wants them. */
+function chainSpecs(cfg: FirewallConfig): ChainSpec[] {
+  const comment = (c: string) => `-m comment --comment "${c}"`;
+  const f = FORWARD_CHAIN;
+  const p = POSTROUTING_CHAIN;
+  return [
+    {
+      table: 'filter',
+      builtin: 'FORWARD',
+      chain: f,
+      rules: [
+        `-A ${f} -s ${cfg.clusterCIDR} ${comment('k8ts: pod traffic between nodes')} -j ACCEPT`,
+        `-A ${f} -d ${cfg.clusterCIDR} ${comment('k8ts: pod traffic between nodes')} -j ACCEPT`,
+      ],
+    },
+    {
+      table: 'nat',
+      builtin: 'POSTROUTING',
+      chain: p,
+      rules: [
+        `-A ${p} -m mark --mark ${MASQUERADE_MARK}/${MASQUERADE_MARK} ${comment("k8ts: kube-proxy's masquerade")} -j RETURN`,
+        `-A ${p} -s ${cfg.clusterCIDR} -d ${cfg.clusterCIDR} ${comment('k8ts: no masquerade between pods')} -j ACCEPT`,
+        `-A ${p} -s ${cfg.podCIDR} ! -d 224.0.0.0/4 ${comment('k8ts: masquerade pod traffic leaving the cluster')} -j MASQUERADE`,
+      ],
+    },
+  ];
+}
+
+/** The `iptables-restore --noflush` input that writes `specs`' chains whole. */
+function restoreInput(specs: readonly ChainSpec[]): string {
+  return [...specs.flatMap((c) => [`*${c.table}`, `:${c.chain} - [0:0]`, ...c.rules, 'COMMIT']), ''].join(
+    '\n',
+  );
+}
+
 /** The `iptables-restore --noflush` input that writes both chains whole. */
 export function firewallRules(cfg: FirewallConfig): string {
-  const comment = (c: string) => `-m comment --comment "${c}"`;
-  return [
-    '*filter',
-    `:${FORWARD_CHAIN} - [0:0]`,
-    `-A ${FORWARD_CHAIN} -s ${cfg.clusterCIDR} ${comment('k8ts: pod traffic between nodes')} -j ACCEPT`,
-    `-A ${FORWARD_CHAIN} -d ${cfg.clusterCIDR} ${comment('k8ts: pod traffic between nodes')} -j ACCEPT`,
-    'COMMIT',
-    '*nat',
-    `:${POSTROUTING_CHAIN} - [0:0]`,
-    `-A ${POSTROUTING_CHAIN} -m mark --mark ${MASQUERADE_MARK}/${MASQUERADE_MARK} ${comment("k8ts: kube-proxy's masquerade")} -j RETURN`,
-    `-A ${POSTROUTING_CHAIN} -s ${cfg.clusterCIDR} -d ${cfg.clusterCIDR} ${comment('k8ts: no masquerade between pods')} -j ACCEPT`,
-    `-A ${POSTROUTING_CHAIN} -s ${cfg.podCIDR} ! -d 224.0.0.0/4 ${comment('k8ts: masquerade pod traffic leaving the cluster')} -j MASQUERADE`,
-    'COMMIT',
-    '',
-  ].join('\n');
+  return restoreInput(chainSpecs(cfg));
 }
 
 /**
- * Writes the chains and makes each jump the first rule of its built-in chain.
+ * Whether `iptables -S <chain>` output is exactly `spec`'s rules. iptables prints a rule as
+ * it was written here (the options in this order, a comment with spaces in double quotes)
+ * but escapes quotes in it (`kube-proxy\'s`): escapes are undone before comparing.
+ */
+function chainIsAsWanted(listed: string, spec: ChainSpec): boolean {
+  const unescape = (l: string) => l.replace(/\\(.)/g, '$1');
+  const rules = listed
+    .split('\n')
+    .filter((l) => l.startsWith('-A '))
+    .map(unescape);
+  return rules.length === spec.rules.length && rules.every((r, i) => r === spec.rules[i]);
+}
+
+/**
+ * Brings the chains in line and makes each jump the first rule of its built-in chain,
+ * writing only what is missing or different: each chain is read first (`iptables -S`, as
+ * the proxy's kernel modes check their canary before a rewrite), and a chain that is
+ * already exactly as wanted is not written again, so the periodic resync of an unchanged
+ * host only reads. A chain that differs (or is gone: a firewall restart, `iptables -F`) is
+ * written whole, both in one `iptables-restore --noflush` when both differ.
  * @throws Error when iptables fails (not installed, no permission).
  */
 export async function ensureFirewall(host: HostCommand, cfg: FirewallConfig): Promise<void> {
-  await mustRun(
-    host,
-    'write the pod network firewall rules',
-    'iptables-restore',
-    ['-w', '--noflush'],
-    firewallRules(cfg),
-  );
-  for (const [table, builtin, chain] of [
-    ['filter', 'FORWARD', FORWARD_CHAIN],
-    ['nat', 'POSTROUTING', POSTROUTING_CHAIN],
-  ] as const) {
+  const specs = chainSpecs(cfg);
+  const stale: ChainSpec[] = [];
+  for (const spec of specs) {
+    const listed = await host('iptables', ['-w', '-t', spec.table, '-S', spec.chain]);
+    // A chain that does not exist is an error to `iptables -S`: it is written.
+    if (listed.code !== 0 || !chainIsAsWanted(listed.stdout, spec)) stale.push(spec);
+  }
+  if (stale.length > 0)
+    await mustRun(
+      host,
+      'write the pod network firewall rules',
+      'iptables-restore',
+      ['-w', '--noflush'],
+      restoreInput(stale),
+    );
+  for (const { table, builtin, chain } of specs) {
     const listed = await mustRun(host, `list ${table} ${builtin}`, 'iptables', [
       '-w',
       '-t',

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { NODE_ANNOTATIONS, formatNetConf, parseNetConf } from '../../api/netconf.js';
 import type { Node } from '../../api/types.js';
-import { firewallRules } from './firewall.js';
+import { ensureFirewall, firewallRules } from './firewall.js';
 import type { CommandResult, HostCommand } from './host-command.js';
 import { syncHostGw } from './host-gw.js';
 import { networkAddress, peersOf } from './peers.js';
@@ -196,6 +196,71 @@ describe('firewallRules', () => {
     // ACCEPT, not RETURN: a RETURN would go on to Docker's MASQUERADE in POSTROUTING.
     assert.match(rules, /^-A K8TS-POSTROUTING -s 10\.42\.0\.0\/16 -d 10\.42\.0\.0\/16 .*-j ACCEPT$/m);
     assert.match(rules, /^-A K8TS-POSTROUTING -s 10\.42\.3\.0\/24 ! -d 224\.0\.0\.0\/4 .*-j MASQUERADE$/m);
+  });
+});
+
+describe('ensureFirewall', () => {
+  const cfg = { clusterCIDR: '10.42.0.0/16', podCIDR: '10.42.3.0/24' };
+  // `iptables -S` of the chains as iptables 1.8.9 (nft and legacy alike) prints what
+  // firewallRules wrote, its escaped quote included.
+  const listed = (podCIDR: string) => ({
+    'iptables -w -t filter -S K8TS-FORWARD': [
+      '-N K8TS-FORWARD',
+      '-A K8TS-FORWARD -s 10.42.0.0/16 -m comment --comment "k8ts: pod traffic between nodes" -j ACCEPT',
+      '-A K8TS-FORWARD -d 10.42.0.0/16 -m comment --comment "k8ts: pod traffic between nodes" -j ACCEPT',
+      '',
+    ].join('\n'),
+    'iptables -w -t nat -S K8TS-POSTROUTING': [
+      '-N K8TS-POSTROUTING',
+      `-A K8TS-POSTROUTING -m mark --mark 0x4000/0x4000 -m comment --comment "k8ts: kube-proxy\\'s masquerade" -j RETURN`,
+      '-A K8TS-POSTROUTING -s 10.42.0.0/16 -d 10.42.0.0/16 -m comment --comment "k8ts: no masquerade between pods" -j ACCEPT',
+      `-A K8TS-POSTROUTING -s ${podCIDR} ! -d 224.0.0.0/4 -m comment --comment "k8ts: masquerade pod traffic leaving the cluster" -j MASQUERADE`,
+      '',
+    ].join('\n'),
+    'iptables -w -t filter -S FORWARD':
+      '-P FORWARD DROP\n-A FORWARD -j K8TS-FORWARD\n-A FORWARD -j DOCKER-USER\n',
+    'iptables -w -t nat -S POSTROUTING': '-P POSTROUTING ACCEPT\n-A POSTROUTING -j K8TS-POSTROUTING\n',
+  });
+  const reads = [
+    'iptables -w -t filter -S K8TS-FORWARD',
+    'iptables -w -t nat -S K8TS-POSTROUTING',
+    'iptables -w -t filter -S FORWARD',
+    'iptables -w -t nat -S POSTROUTING',
+  ];
+
+  it('writes nothing when the chains and jumps are already as wanted (the resync of an unchanged host)', async () => {
+    const { host, calls, stdin } = fakeHost(listed(cfg.podCIDR));
+    await ensureFirewall(host, cfg);
+    assert.deepEqual(calls, reads);
+    assert.deepEqual(stdin, []);
+  });
+
+  it('writes only the chain that differs', async () => {
+    const { host, calls, stdin } = fakeHost(listed('10.42.9.0/24'));
+    await ensureFirewall(host, cfg);
+    assert.deepEqual(calls, [...reads.slice(0, 2), 'iptables-restore -w --noflush', ...reads.slice(2)]);
+    assert.equal(stdin.length, 1);
+    assert.doesNotMatch(stdin[0]!, /\*filter|K8TS-FORWARD/);
+    assert.match(stdin[0]!, /^\*nat\n:K8TS-POSTROUTING - \[0:0\]\n/);
+    assert.match(stdin[0]!, /-s 10\.42\.3\.0\/24 ! -d 224\.0\.0\.0\/4 .*-j MASQUERADE\nCOMMIT\n$/);
+  });
+
+  it('writes both chains whole, in one transaction, when they are gone', async () => {
+    const calls: string[] = [];
+    const stdin: string[] = [];
+    const answers: Record<string, string> = listed(cfg.podCIDR);
+    const host: HostCommand = async (file, args, input) => {
+      const line = [file, ...args].join(' ');
+      calls.push(line);
+      if (input !== undefined) stdin.push(input);
+      // The chains were flushed away with their jumps (`iptables -F` and `-X` of everything).
+      if (/-S K8TS-/.test(line))
+        return { code: 1, stdout: '', stderr: 'iptables: No chain/target/match by that name.' };
+      return { code: 0, stdout: answers[line] ?? '', stderr: '' };
+    };
+    await ensureFirewall(host, cfg);
+    assert.deepEqual(stdin, [firewallRules(cfg)]);
+    assert.equal(calls.filter((c) => c.startsWith('iptables-restore')).length, 1);
   });
 });
 
