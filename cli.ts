@@ -9,7 +9,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startMallocTrim } from './api/malloc-trim.js';
-import { defaultResolvConf, parseAgentOptions } from './cmd/options/agent.js';
+import {
+  DEFAULT_METRICS_BIND_ADDRESS,
+  defaultResolvConf,
+  parseAgentOptions,
+  parseBindAddress,
+} from './cmd/options/agent.js';
 import { UsageError } from './cmd/options/common.js';
 import { parseKubeconfigOptions } from './cmd/options/kubeconfig.js';
 import { parseServerOptions } from './cmd/options/server.js';
@@ -45,6 +50,7 @@ Usage:
                    [--cni-conf-dir /etc/cni/net.d] [--cni-bin-dir /usr/lib/cni]   (containerd only)
                    [--proxy-mode nftables|iptables|userspace]   (nftables, iptables: Service rules in
                    the kernel where the cluster network is not backend none; userspace elsewhere)
+                   [--metrics-bind-address 127.0.0.1:10249 (0: none)]   (kube-proxy's /metrics, /healthz)
                    [--cluster-dns IP[,IP]] (default: kube-system/kube-dns's clusterIP)
                    [--cluster-domain cluster.local] [--resolv-conf /etc/resolv.conf ('' for none)]
                    [--disable-cluster-dns]   (no DNS server in this agent; it serves the kube-dns address)
@@ -152,6 +158,7 @@ async function agentCommand(argv: string[]): Promise<number> {
     runtimeEndpoint,
     cni,
     proxyMode,
+    metricsBindAddress,
     dns,
     logLevel,
   } = options;
@@ -174,6 +181,7 @@ async function agentCommand(argv: string[]): Promise<number> {
       ...(runtimeEndpoint !== undefined ? { runtimeEndpoint } : {}),
       ...(cni !== undefined ? { cni } : {}),
       proxyMode,
+      ...(metricsBindAddress ? { metricsBindAddress } : {}),
       dns,
       logger: createLogger(logLevel),
       signal: interrupted.signal,
@@ -218,6 +226,8 @@ async function server(argv: string[]): Promise<number> {
         server: control.url,
         token: readFileSync(join(dataDir, 'node-token'), 'utf8').trim(),
         ...localNode,
+        // kube-proxy's metrics at its default address (taken by another process: a warning).
+        metricsBindAddress: parseBindAddress(DEFAULT_METRICS_BIND_ADDRESS, '--metrics-bind-address')!,
         // --disable-local-storage: no local-path class, so no provisioner in this agent either.
         ...(config.disableLocalStorage ? { localStorage: false } : {}),
         dataDir: join(dataDir, 'agent'),

@@ -49,6 +49,7 @@ import { KubeletServer } from './kubelet/server/server.js';
 import { StatsProvider } from './kubelet/server/stats.js';
 import { TunnelClient } from './kubelet/tunnel.js';
 import { clusterIPInterfaceFor } from './proxy/cluster-ip.js';
+import { ProxyMetricsServer } from './proxy/metrics-server.js';
 import { Proxy, type ProxyMode } from './proxy/proxy.js';
 import { connectRuntime } from './runtime.js';
 import { ClusterDNS, type ClusterDNSConfig } from './dns/cluster-dns.js';
@@ -103,6 +104,13 @@ export interface AgentConfig {
    * iptables: the same with iptables chains.
    */
   proxyMode?: ProxyMode;
+  /**
+   * kube-proxy's `--metrics-bind-address`: where the proxy's /metrics (Prometheus text),
+   * /healthz and /proxyMode are served over plain HTTP (proxy/metrics-server.ts); the CLI's
+   * default is kube-proxy's, 127.0.0.1:10249. Unset: not served. An address that cannot be
+   * bound (a second agent on the host) is logged and the agent goes on without it.
+   */
+  metricsBindAddress?: { host: string; port: number };
   /**
    * The cluster DNS server of this node (dns/cluster-dns.ts, NodeLocal DNSCache's place):
    * false turns it off (`--disable-cluster-dns`); otherwise it serves `dns.clusterDNS[0]`
@@ -478,6 +486,10 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
   services.start();
   await pods.start();
   await proxy.start();
+  const metricsServer = cfg.metricsBindAddress
+    ? new ProxyMetricsServer({ ...cfg.metricsBindAddress, proxy, logger })
+    : undefined;
+  await metricsServer?.start();
   logger.info('agent started', {
     node: nodeName,
     servers: client.servers,
@@ -499,6 +511,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
       (stopped ??= (async () => {
         running.abort();
         kubeletServer.close();
+        await metricsServer?.close();
         await proxy.stop();
         await provisioner?.stop();
         await pods.stop();

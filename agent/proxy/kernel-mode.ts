@@ -4,8 +4,9 @@
  * writer that coalesces Service changes into few `nft` / `iptables-restore` runs, the
  * periodic check that the rules are still there, the endpoint-change times behind the
  * programming-latency SLI, and the removal of rules an earlier run left: all of this node's
- * where this one serves in userspace, and the other kernel mode's once this one's are
- * written (as kube-proxy cleans up the modes it does not run).
+ * where this one serves in userspace, and the other kernel mode's (and userspace mode's
+ * `ip k8ts-local-nodeports`) once this one's are written (as kube-proxy cleans up the modes
+ * it does not run).
  */
 import { hostname } from 'node:os';
 import type { Clock } from '../../api/clock.js';
@@ -14,6 +15,7 @@ import type { HostCommand } from '../network/host-command.js';
 import { iptablesPrefixFor } from './iptables-rules.js';
 import { IptablesProxier, removeIptablesRules } from './iptables.js';
 import type { KernelProxier, KernelServicePort } from './kernel-ports.js';
+import { LOCAL_NODEPORTS_TABLE } from './local-nodeports.js';
 import type { ProxyMetrics } from './metrics.js';
 import type { KernelProxyMode, ProxyMode } from './mode.js';
 import { NftablesProxier } from './nftables.js';
@@ -70,6 +72,8 @@ export class KernelMode {
   private readonly stopping = new AbortController();
   private checker: Promise<void> | undefined;
   private staleTimer: unknown;
+  /** Why start() fell back to userspace (the tool's refusal), for the mode's log line. */
+  private unavailable: string | undefined;
   /** Endpoint change times (wall-clock ms, from the slices) not yet handed over, by Service key. */
   private readonly triggerTimes = new Map<string, number[]>();
 
@@ -85,6 +89,20 @@ export class KernelMode {
     return this.nft ? this.kernelMode : undefined;
   }
 
+  /**
+   * Why a kernel mode asked for does not serve now: the tool's refusal at start(), the
+   * kernel not being the proxy's (backend none), or the cluster CIDR not known yet;
+   * undefined when it serves, in userspace mode, and while the setting is not known.
+   */
+  get fallbackReason(): string | undefined {
+    if (this.kernelMode === undefined || !this.decided()) return undefined;
+    if (!this.nft) return this.unavailable ?? `${this.kernelMode} cannot be used here`;
+    if (!this.cfg.kernel.enabled())
+      return "the cluster network backend is none, so the kernel is not the proxy's to program";
+    if (this.cfg.kernel.clusterCIDR?.() === undefined) return 'the cluster CIDR is not known';
+    return undefined;
+  }
+
   /** Checks that nft (iptables) can serve here (else falls back to userspace, logged) and starts the table checks. */
   async start(): Promise<void> {
     if (this.nft) {
@@ -93,6 +111,7 @@ export class KernelMode {
           ? await IptablesProxier.unavailable(this.cfg.kernel.host)
           : await NftablesProxier.unavailable(this.cfg.kernel.host);
       if (why !== undefined) {
+        this.unavailable = `${this.kernelMode} cannot be used here: ${why.split('\n')[0]}`;
         this.cfg.logger.warn(`proxy: ${this.kernelMode} cannot be used here; serving Services in userspace`, {
           error: why,
         });
@@ -210,6 +229,14 @@ export class KernelMode {
       if (removed > 0)
         this.cfg.logger.info('proxy: removed the chains of iptables mode', { chains: removed });
     }
+    // Userspace mode's DNAT of externalTrafficPolicy Local NodePorts (local-nodeports.ts),
+    // left by an earlier run in that mode, would go on sending them to the endpoints it
+    // knew. Its table is the host's one, not per node: userspace mode writes it only where
+    // the agent owns the host's network (a backend other than none), which is also the
+    // only place a kernel mode gets here, and there is one agent per host.
+    const r = await this.cfg.kernel.host('nft', ['delete', 'table', 'ip', LOCAL_NODEPORTS_TABLE]);
+    if (r.code === 0)
+      this.cfg.logger.info("proxy: removed userspace mode's table", { table: LOCAL_NODEPORTS_TABLE });
   }
 
   /**

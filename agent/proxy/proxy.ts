@@ -138,6 +138,8 @@ export class Proxy {
   private readonly kernel: KernelMode | undefined;
   private workers: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
+  /** The last mode line logged (logMode). */
+  private loggedMode: string | undefined;
 
   /** @throws Error for a missing client, nodeName, logger or a bad interface name. */
   constructor(cfg: ProxyConfig) {
@@ -233,6 +235,7 @@ export class Proxy {
   async start(timeoutMs = 60_000): Promise<void> {
     if (this.workers) throw new Error('Proxy: already started');
     await this.kernel?.start();
+    this.logMode();
     await this.addresses.start();
     this.informers.start();
     this.workers = runWorkers(this.queue, 1, (key) => this.reconcile(key), {
@@ -262,6 +265,37 @@ export class Proxy {
   /** Prometheus text of the proxy's metrics (see metrics.ts). */
   metrics(): Promise<string> {
     return this.metricsRegistry.registry.metrics();
+  }
+
+  /** The content type of metrics() (Prometheus text exposition 0.0.4). */
+  get contentType(): string {
+    return this.metricsRegistry.registry.contentType;
+  }
+
+  /**
+   * The mode Services are served in now: the kernel mode where it serves, else userspace
+   * (while the cluster network setting is not known yet, the kernel mode asked for).
+   */
+  get mode(): ProxyMode {
+    if (this.kernel?.active || this.kernel?.waitingForSetting) return this.kernel.mode!;
+    return 'userspace';
+  }
+
+  /**
+   * Logs the mode in effect once it is known, and again when it changes (the cluster network
+   * switched to or from backend none): `kube-proxy mode nftables`, or
+   * `kube-proxy mode userspace (fallback: <why>)` where a kernel mode was asked for.
+   */
+  private logMode(): void {
+    if (this.kernel?.waitingForSetting) return;
+    const asked = this.cfg.mode ?? 'nftables';
+    const mode = this.mode;
+    let line = `kube-proxy mode ${mode}`;
+    if (mode === 'userspace' && asked !== 'userspace')
+      line += ` (fallback: ${this.kernel?.fallbackReason ?? 'the proxy is given no access to the kernel'})`;
+    if (line === this.loggedMode) return;
+    this.loggedMode = line;
+    this.cfg.logger.info(line, { node: this.cfg.nodeName, asked });
   }
 
   /** The prom-client registry, for an agent that merges registries. */
@@ -465,6 +499,7 @@ export class Proxy {
       // A kernel mode before the cluster network setting is known: nothing yet (the agent
       // reconciles everything again once it is, resyncAll()).
       if (this.kernel?.waitingForSetting) return;
+      this.logMode();
       if (this.kernel?.active) return await this.reconcileKernel(key, svc, wanted, st);
       // Userspace from here on: no table of ours may be left in the kernel.
       await this.kernel?.servedInUserspace(key);

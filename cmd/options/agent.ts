@@ -19,6 +19,9 @@ import {
   type NodeOptions,
 } from './common.js';
 
+/** kube-proxy's default `--metrics-bind-address` (its metricsBindAddress, port 10249 on loopback). */
+export const DEFAULT_METRICS_BIND_ADDRESS = '127.0.0.1:10249';
+
 /** The flags of `k8ts agent` with their defaults (the help text lists them in cli.ts). */
 export const AGENT_FLAGS = {
   server: { type: 'string', multiple: true },
@@ -37,6 +40,7 @@ export const AGENT_FLAGS = {
   'cluster-domain': { type: 'string', default: 'cluster.local' },
   'resolv-conf': { type: 'string' },
   'proxy-mode': { type: 'string', default: 'nftables' },
+  'metrics-bind-address': { type: 'string', default: DEFAULT_METRICS_BIND_ADDRESS },
   'log-level': { type: 'string', default: 'info' },
   cleanup: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h' },
@@ -77,6 +81,12 @@ export interface AgentOptions extends NodeOptions {
   cni?: { confDir: string; binDir: string };
   /** kube-proxy's `--proxy-mode` (agent/proxy/proxy.ts's ProxyMode). */
   proxyMode: ProxyMode;
+  /**
+   * kube-proxy's `--metrics-bind-address`: where the proxy's /metrics, /healthz and
+   * /proxyMode are served over plain HTTP (default 127.0.0.1:10249; port 0: a free port);
+   * undefined for `0` or '' (not served).
+   */
+  metricsBindAddress?: { host: string; port: number };
   /**
    * The pods' DNS (agent/kubelet/pods/dns.ts): `--cluster-dns` (comma-separated IPs; empty:
    * the kube-dns Service's clusterIP), `--cluster-domain`, `--resolv-conf` (see defaultResolvConf).
@@ -147,8 +157,9 @@ export async function parseAgentOptions(
   const proxyMode = values['proxy-mode'];
   if (!(PROXY_MODES as readonly string[]).includes(proxyMode))
     throw new UsageError(
-      `--proxy-mode must be ${PROXY_MODES.slice(0, -1).join(', ')} or ${PROXY_MODES.at(-1)}, got ${proxyMode}${proxyMode === 'ipvs' ? ' (k8ts programs the kernel with nftables or iptables, not IPVS)' : ''}`,
+      `--proxy-mode must be ${PROXY_MODES.slice(0, -1).join(', ')} or ${PROXY_MODES.at(-1)}, got ${JSON.stringify(proxyMode)}${PROXY_MODE_HINTS.get(proxyMode) ?? ''}`,
     );
+  const metricsBindAddress = parseBindAddress(values['metrics-bind-address'], '--metrics-bind-address');
   const logLevel = parseLogLevel(values['log-level']);
   const node = await parseNodeFlags(values);
   return {
@@ -162,10 +173,36 @@ export async function parseAgentOptions(
     runtime,
     ...containerd,
     proxyMode: proxyMode as ProxyMode,
+    ...(metricsBindAddress ? { metricsBindAddress } : {}),
     dns,
     logLevel,
   };
 }
+
+/**
+ * An `IP:port` flag value (`[IPv6]:port` for IPv6), as kube-proxy's --metrics-bind-address.
+ * @returns host (without brackets) and port (0-65535; 0: a free port), or undefined for `0`
+ *   or '' (the server is off).
+ * @throws UsageError naming `flag` for anything else.
+ */
+export function parseBindAddress(text: string, flag: string): { host: string; port: number } | undefined {
+  if (text === '0' || text === '') return undefined;
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text);
+  const host = m?.[1] ?? m?.[2];
+  const port = Number(m?.[3]);
+  const family = host !== undefined ? isIP(host) : 0;
+  if (!m || family === 0 || (family === 6) !== (m[1] !== undefined) || port > 65535)
+    throw new UsageError(
+      `${flag} must be IP:port (127.0.0.1:10249, 0.0.0.0:10249, [::1]:10249), or 0 for none, got ${JSON.stringify(text)}`,
+    );
+  return { host: host!, port };
+}
+
+/** What a wrong --proxy-mode value is told besides the allowed ones. */
+const PROXY_MODE_HINTS = new Map([
+  ['', ` (an empty value: leave the flag out for the default, ${PROXY_MODES[0]})`],
+  ['ipvs', ' (k8ts programs the kernel with nftables or iptables, not IPVS)'],
+]);
 
 /** systemd-resolved's list of the real upstream servers (its stub file lists 127.0.0.53). */
 const RESOLVED_RESOLV_CONF = '/run/systemd/resolve/resolv.conf';

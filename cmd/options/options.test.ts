@@ -231,6 +231,7 @@ describe('k8ts agent options', () => {
           dataDir: dir,
           runtime: 'docker',
           proxyMode: 'nftables',
+          metricsBindAddress: { host: '127.0.0.1', port: 10249 },
           dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: defaultResolvConf() },
           logLevel: 'info',
         },
@@ -305,8 +306,40 @@ describe('k8ts agent options', () => {
       assert.equal(iptables.proxyMode, 'iptables');
       await assert.rejects(
         parseAgentOptions([...base, '--data-dir', dir, '--proxy-mode', 'ipvs']),
-        /--proxy-mode must be nftables, iptables or userspace, got ipvs \(k8ts programs the kernel with nftables or iptables, not IPVS\)/,
+        /--proxy-mode must be nftables, iptables or userspace, got "ipvs" \(k8ts programs the kernel with nftables or iptables, not IPVS\)/,
       );
+      // An empty value names the allowed ones and says it is empty (found by a fresh tester).
+      await assert.rejects(
+        parseAgentOptions([...base, '--data-dir', dir, '--proxy-mode', '']),
+        (err: Error) =>
+          err instanceof UsageError &&
+          err.message ===
+            '--proxy-mode must be nftables, iptables or userspace, got "" (an empty value: leave the flag out for the default, nftables)',
+      );
+      // kube-proxy's --metrics-bind-address: 0 or '' turns the server off.
+      const metricsAt = async (value: string) => {
+        const o = await parseAgentOptions([...base, '--data-dir', dir, '--metrics-bind-address', value]);
+        assert.ok(o !== 'help' && !('cleanup' in o));
+        return o.metricsBindAddress;
+      };
+      assert.equal(await metricsAt('0'), undefined);
+      assert.equal(await metricsAt(''), undefined);
+      assert.deepEqual(await metricsAt('0.0.0.0:10249'), { host: '0.0.0.0', port: 10249 });
+      assert.deepEqual(await metricsAt('127.0.0.1:0'), { host: '127.0.0.1', port: 0 });
+      assert.deepEqual(await metricsAt('[::1]:9100'), { host: '::1', port: 9100 });
+      for (const bad of [
+        '10249',
+        'localhost:10249',
+        '127.0.0.1',
+        '127.0.0.1:65536',
+        '::1:10249',
+        '[1.2.3.4]:1',
+      ])
+        await assert.rejects(
+          metricsAt(bad),
+          /--metrics-bind-address must be IP:port \(127\.0\.0\.1:10249, 0\.0\.0\.0:10249, \[::1\]:10249\), or 0 for none, got /,
+          bad,
+        );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

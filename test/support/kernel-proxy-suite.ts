@@ -22,6 +22,10 @@
  * - a second agent's kube-proxy on the same host (another node name and node IP, same
  *   namespace: second-proxy.ts) writes rules of its own and leaves the first's as they were,
  *   also when its rules are removed;
+ * - the agents serve kube-proxy's metrics on 127.0.0.1:10249, the programming-latency
+ *   histogram counting a Service change;
+ * - an agent restarted from userspace mode removes that mode's `ip k8ts-local-nodeports`
+ *   table, and the Local NodePort goes on reaching this node's pod;
  * - a deleted Service's rules go from every host.
  *
  * Pods are reached with `docker exec` on the host's own engine, not `kubectl exec` (which
@@ -39,6 +43,7 @@ import type { HostCommand } from '../../agent/network/host-command.js';
 import { iptablesPrefixFor } from '../../agent/proxy/iptables-rules.js';
 import { removeIptablesRules } from '../../agent/proxy/iptables.js';
 import type { KernelProxyMode } from '../../agent/proxy/mode.js';
+import { LOCAL_NODEPORTS_TABLE } from '../../agent/proxy/local-nodeports.js';
 import { canaryTableFor, nftTableFor } from '../../agent/proxy/nftables-rules.js';
 import type { K8tsAgent } from './k8ts-agent.js';
 import type { K8tsServer } from './k8ts-server.js';
@@ -473,6 +478,49 @@ export function kernelProxySuite(mode: KernelProxyMode): void {
       await untilTruthy('the NodePort served again', () => answers(h1.ip, WEB_PORT), 45_000, 500);
     });
 
+    it("serves kube-proxy's metrics on 127.0.0.1:10249: the programming-latency histogram of the Service changes, the mode, healthz", async () => {
+      /** GET of http://127.0.0.1:10249<path> from a process on host `h` (its own loopback). */
+      const scrape = async (h: SimulatedHost, path: string) => {
+        const r = await h.exec(
+          [
+            process.execPath,
+            '-e',
+            `fetch('http://127.0.0.1:10249${path}').then(async (r) => { process.stdout.write(r.status + '\\n' + (await r.text())); }, (e) => { console.error(String(e.cause ?? e)); process.exit(1); });`,
+          ],
+          { timeoutMs: 10_000 },
+        );
+        assert.equal(r.code, 0, `GET ${path} on ${h.name}: ${r.stderr}`);
+        const [status, ...body] = r.stdout.split('\n');
+        assert.equal(status, '200', `GET ${path} on ${h.name}: ${r.stdout}`);
+        return body.join('\n');
+      };
+      const programmed = (text: string) =>
+        Number(/^k8ts_proxy_network_programming_duration_seconds_count (\d+)$/m.exec(text)?.[1] ?? NaN);
+      for (const h of lan.hosts) {
+        // The pods' readiness changed every Service's slices since the agents started.
+        const text = await scrape(h, '/metrics');
+        assert.match(text, /^# TYPE k8ts_proxy_network_programming_duration_seconds histogram$/m);
+        assert.ok(programmed(text) > 0, `programming latencies observed on ${h.name}:\n${text}`);
+        assert.equal(await scrape(h, '/proxyMode'), mode);
+        assert.equal(await scrape(h, '/healthz'), 'ok');
+      }
+      // A new Service over the whoami pods: its slice's trigger time (the Service's creation)
+      // is counted on every host once its rules are live.
+      const before = await Promise.all(lan.hosts.map(async (h) => programmed(await scrape(h, '/metrics'))));
+      await apply(service('extra', undefined, { app: 'whoami' }));
+      try {
+        for (const [i, h] of lan.hosts.entries())
+          await untilTruthy(
+            `the new Service's programming counted on ${h.name}`,
+            async () => programmed(await scrape(h, '/metrics')) > before[i]!,
+            30_000,
+            300,
+          );
+      } finally {
+        await kubectl('delete', 'service', 'extra');
+      }
+    });
+
     it('refuses connections to a Service without endpoints at once (ICMP port unreachable), even where a process listens', async () => {
       const ip = await clusterIP('empty');
       const out = await inClient(`nc -w 3 ${ip} 80 </dev/null; echo "exit $?"`);
@@ -789,6 +837,43 @@ export function kernelProxySuite(mode: KernelProxyMode): void {
         if (proxy && proxy.exitCode === null && proxy.signalCode === null) proxy.kill('SIGKILL');
         await h1.exec(['ip', 'addr', 'del', `${secondIP}/24`, 'dev', 'eth0']);
       }
+    });
+
+    it("removes userspace mode's local-nodeports table when the agent is restarted in this mode, and the Local NodePort still reaches this node's pod", async () => {
+      const localTable = ['nft', 'list', 'table', 'ip', LOCAL_NODEPORTS_TABLE];
+      const localOK = async (h: SimulatedHost) => {
+        for (let i = 0; i < 6; i++)
+          assert.equal(await who(h.ip, LOCAL_PORT), `who-${h.name} ${lan.gatewayIP}`, `through ${h.name}`);
+      };
+      await agents[0]!.stop();
+      agents[0] = await startAgentOnHost(k, h1, nodeOf(h1), ['--proxy-mode', 'userspace']);
+      // Userspace mode DNATs the Local NodePort in a table of its own (the client's address kept).
+      await untilTruthy(
+        "userspace mode's table on h1",
+        async () => {
+          const r = await h1.exec(localTable);
+          return r.code === 0 && r.stdout.includes(`dport ${LOCAL_PORT}`);
+        },
+        60_000,
+        300,
+      );
+      await localOK(h1);
+      await agents[0]!.stop();
+      agents[0] = await startAgent(h1);
+      // Gone once this mode's rules are written (else its DNAT would go on to the endpoints
+      // userspace mode knew, besides this mode's rules).
+      await untilTruthy(
+        "userspace mode's table gone from h1",
+        async () => (await h1.exec(localTable)).code !== 0,
+        60_000,
+        300,
+      );
+      assert.match(await rules.list(h1, nodeOf(h1)), rules.nodePort('local', LOCAL_PORT));
+      await untilTruthy('the Local NodePort of h1', () => answers(h1.ip, LOCAL_PORT), 30_000, 200);
+      await localOK(h1);
+      await withoutRules(h1, async () => {
+        assert.equal(await answers(h1.ip, LOCAL_PORT), false, 'nothing else serves it');
+      });
     });
 
     it("removes a deleted Service's rules from every host", async () => {
