@@ -767,7 +767,7 @@ export class ApiServer {
         this.cfg.logger.error('request failed', { path: url.pathname, error: String(err) });
       // A body refused half-way (413) is still arriving: the connection ends after the answer.
       if (apiErr.code === 413 && !res.headersSent) res.setHeader('Connection', 'close');
-      if (!res.headersSent) writeStatus(res, apiErr.toStatus());
+      if (!res.headersSent) writeStatus(res, apiErr.toStatus(), req.headers.accept);
       else res.end();
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;

@@ -19,21 +19,29 @@
  * The per-kind columns live in tables/ (one printer per kind, listed in
  * tables/registry.ts).
  */
-import type { KubeObject, ListMeta, ObjectMeta } from '../../api/object.js';
+import type { KubeObject, ListMeta } from '../../api/object.js';
 import type { ResourceInfo } from './resources.js';
 import { groupVersion } from './resources.js';
+import {
+  asPartialObjectMetadata,
+  META_GROUP,
+  tryNegotiateOutput,
+  type MetaVersion,
+  type PartialObjectMetadata,
+} from './negotiation.js';
 import { badRequest } from './status.js';
 import { printerFor } from './tables/registry.js';
 import type { TableCell, TableColumnDefinition, TableRowCondition } from './tables/printer.js';
 
 export { humanDuration } from './tables/format.js';
+export type { PartialObjectMetadata } from './negotiation.js';
 export type { ColumnType, TableCell, TableColumnDefinition, TableRowCondition } from './tables/printer.js';
 
 /** The API group of Table and PartialObjectMetadata. */
-export const TABLE_GROUP = 'meta.k8s.io';
+export const TABLE_GROUP = META_GROUP;
 
 /** The versions of meta.k8s.io in which a Table can be asked for. */
-export type TableVersion = 'v1' | 'v1beta1';
+export type TableVersion = MetaVersion;
 
 /** The Content-Type of a Table answer: Kubernetes answers plain JSON, the kind is in the body. */
 export const TABLE_CONTENT_TYPE = 'application/json';
@@ -43,13 +51,6 @@ export const TABLE_MEDIA_TYPE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 
 /** What each row's `object` holds (`?includeObject=`); Metadata is the default. */
 export type IncludeObjectPolicy = 'None' | 'Metadata' | 'Object';
-
-/** An object's metadata alone, as rows carry it with includeObject=Metadata. */
-export interface PartialObjectMetadata {
-  apiVersion: `meta.k8s.io/${TableVersion}`;
-  kind: 'PartialObjectMetadata';
-  metadata: ObjectMeta;
-}
 
 /** meta/v1 TableRow: one cell per column definition. */
 export interface TableRow {
@@ -138,11 +139,7 @@ function rowObject(
     case 'None':
       return null;
     case 'Metadata':
-      return {
-        apiVersion: `${TABLE_GROUP}/${version}`,
-        kind: 'PartialObjectMetadata',
-        metadata: obj.metadata ?? {},
-      };
+      return asPartialObjectMetadata(obj, version);
     case 'Object': {
       const { apiVersion, kind, ...rest } = obj;
       return { apiVersion: apiVersion ?? groupVersion(resource), kind: kind ?? resource.kind, ...rest };
@@ -161,88 +158,17 @@ export function parseIncludeObject(value: string | null | undefined): IncludeObj
   throw badRequest(`unrecognized includeObject value: "${value}"`);
 }
 
-interface AcceptClause {
-  type: string;
-  subtype: string;
-  params: Map<string, string>;
-  q: number;
-}
-
-function parseAccept(header: string): AcceptClause[] {
-  const clauses: AcceptClause[] = [];
-  for (const part of header.split(',')) {
-    const [range, ...rawParams] = part.split(';').map((s) => s.trim());
-    if (!range) continue;
-    const slash = range.indexOf('/');
-    const type = (slash < 0 ? range : range.slice(0, slash)).toLowerCase();
-    const subtype = (slash < 0 ? '*' : range.slice(slash + 1)).toLowerCase();
-    const params = new Map<string, string>();
-    let q = 1;
-    for (const p of rawParams) {
-      const eq = p.indexOf('=');
-      if (eq < 0) continue;
-      const key = p.slice(0, eq).trim().toLowerCase();
-      const value = p
-        .slice(eq + 1)
-        .trim()
-        .replace(/^"(.*)"$/, '$1');
-      if (key === 'q') {
-        const n = Number(value);
-        q = Number.isFinite(n) ? n : 0;
-      } else {
-        params.set(key, value);
-      }
-    }
-    clauses.push({ type, subtype, params, q });
-  }
-  // Client preference: higher q first, then concrete types before wildcards; otherwise
-  // the client's order (Array.prototype.sort is stable).
-  const specificity = (c: AcceptClause): number => (c.type === '*' ? 0 : c.subtype === '*' ? 1 : 2);
-  return clauses.sort((a, b) => b.q - a.q || specificity(b) - specificity(a));
-}
-
-/** Media types the API server can answer without conversion (`*` for wildcards). */
-const PLAIN_TYPES = new Set([
-  'application/json',
-  'application/yaml',
-  'application/vnd.kubernetes.protobuf',
-  'application/*',
-  '*/*',
-]);
-
 /**
- * Which Table version an Accept header asks for, negotiating as the apiserver does: the
- * clauses are tried in the client's order of preference and the first one the server can
- * satisfy decides. A JSON clause with `as=Table;g=meta.k8s.io` and `v=v1` or `v=v1beta1`
- * answers that version; a plain clause (JSON, YAML, protobuf, a wildcard) means "not a
- * table" and gives undefined; clauses the server cannot satisfy (another `as=`, an
- * unknown version, q=0) are skipped. kubectl's header gives 'v1'; one listing only the
- * v1beta1 Table (and JSON) gives 'v1beta1'.
- *
- * A caller that also serves other conversions (e.g. `as=PartialObjectMetadataList`)
- * must negotiate those before asking this.
+ * Which Table version an Accept header asks for, negotiating as the apiserver does
+ * (negotiation.ts): the first clause the server can satisfy decides, and it gives a
+ * version when it is a JSON (or YAML) clause with `as=Table;g=meta.k8s.io` and `v=v1` or
+ * `v=v1beta1`; a plain clause, another conversion, or a header nothing satisfies gives
+ * undefined. kubectl's header gives 'v1'; one listing only the v1beta1 Table (and JSON)
+ * gives 'v1beta1'.
  */
 export function negotiateTable(acceptHeader: string | null | undefined): TableVersion | undefined {
-  if (!acceptHeader) return undefined;
-  for (const c of parseAccept(acceptHeader)) {
-    if (c.q <= 0) continue;
-    const mediaType = `${c.type}/${c.subtype}`;
-    const as = c.params.get('as');
-    if (as === undefined) {
-      if (PLAIN_TYPES.has(mediaType)) return undefined;
-      continue;
-    }
-    const v = c.params.get('v');
-    if (
-      as === 'Table' &&
-      c.params.get('g') === TABLE_GROUP &&
-      (v === 'v1' || v === 'v1beta1') &&
-      (mediaType === 'application/json' || mediaType === 'application/*' || mediaType === '*/*')
-    ) {
-      return v;
-    }
-  }
-  return undefined;
+  const media = tryNegotiateOutput(acceptHeader ?? undefined);
+  return media?.convert?.kind === 'Table' ? media.convert.version : undefined;
 }
 
 /** Whether an Accept header asks for a Table (negotiateTable gives a version). */

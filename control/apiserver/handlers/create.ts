@@ -10,7 +10,7 @@ import { isReview } from '../resources.js';
 import { methodNotAllowed } from '../status.js';
 import { bindPod } from '../subresources.js';
 import { decodeChecked } from './decode.js';
-import { writeJson } from './response.js';
+import { respond } from './response.js';
 import type { RequestScope } from './scope.js';
 
 /**
@@ -22,13 +22,13 @@ import type { RequestScope } from './scope.js';
  *   escalation prevention.
  */
 export async function createResource(scope: RequestScope): Promise<void> {
-  const { rr, registry, res, user, dryRun, server } = scope;
+  const { rr, registry, user, dryRun, server } = scope;
   const sub = rr.subresource;
   const body = await decodeChecked(scope, 'create', sub === undefined ? rr.resource.model : undefined);
   await scope.admit('CREATE', body);
   if (sub === 'binding') {
     await bindPod(registry, rr.namespace!, rr.name!, body, dryRun);
-    writeJson(res, 201, {
+    respond(scope, 201, {
       kind: 'Status',
       apiVersion: 'v1',
       metadata: {},
@@ -38,19 +38,19 @@ export async function createResource(scope: RequestScope): Promise<void> {
     return;
   }
   if (sub === 'eviction') {
-    writeJson(res, 201, await server.evict(rr.namespace!, rr.name!, body, dryRun));
+    respond(scope, 201, await server.evict(rr.namespace!, rr.name!, body, dryRun));
     return;
   }
   if (sub === 'token') {
-    writeJson(res, 201, await server.tokenRequest(rr.namespace!, rr.name!, body));
+    respond(scope, 201, await server.tokenRequest(rr.namespace!, rr.name!, body));
     return;
   }
   if (isReview(rr.resource)) {
-    writeJson(res, 201, await server.review(rr.resource, body, user));
+    respond(scope, 201, await server.review(rr.resource, body, user));
     return;
   }
   if (sub !== undefined || rr.name !== undefined)
     throw methodNotAllowed('POST', `${rr.resource.resource}/${sub ?? '{name}'}`);
   (await server.escalationCheck(rr, user, body))?.(body);
-  writeJson(res, 201, await registry.create(rr.namespace, body, scope.write));
+  respond(scope, 201, await registry.create(rr.namespace, body, scope.write));
 }

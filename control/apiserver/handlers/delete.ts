@@ -6,7 +6,7 @@
  */
 import { ApiError, deletedStatus, methodNotAllowed } from '../status.js';
 import { deleteOptions, listQuery } from './options.js';
-import { writeJson } from './response.js';
+import { respond } from './response.js';
 import type { RequestScope } from './scope.js';
 
 /**
@@ -20,7 +20,7 @@ import type { RequestScope } from './scope.js';
  *   (a system namespace); 404 when missing; 409 when a precondition fails.
  */
 export async function deleteResource(scope: RequestScope): Promise<void> {
-  const { rr, registry, req, res, query } = scope;
+  const { rr, registry, req, query } = scope;
   if (rr.subresource !== undefined)
     throw methodNotAllowed('DELETE', `${rr.resource.resource}/${rr.subresource}`);
   const opts = await deleteOptions(req, query);
@@ -28,10 +28,10 @@ export async function deleteResource(scope: RequestScope): Promise<void> {
   const result = await registry.delete(rr.namespace, rr.name!, opts);
   if (result.deleted && !registry.returnDeletedObject) {
     const ref = { group: rr.resource.group, resource: rr.resource.resource, name: rr.name! };
-    writeJson(res, 200, deletedStatus(ref, result.object.metadata?.uid));
+    respond(scope, 200, deletedStatus(ref, result.object.metadata?.uid));
     return;
   }
-  writeJson(res, !result.deleted && opts.orphanDependents === false ? 202 : 200, result.object);
+  respond(scope, !result.deleted && opts.orphanDependents === false ? 202 : 200, result.object);
 }
 
 /**
@@ -42,7 +42,7 @@ export async function deleteResource(scope: RequestScope): Promise<void> {
  *   DeleteOptions or selectors.
  */
 export async function deleteCollection(scope: RequestScope): Promise<void> {
-  const { rr, registry, req, res, query } = scope;
+  const { rr, registry, req, query } = scope;
   if (rr.resource.namespaced && rr.namespace === undefined)
     throw methodNotAllowed(
       'DELETE',
@@ -57,5 +57,5 @@ export async function deleteCollection(scope: RequestScope): Promise<void> {
       if (!(err instanceof ApiError && err.code === 404)) throw err;
     }
   }
-  writeJson(res, 200, list);
+  respond(scope, 200, list);
 }

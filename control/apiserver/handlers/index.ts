@@ -38,7 +38,9 @@ import { managerOrUserAgent, recordUpdate } from '../patch.js';
 import type { Registry, WriteOptions } from '../registry.js';
 import type { RequestVerb, ResourceRequest } from '../request.js';
 import { groupVersion } from '../resources.js';
+import { JSON_OUTPUT, negotiateOutput, notAcceptable } from '../negotiation.js';
 import { badRequest, methodNotAllowed } from '../status.js';
+import { parseIncludeObject } from '../table.js';
 import { createResource } from './create.js';
 import { deleteCollection, deleteResource } from './delete.js';
 import { getResource, listResource } from './get.js';
@@ -77,10 +79,13 @@ export interface RequestScopeInit {
 }
 
 /**
- * The scope of one request: `dryRun=All`, the request's time (the server's clock), and
- * the two admission phases and the write options bound to the request's resource, user
- * and field manager (`fieldManager`, else the User-Agent's program name, as Kubernetes'
- * field manager records managedFields for every write but apply).
+ * The scope of one request: `dryRun=All`, the request's time (the server's clock), the
+ * answer's negotiated form, and the two admission phases and the write options bound to
+ * the request's resource, user and field manager (`fieldManager`, else the User-Agent's
+ * program name, as Kubernetes' field manager records managedFields for every write but
+ * apply).
+ * @throws ApiError 406 when the Accept header cannot be satisfied (negotiation.ts), 400
+ *   for a Table's bad `includeObject`: before anything is read or written.
  */
 export function newRequestScope(init: RequestScopeInit): RequestScope {
   const { server, rr, registry, req, res, url, user, recorder } = init;
@@ -88,6 +93,25 @@ export function newRequestScope(init: RequestScopeInit): RequestScope {
   const dryRun = query.getAll('dryRun').includes('All');
   const sub = rr.subresource;
   const now = server.now?.() ?? new Date();
+  // Streams of their own (logs, exec, attach, port-forward) negotiate nothing here.
+  const output =
+    sub === 'log' || sub === 'exec' || sub === 'attach' || sub === 'portforward'
+      ? JSON_OUTPUT
+      : negotiateOutput(req.headers.accept, { stream: rr.verb === 'watch' });
+  // A conversion the verb's result cannot take is refused now, before a write, not after it.
+  const listResult = rr.verb === 'list' || rr.verb === 'deletecollection';
+  const convert = output.convert?.kind;
+  if (convert === 'PartialObjectMetadata' && listResult)
+    throw notAcceptable('you requested PartialObjectMetadata, but the requested object is a list');
+  if (convert === 'PartialObjectMetadataList' && !listResult && rr.verb !== 'watch')
+    throw notAcceptable('you requested PartialObjectMetadataList, but the requested object is not a list');
+  const form = {
+    output,
+    includeObject:
+      output.convert?.kind === 'Table'
+        ? parseIncludeObject(query.get('includeObject'))
+        : ('Metadata' as const),
+  };
   const manager = managerOrUserAgent(query.get('fieldManager') ?? undefined, req.headers['user-agent']);
   const gv = groupVersion(rr.resource);
   const resetFields = rr.resource.subresources.includes('status') && sub === undefined ? ['status'] : [];
@@ -157,6 +181,7 @@ export function newRequestScope(init: RequestScopeInit): RequestScope {
     user,
     dryRun,
     now,
+    form,
     groupVersion: gv,
     resetFields,
     write,

@@ -20,7 +20,7 @@ import { PATCH_CONTENT_TYPES } from '../encoding/media-types.js';
 import { ApiError, badRequest, methodNotAllowed, unsupportedMediaType } from '../status.js';
 import { toScale, updateScale } from '../subresources.js';
 import { checkPatchedFields } from './decode.js';
-import { writeJson } from './response.js';
+import { respond } from './response.js';
 import { isNotFoundOf, type RequestScope } from './scope.js';
 
 /**
@@ -32,7 +32,7 @@ import { isNotFoundOf, type RequestScope } from './scope.js';
  *   RBAC escalation prevention.
  */
 export async function patchResource(scope: RequestScope): Promise<void> {
-  const { rr, registry, req, res, query: q, user, dryRun, server, now } = scope;
+  const { rr, registry, req, query: q, user, dryRun, server, now } = scope;
   const sub = rr.subresource;
   const type = patchTypeOf(req.headers['content-type']);
   // Custom resources take no strategic merge patch (Strategy.patchTypes), as upstream.
@@ -59,7 +59,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
       ...patchOpts,
       now,
     });
-    writeJson(res, 200, await updateScale(registry, rr.namespace!, rr.name!, scale, dryRun, scope.warn));
+    respond(scope, 200, await updateScale(registry, rr.namespace!, rr.name!, scale, dryRun, scope.warn));
     return;
   }
   if (sub !== undefined && sub !== 'status')
@@ -112,7 +112,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
       },
     );
     if (!dryRun) await registry.finishDeletionIfDone(patched);
-    writeJson(res, 200, patched);
+    respond(scope, 200, patched);
   } catch (err) {
     // Server-side apply of an object that does not exist creates it.
     if (!(
@@ -134,6 +134,6 @@ export async function patchResource(scope: RequestScope): Promise<void> {
     await scope.admit('CREATE', obj);
     (await server.escalationCheck(rr, user, obj))?.(obj);
     const applied = { dryRun, owned: true, warn: scope.warn, admit: scope.validate };
-    writeJson(res, 201, await registry.create(rr.namespace, obj, applied));
+    respond(scope, 201, await registry.create(rr.namespace, obj, applied));
   }
 }

@@ -15,6 +15,7 @@ import type { ResourceInfo } from '../resources.js';
 import type { ApiError } from '../status.js';
 import type { WriteCheck } from '../strategy.js';
 import type { WatchCache } from '../watchcache/cache.js';
+import type { ResponseForm } from './response.js';
 
 /**
  * The RBAC escalation check of one write (the strategy's checkEscalation, given the
@@ -79,6 +80,11 @@ export interface RequestScope {
   readonly dryRun: boolean;
   /** The request's time (the server's clock). */
   readonly now: Date;
+  /**
+   * The answer's negotiated form (negotiation.ts, from `Accept`; a Table's includeObject),
+   * settled before the verb runs: a header nothing satisfies is a 406 that changes nothing.
+   */
+  readonly form: ResponseForm;
   /** `<group>/<version>` (`v1` for core) of the resource, as managedFields record it. */
   readonly groupVersion: string;
   /** Fields a write of the main resource may not set through managedFields (`status` when there is a status subresource). */

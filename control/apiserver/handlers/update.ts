@@ -10,7 +10,7 @@ import type { KubeObject } from '../../../api/object.js';
 import { ApiError, methodNotAllowed } from '../status.js';
 import { updateScale } from '../subresources.js';
 import { decodeChecked } from './decode.js';
-import { writeJson } from './response.js';
+import { respond } from './response.js';
 import { isNotFoundOf, type RequestScope } from './scope.js';
 
 /**
@@ -22,11 +22,11 @@ import { isNotFoundOf, type RequestScope } from './scope.js';
  *   admission or RBAC escalation prevention.
  */
 export async function updateResource(scope: RequestScope): Promise<void> {
-  const { rr, registry, res, user, dryRun, server, write } = scope;
+  const { rr, registry, user, dryRun, server, write } = scope;
   const sub = rr.subresource;
   const body = await decodeChecked(scope, 'update', sub === 'scale' ? 'V1Scale' : rr.resource.model);
   if (sub === 'scale') {
-    writeJson(res, 200, await updateScale(registry, rr.namespace!, rr.name!, body, dryRun, scope.warn));
+    respond(scope, 200, await updateScale(registry, rr.namespace!, rr.name!, body, dryRun, scope.warn));
     return;
   }
   if (sub !== undefined && sub !== 'status' && sub !== 'finalize')
@@ -55,9 +55,9 @@ export async function updateResource(scope: RequestScope): Promise<void> {
     delete meta.resourceVersion;
     escalation?.(body);
     await scope.admit('CREATE', body);
-    writeJson(res, 201, await registry.create(rr.namespace, body, write));
+    respond(scope, 201, await registry.create(rr.namespace, body, write));
     return;
   }
   if (!dryRun) await registry.finishDeletionIfDone(updated);
-  writeJson(res, 200, updated);
+  respond(scope, 200, updated);
 }

@@ -4,11 +4,16 @@
  * response, from the resource's watch cache (watchcache/cache.ts), until `timeoutSeconds`
  * (default: a random time between --min-request-timeout and twice it, as kube-apiserver
  * spreads reconnects), the client leaves, or the watcher falls too far behind. With a
- * Table Accept header (kubectl get -w), each object is sent as a one-row Table.
+ * Table Accept header (kubectl get -w), each object is sent as a one-row Table; with
+ * `as=PartialObjectMetadata` (client-go's metadata informers), as its metadata alone. A
+ * conversion an event cannot take (`PartialObjectMetadataList`) leaves its object as it
+ * is, as kube-apiserver's watchEmbeddedEncoder does.
  */
 import type { KubeObject } from '../../../api/object.js';
 import { badRequest } from '../status.js';
-import { negotiateTable, parseIncludeObject, tableWatchTransformer } from '../table.js';
+import { asPartialObjectMetadata } from '../negotiation.js';
+import { tableWatchTransformer } from '../table.js';
+import type { WatchEvent } from '../watchcache/event.js';
 import { listQuery } from './options.js';
 import type { RequestScope } from './scope.js';
 
@@ -20,7 +25,7 @@ import type { RequestScope } from './scope.js';
  *   stream carries a 410 Expired ERROR event.)
  */
 export async function watchResource(scope: RequestScope): Promise<void> {
-  const { rr, registry, req, res, query: q, server } = scope;
+  const { rr, registry, res, query: q, server } = scope;
   const query = listQuery(q, registry);
   // GET .../name?watch=true watches that one object, as Kubernetes does.
   const only = rr.name;
@@ -36,14 +41,21 @@ export async function watchResource(scope: RequestScope): Promise<void> {
   const timeoutMs = timeoutParam
     ? Number(timeoutParam) * 1000
     : (minTimeout + Math.random() * minTimeout) * 1000;
-  const table = negotiateTable(req.headers.accept);
-  const toRow = table
-    ? tableWatchTransformer(rr.resource, {
-        includeObject: parseIncludeObject(q.get('includeObject')),
-        version: table,
-        ...(server.now ? { now: server.now } : {}),
-      })
-    : undefined;
+  const convert = scope.form.output.convert;
+  const toRow =
+    convert?.kind === 'Table'
+      ? tableWatchTransformer(rr.resource, {
+          includeObject: scope.form.includeObject,
+          version: convert.version,
+          ...(server.now ? { now: server.now } : {}),
+        })
+      : undefined;
+  // The events' objects as sent: converted, or the cache's shared line.
+  const convertEvent: ((ev: WatchEvent) => unknown) | undefined = toRow
+    ? (ev) => toRow(scope.form.includeObject === 'Object' ? ev.full() : ev.object)
+    : convert?.kind === 'PartialObjectMetadata'
+      ? (ev) => asPartialObjectMetadata(ev.full(), convert.version)
+      : undefined;
   const cache = await server.watchCache(rr.resource);
   const filtered =
     query.labelSelector !== undefined || query.fieldSelector !== undefined || only !== undefined;
@@ -79,10 +91,15 @@ export async function watchResource(scope: RequestScope): Promise<void> {
             res.uncork();
           });
         }
-        const line =
-          toRow && (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED')
-            ? `${JSON.stringify({ type: ev.type, object: toRow(ev.object) })}\n`
-            : ev.line();
+        // ERROR events keep their Status; a BOOKMARK becomes metadata too (a metadata
+        // client decodes nothing else), not a Table row.
+        const converted =
+          convertEvent !== undefined &&
+          ev.type !== 'ERROR' &&
+          (ev.type !== 'BOOKMARK' || toRow === undefined);
+        const line = converted
+          ? `${JSON.stringify({ type: ev.type, object: convertEvent(ev) })}\n`
+          : ev.line();
         return res.write(line);
       },
       onClose: (reason) => {

@@ -33,6 +33,8 @@ export type WatchEventType = (typeof WatchEventType)[keyof typeof WatchEventType
 export interface WatchEvent {
   readonly type: WatchEventType;
   readonly object: KubeObject;
+  /** The object with everything its JSON has (managedFields too, which `object` may lack). */
+  full(): KubeObject;
   json(): string;
   line(): string;
 }
@@ -47,11 +49,15 @@ class SharedWatchEvent implements WatchEvent {
 
   constructor(
     readonly type: WatchEventType,
-    private readonly source: { readonly object: KubeObject; json(): string },
+    private readonly source: { readonly object: KubeObject; json(): string; full(): KubeObject },
   ) {}
 
   get object(): KubeObject {
     return this.source.object;
+  }
+
+  full(): KubeObject {
+    return this.source.full();
   }
 
   json(): string {
