@@ -19,7 +19,7 @@
  *   Unavailable (errors.ts).
  */
 import type { Duplex } from 'node:stream';
-import Docker from 'dockerode';
+import Docker from './dockerode.js';
 import type {
   Container,
   ContainerConfig,
