@@ -283,6 +283,8 @@ export class ClusterDNS {
         if (!(await this.addresses.add(want.host)))
           throw new Error(`cannot make ${want.host} an address of this node`);
         this.addedHost = want.host;
+        // It serves one address: what an earlier run held besides it goes.
+        await this.addresses.pruneUnclaimed();
       }
       const got = await this.server.listen(want);
       this.lastBindError = undefined;

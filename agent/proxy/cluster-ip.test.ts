@@ -65,6 +65,47 @@ describe('clusterIPInterfaceFor', () => {
   });
 });
 
+describe('ClusterIPAddresses after a restart', () => {
+  it('adopts what the earlier run left on its dummy interface, keeps what is claimed, prunes the rest', async () => {
+    // The host as `ip` sees it: the interface exists, with two addresses of an earlier run.
+    const held = new Set(['10.43.0.10', '10.43.0.11']);
+    const calls: string[] = [];
+    const ip: IpCommand = async (args) => {
+      const a = args.join(' ');
+      calls.push(a);
+      if (a.startsWith('link add')) return { code: 2, stdout: '', stderr: 'RTNETLINK answers: File exists' };
+      if (a.startsWith('link set')) return { code: 0, stdout: '', stderr: '' };
+      if (a.startsWith('-o -4 addr show dev')) {
+        const out = [...held].map((x) => `9: k8ts-x    inet ${x}/32 scope global k8ts-x\n`).join('');
+        return { code: 0, stdout: out, stderr: '' };
+      }
+      if (a.startsWith('addr flush')) {
+        held.clear();
+        return { code: 0, stdout: '', stderr: '' };
+      }
+      if (args[0] === 'addr' && (args[1] === 'add' || args[1] === 'del')) {
+        const addr = args[2]!.replace('/32', '');
+        if (args[1] === 'add') held.add(addr);
+        else held.delete(addr);
+        return { code: 0, stdout: '', stderr: '' };
+      }
+      return { code: 1, stdout: '', stderr: `unexpected: ip ${a}` };
+    };
+    const addresses = new ClusterIPAddresses({ interfaceName: 'k8ts-x', logger: silent, ip });
+    assert.equal(await addresses.start(), 'dummy');
+    // Nothing is taken away at start: the host's connections to these stay routable.
+    assert.deepEqual([...held].sort(), ['10.43.0.10', '10.43.0.11']);
+    assert.equal(await addresses.add('10.43.0.10'), true);
+    assert.equal(await addresses.add('10.43.0.12'), true);
+    await addresses.pruneUnclaimed();
+    assert.deepEqual([...held].sort(), ['10.43.0.10', '10.43.0.12']);
+    assert.ok(!calls.some((c) => c.startsWith('addr flush')), calls.join('\n'));
+    // What it adopted is its own: stop() removes it too.
+    await addresses.stop();
+    assert.deepEqual([...held], []);
+  });
+});
+
 describe('usableClusterIP', () => {
   const svc = (spec: Service['spec']): Service => ({
     apiVersion: 'v1',

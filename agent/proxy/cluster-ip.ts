@@ -1,14 +1,11 @@
 /**
  * The ClusterIP addresses of this node: every Service's clusterIP is added as a /32 to a
- * dummy interface the agent owns (`k8ts-svc0` by default), and the proxy listens on
- * clusterIP:port like on any local address. This is kube-proxy's IPVS-mode design
- * (its `kube-ipvs0` dummy interface) with the proxy's own sockets in place of IPVS.
- *
- * Why addresses and not kernel NAT rules: a local address needs no iptables/nftables
- * (absent or different on many hosts, and shared with Docker's own rules), is undone by
- * deleting one address, and makes the ClusterIP reachable both from the host and from
- * pods: a pod sends to its default gateway (the host end of its bridge), and the host
- * delivers packets for any of its own addresses locally, whatever interface holds them.
+ * dummy interface the agent owns (clusterIPInterfaceFor: `k8ts-<hash of the node name>`),
+ * as kube-proxy's IPVS mode holds them on `kube-ipvs0`. In userspace mode the proxy listens
+ * on clusterIP:port like on any local address; in the kernel modes (nftables, iptables) the
+ * rules DNAT the traffic and the address makes the host's own connections to a ClusterIP
+ * routable on a host without a default route. Pods reach a ClusterIP through their default
+ * gateway (the host end of their bridge) either way.
  *
  * Where the kernel has no dummy driver (some VMs and sandboxes), the addresses go on `lo`
  * instead, labelled `lo:<interface name>` so that they can be found and removed again;
@@ -16,10 +13,11 @@
  * are not served and NodePorts still are.
  *
  * Several agents on one host each own their interface (or label): the default name is
- * derived from the node name (clusterIPInterfaceFor), because start() flushes what its
- * interface or label holds, and a shared name would take away another agent's addresses.
- * The same clusterIP may then be present twice, which Linux allows. An address this
- * manager did not add (already present) is never removed by it.
+ * derived from the node name (clusterIPInterfaceFor), because start() adopts what its
+ * interface or label holds and prunes what no Service claims, and a shared name would take
+ * away another agent's addresses.
+ * The same clusterIP may then be present twice, which Linux allows. An address present
+ * elsewhere (another interface or label) is never removed by it.
  */
 import { runProgram } from '../network/host-command.js';
 import { createHash } from 'node:crypto';
@@ -61,8 +59,10 @@ export class ClusterIPAddresses {
   private readonly cfg: Required<ClusterIPAddressesConfig>;
   private modeValue: AddressMode | undefined;
   private createdInterface = false;
-  /** Addresses this manager added (and so will remove). */
+  /** Addresses this manager added or adopted (and so will remove). */
   private readonly owned = new Set<string>();
+  /** Adopted addresses no add() has claimed yet (pruneUnclaimed removes them). */
+  private readonly unclaimed = new Set<string>();
 
   constructor(cfg: ClusterIPAddressesConfig) {
     if (!cfg.interfaceName || cfg.interfaceName.length > 15 || /[\s/:]/.test(cfg.interfaceName)) {
@@ -79,8 +79,11 @@ export class ClusterIPAddresses {
   }
 
   /**
-   * Creates (or adopts) the dummy interface, falling back to `lo`; removes addresses a
-   * previous run of this agent left. Never throws: failures end in mode `disabled`.
+   * Creates (or adopts) the dummy interface, falling back to `lo`. What a previous run of
+   * this agent left on its interface (or label) is adopted, not flushed: those addresses
+   * stay routable while the agent restarts, and `pruneUnclaimed()` removes the ones no
+   * Service claims once the caller has added what it serves. Never throws: failures end in
+   * mode `disabled`.
    */
   async start(): Promise<AddressMode> {
     const name = this.cfg.interfaceName;
@@ -90,8 +93,12 @@ export class ClusterIPAddresses {
       this.createdInterface = add.code === 0;
       const up = await ip(['link', 'set', name, 'up']);
       if (up.code === 0) {
-        // An adopted interface is ours by name: what a crashed run left on it goes.
-        if (!this.createdInterface) await ip(['addr', 'flush', 'dev', name]);
+        // An adopted interface is ours by name: what an earlier run left on it is ours too.
+        if (!this.createdInterface) {
+          const held = await ip(['-o', '-4', 'addr', 'show', 'dev', name]);
+          if (held.code === 0) this.adopt(parseAddresses(held.stdout));
+          else await ip(['addr', 'flush', 'dev', name]);
+        }
         this.modeValue = 'dummy';
         this.cfg.logger.info('proxy: ClusterIPs on a dummy interface', { interface: name });
         return this.modeValue;
@@ -100,9 +107,7 @@ export class ClusterIPAddresses {
     // No dummy driver (or not allowed): try labelled addresses on lo.
     const probe = await ip(['-o', '-4', 'addr', 'show', 'dev', 'lo', 'label', this.label()]);
     if (probe.code === 0) {
-      for (const stale of parseAddresses(probe.stdout)) {
-        await ip(['addr', 'del', `${stale}/32`, 'dev', 'lo']);
-      }
+      this.adopt(parseAddresses(probe.stdout));
       this.modeValue = 'loopback';
       this.cfg.logger.info('proxy: no dummy interface possible; ClusterIPs on lo', {
         interface: name,
@@ -119,11 +124,31 @@ export class ClusterIPAddresses {
   }
 
   /**
+   * Removes the addresses start() adopted from an earlier run that no add() has claimed
+   * since (Services deleted while the agent was down). Call once the first full sync has
+   * added every address served; later calls do nothing.
+   */
+  async pruneUnclaimed(): Promise<void> {
+    const stale = [...this.unclaimed];
+    this.unclaimed.clear();
+    for (const a of stale) await this.remove(a);
+  }
+
+  /** Takes over addresses an earlier run left: owned (so removable), not yet claimed. */
+  private adopt(addresses: readonly string[]): void {
+    for (const a of addresses) {
+      this.owned.add(a);
+      this.unclaimed.add(a);
+    }
+  }
+
+  /**
    * Adds `address` (an IPv4 address) as a /32. Resolves true when the address is present
    * now (added, or already there), false when it could not be added (logged).
    */
   async add(address: string): Promise<boolean> {
     if (this.modeValue === undefined || this.modeValue === 'disabled') return false;
+    this.unclaimed.delete(address);
     if (this.owned.has(address)) return true;
     const args =
       this.modeValue === 'dummy'
@@ -141,6 +166,7 @@ export class ClusterIPAddresses {
 
   /** Removes `address` if this manager added it. */
   async remove(address: string): Promise<void> {
+    this.unclaimed.delete(address);
     if (!this.owned.delete(address)) return;
     const dev = this.modeValue === 'dummy' ? this.cfg.interfaceName : 'lo';
     const r = await this.cfg.ip(['addr', 'del', `${address}/32`, 'dev', dev]);
@@ -160,6 +186,7 @@ export class ClusterIPAddresses {
    */
   leave(): void {
     this.owned.clear();
+    this.unclaimed.clear();
     this.createdInterface = false;
   }
 

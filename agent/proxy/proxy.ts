@@ -250,6 +250,11 @@ export class Proxy {
       throw new Error(`Proxy: Service and EndpointSlice caches did not sync within ${timeoutMs} ms`);
     }
     this.kernel?.markSynced();
+    // The ClusterIPs an earlier run left stay until every Service has been served once;
+    // then those of Services deleted meanwhile go.
+    void this.waitForIdle(timeoutMs).then(async (idle) => {
+      if (idle && !this.stopped) await this.addresses.pruneUnclaimed();
+    });
   }
 
   /** Waits until every queued Service is reconciled (tests, and the agent's readiness). */
