@@ -136,6 +136,46 @@ for (const backend of backends) {
 }
 
 describe('WatchCache', () => {
+  it('keeps one copy of each repeated short string of its current objects, listed or watched', async () => {
+    // 2,000 pods with the same 60 label values of 120 characters: as copies, some 16 MB.
+    const LABELS = 60;
+    const value = (i: number) => `${'v'.repeat(116)}${String(i).padStart(4, '0')}`;
+    const labels = Object.fromEntries(Array.from({ length: LABELS }, (_, i) => [`k${i}`, value(i)]));
+    const copies = 2000 * LABELS * (value(0).length + 16);
+    // sqlite: the store's values are not on the JS heap, the cache's objects are.
+    const dir = mkdtempSync(join(tmpdir(), 'k8ts-watchcache-'));
+    dirs.push(dir);
+    const store = await SqliteStore.open({ path: join(dir, 'state.db') });
+    try {
+      for (let i = 0; i < 1000; i++) await putPod(store, pod('ns', `listed-${i}`, labels));
+      await collectGarbage();
+      const before = process.memoryUsage().heapUsed;
+      const { cache } = await setup(store);
+      try {
+        let revision = 0;
+        for (let i = 0; i < 1000; i++) revision = await putPod(store, pod('ns', `watched-${i}`, labels));
+        await caughtUp(cache, revision);
+        await collectGarbage();
+        const grown = process.memoryUsage().heapUsed - before;
+        assert.equal(cache.list().items.length, 2000);
+        assert.ok(
+          grown < copies / 2,
+          `the cache grew the heap by ${grown} bytes; the values as copies: ${copies}`,
+        );
+        for (const name of ['listed-7', 'watched-7'])
+          assert.deepEqual(
+            cache.get({ namespace: 'ns', name })?.metadata?.labels,
+            labels,
+            'values unchanged',
+          );
+      } finally {
+        cache.stop();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps a secondary index (pods by spec.nodeName) through start, changes, moves and deletes', async () => {
     const store = new MemoryStore();
     try {

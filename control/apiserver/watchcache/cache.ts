@@ -68,6 +68,7 @@ import { ApiError, badRequest, expired, toApiError } from '../status.js';
 import { realClock, type Clock } from '../../../api/clock.js';
 import { EventBuffer } from './buffer.js';
 import { deepFreeze } from '../../../api/freeze.js';
+import { StringTable } from '../../../api/intern.js';
 import type { WatchEvent } from './event.js';
 import { bookmarkEvent, CachedObject, CacheEvent, errorEvent } from './event.js';
 
@@ -236,6 +237,11 @@ export class WatchCache {
   private readonly listPageSize: number;
   private readonly decodeValue: (kv: KeyValue) => KubeObject;
   private readonly keepDecoded: boolean;
+  /**
+   * One copy of each repeated short string of the objects kept decoded, and of the
+   * namespaces of keys (api/intern.ts).
+   */
+  private readonly strings = new StringTable();
   private readonly typeMeta: { apiVersion: string; kind: string } | undefined;
   private readonly reportError: (err: unknown) => void;
 
@@ -736,15 +742,26 @@ export class WatchCache {
         out.push(known);
         continue;
       }
-      const obj = this.decode(kv);
+      const obj = this.decode(kv, true);
       if (obj) out.push(obj);
     }
     return out;
   }
 
-  private decode(kv: KeyValue): CachedObject | undefined {
+  /**
+   * The cached object of a store value; `current` for the version the cache keeps as its
+   * current object: kept decoded, its repeated strings are shared (StringTable).
+   */
+  private decode(kv: KeyValue, current = false): CachedObject | undefined {
     try {
-      return CachedObject.decoded(kv.key, this.namespaceOf(kv.key), kv.modRevision, this.decodeValue(kv));
+      const cached = CachedObject.decoded(
+        kv.key,
+        this.namespaceOf(kv.key),
+        kv.modRevision,
+        this.decodeValue(kv),
+      );
+      if (current && this.keepDecoded) this.strings.internValues(cached.object);
+      return cached;
     } catch (err) {
       this.reportError(err);
       return undefined;
@@ -753,7 +770,7 @@ export class WatchCache {
 
   private namespaceOf(key: string): string | undefined {
     const slash = key.indexOf('/', this.prefix.length);
-    return slash < 0 ? undefined : key.slice(this.prefix.length, slash);
+    return slash < 0 ? undefined : this.strings.get(key.slice(this.prefix.length, slash));
   }
 
   /** Installs a fresh list at `revision`: the first one, or a relist after Compacted. */
@@ -829,7 +846,7 @@ export class WatchCache {
       if (!previous) return undefined;
       return new CacheEvent('DELETE', key, namespace, e.kv.modRevision, undefined, previous, now);
     }
-    const current = this.decode(e.kv);
+    const current = this.decode(e.kv, true);
     if (!current) return undefined;
     if (!known) this.sortedKeys = undefined;
     this.objects.set(key, current);
