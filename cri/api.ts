@@ -266,6 +266,24 @@ export interface RuntimeStatus {
   conditions: RuntimeCondition[];
 }
 
+/**
+ * What runPodSandbox may tell its caller on the way (not in CRI, whose RunPodSandbox says
+ * nothing until the sandbox is ready). A runtime that cannot do better never calls it.
+ */
+export interface RunPodSandboxOptions {
+  /**
+   * Called at most once, when the sandbox exists and before it runs, by a runtime on which a
+   * container can be created in a sandbox still starting (Docker: a container's NetworkMode
+   * `container:<id>` may name a created container; the namespaces are joined at its start).
+   * `ip` is the sandbox's address when it is fixed already (the agent's own interface,
+   * reserved before the create), else undefined. From then on createContainer(id, …) is
+   * allowed; startContainer still needs the sandbox ready, i.e. runPodSandbox resolved.
+   * When runPodSandbox rejects, the sandbox is gone, and what the caller created in it
+   * meanwhile is the caller's to remove. Must not throw.
+   */
+  onCreated?: (sandbox: { id: string; ip?: string }) => void;
+}
+
 /** CRI's RuntimeService. */
 export interface RuntimeService {
   /** Runtime name and version (CRI's Version): e.g. `{runtimeName: 'docker', runtimeVersion: '20.10.24'}`. */
@@ -276,8 +294,12 @@ export interface RuntimeService {
    * Unavailable when the runtime cannot be reached at all.
    */
   status(): Promise<RuntimeStatus>;
-  /** Creates and starts a sandbox (the pod's network namespace); resolves with its id. */
-  runPodSandbox(config: PodSandboxConfig): Promise<string>;
+  /**
+   * Creates and starts a sandbox (the pod's network namespace); resolves with its id.
+   * `opts.onCreated` (RunPodSandboxOptions) lets the caller create its containers while the
+   * sandbox starts, where the runtime allows it.
+   */
+  runPodSandbox(config: PodSandboxConfig, opts?: RunPodSandboxOptions): Promise<string>;
   /** Stops the sandbox and every container in it; idempotent. */
   stopPodSandbox(podSandboxId: string): Promise<void>;
   /** Removes the sandbox and its containers (force); idempotent. */

@@ -72,6 +72,7 @@ import Docker from 'dockerode';
 import { dockerodeEngine, dockerSocketPath, type DockerEngine } from '../cri/docker/engine.js';
 import type { DockerPodInterfaces } from '../cri/docker/pod-interfaces.js';
 import { DEFAULT_PAUSE_IMAGE, DockerRuntime } from '../cri/docker/runtime.js';
+import type { Runtime } from '../cri/index.js';
 import { removeNodeFromDocker } from '../test/support/k8ts-agent.js';
 import { benchContainerd } from './lib/podstartup-containerd.js';
 import { percentile, table } from './lib/stats.js';
@@ -88,6 +89,16 @@ const HTTP_POLL_MS = 20;
 const DEADLINE_MS = 180_000;
 
 const SANDBOX_NETWORK = process.env.BENCH_SANDBOX_NETWORK ?? 'both';
+/**
+ * BENCH_EARLY_CREATE=on (default): the agent creates a new pod's app container while the
+ * sandbox starts (RunPodSandboxOptions.onCreated); off: after it runs, as before; both: each
+ * sandbox network both ways, interleaved.
+ */
+const EARLY_CREATE = process.env.BENCH_EARLY_CREATE ?? 'on';
+if (!['both', 'on', 'off'].includes(EARLY_CREATE))
+  throw new Error(`BENCH_EARLY_CREATE must be both, on or off, not ${EARLY_CREATE}`);
+/** The current phase's switch of RunPodSandboxOptions (timedRuntime drops them when false). */
+let earlyCreate = true;
 if (!['both', 'docker', 'own'].includes(SANDBOX_NETWORK))
   throw new Error(`BENCH_SANDBOX_NETWORK must be both, docker or own, not ${SANDBOX_NETWORK}`);
 
@@ -213,15 +224,55 @@ async function inParallel(n: number, once: () => Promise<Sample>): Promise<Sampl
 /** ms of each timed step (engine call or plugin step) of the current phase, by step name. */
 let stepTimes = new Map<string, number[]>();
 
-async function timed<T>(step: string, fn: () => Promise<T>): Promise<T> {
+/**
+ * Every timed call of the run (CRI calls as `cri <method>`, engine calls, plugin steps) with
+ * its start and end (performance.now() ms): the one-at-a-time pods' timelines are cut from it.
+ */
+const timeline: { name: string; t0: number; t1: number }[] = [];
+
+async function timed<T>(step: string, fn: () => Promise<T>, keep = true): Promise<T> {
   const t0 = now();
   try {
     return await fn();
   } finally {
-    let list = stepTimes.get(step);
-    if (!list) stepTimes.set(step, (list = []));
-    list.push(now() - t0);
+    const t1 = now();
+    timeline.push({ name: step, t0, t1 });
+    if (keep) {
+      let list = stepTimes.get(step);
+      if (!list) stepTimes.set(step, (list = []));
+      list.push(t1 - t0);
+    }
   }
+}
+
+/** The CRI methods whose calls go on the timeline (the streaming ones do not). */
+const CRI_TIMED = new Set([
+  'runPodSandbox',
+  'podSandboxStatus',
+  'listPodSandbox',
+  'createContainer',
+  'startContainer',
+  'listContainers',
+  'containerStatus',
+  'imageStatus',
+  'pullImage',
+]);
+
+/** `runtime` with its CRI calls put on the timeline (not in the per-step table). */
+function timedRuntime(runtime: Runtime): Runtime {
+  return new Proxy(runtime, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      const fn = v as (...args: unknown[]) => Promise<unknown>;
+      if (typeof prop !== 'string' || !CRI_TIMED.has(prop)) return fn.bind(target);
+      // Without onCreated, the agent creates the app container after the sandbox runs.
+      if (prop === 'runPodSandbox')
+        return (config: unknown, opts: unknown) =>
+          timed('cri runPodSandbox', () => fn.call(target, config, earlyCreate ? opts : undefined), false);
+      return (...args: unknown[]) => timed(`cri ${prop}`, () => fn.apply(target, args), false);
+    },
+  });
 }
 
 /**
@@ -276,8 +327,11 @@ const STEP_OF: Record<string, string> = {
 function stepRecorder(): winston.transport {
   const stream = new Writable({
     objectMode: true,
-    write(info: { message: string; pod?: string }, _encoding, next) {
+    write(info: { message: string; pod?: string; phase?: string }, _encoding, next) {
       const step = STEP_OF[info.message];
+      // The status write that matters is the one saying Running (the first, ContainerCreating,
+      // is queued before the sandbox).
+      if (step === 'posted' && info.phase !== 'Running') return next();
       if (step && info.pod) {
         let steps = agentSteps.get(info.pod);
         if (!steps) agentSteps.set(info.pod, (steps = {}));
@@ -292,6 +346,8 @@ function stepRecorder(): winston.transport {
 /** One way of making the sandbox's network, measured one at a time and all at once. */
 interface Phase {
   own: boolean;
+  /** Whether the agent is told the sandbox's id before it runs (RunPodSandboxOptions.onCreated). */
+  early: boolean;
   what: string;
   seq: Sample[];
   par: Sample[];
@@ -438,6 +494,50 @@ function breakdown(what: string, samples: Sample[], times: Map<string, PodTimes>
   return [what, ...steps.map(([, s]) => ms(percentile(s, 50)))];
 }
 
+/**
+ * The one-at-a-time pods' timeline: every timed call that began between a pod's create
+ * request and its watch Running (one pod in flight, so all are its own), named with its
+ * ordinal (the second `docker inspect (sandbox)` is `#2`), with the p50 over pods of its
+ * start (ms after the create request) and of its duration, in order of start; the agent's
+ * log lines and the watch's events as marks.
+ */
+function timelineRows(samples: Sample[], times: Map<string, PodTimes>): string[][] {
+  const at = new Map<string, { start: number[]; dur: number[] }>();
+  const add = (name: string, start: number, dur: number) => {
+    let e = at.get(name);
+    if (!e) at.set(name, (e = { start: [], dur: [] }));
+    e.start.push(start);
+    e.dur.push(dur);
+  };
+  for (const { name } of samples) {
+    const t = times.get(name!)!;
+    if (t.running === undefined) continue;
+    const seen = new Map<string, number>();
+    for (const ev of timeline) {
+      if (ev.t0 < t.created || ev.t0 > t.running) continue;
+      const n = (seen.get(ev.name) ?? 0) + 1;
+      seen.set(ev.name, n);
+      add(n > 1 ? `${ev.name} #${n}` : ev.name, ev.t0 - t.created, ev.t1 - ev.t0);
+    }
+    const marks: Record<string, number | undefined> = {
+      ...agentSteps.get(`${NAMESPACE}/${name}`),
+      bound: t.bound,
+      running: t.running,
+    };
+    for (const [k, v] of Object.entries(marks)) if (v !== undefined) add(`— ${k}`, v - t.created, 0);
+  }
+  return [...at.entries()]
+    .filter(([, e]) => e.start.length >= samples.length / 2)
+    .map(([name, e]) => ({
+      name,
+      start: percentile(e.start, 50),
+      dur: percentile(e.dur, 50),
+      n: e.start.length,
+    }))
+    .sort((a, b) => a.start - b.start)
+    .map((e) => [e.name, ms(e.start), e.name.startsWith('—') ? '' : ms(e.dur), String(e.n)]);
+}
+
 async function main(): Promise<void> {
   await exec('bash', ['scripts/start-dockerd.sh']);
   await exec('bash', ['scripts/build-images.sh']);
@@ -489,7 +589,7 @@ async function main(): Promise<void> {
       nodePortAddress: '127.0.0.1',
       clusterIPInterface: 'k8ts-bench0',
       dataDir: join(dataDir, 'agent'),
-      runtime,
+      runtime: timedRuntime(runtime),
       ownsRuntime: true,
       logger: winston.createLogger({ level: 'debug', transports: [stepRecorder()] }),
     });
@@ -502,16 +602,21 @@ async function main(): Promise<void> {
     // Both ways interleaved, so that a load that drifts over the run (the machine is
     // shared) weighs on both alike: one at a time pod by pod in turn, all at once in
     // bursts ordered A B B A.
-    const phases: Phase[] = (SANDBOX_NETWORK === 'both' ? [false, true] : [SANDBOX_NETWORK === 'own']).map(
-      (own) => ({
+    const phases: Phase[] = (SANDBOX_NETWORK === 'both' ? [false, true] : [SANDBOX_NETWORK === 'own'])
+      .flatMap((own) =>
+        (EARLY_CREATE === 'both' ? [false, true] : [EARLY_CREATE === 'on']).map((early) => ({ own, early })),
+      )
+      .map(({ own, early }) => ({
         own,
-        what: own ? "sandbox's own interface (NetworkMode none)" : "Docker's network",
+        early,
+        what:
+          (own ? "sandbox's own interface (NetworkMode none)" : "Docker's network") +
+          (EARLY_CREATE === 'both' ? (early ? ', app created meanwhile' : ', app created after') : ''),
         seq: [],
         par: [],
         seqSteps: new Map(),
         parSteps: new Map(),
-      }),
-    );
+      }));
     const offTheRecord = async (fn: () => Promise<void>) => {
       stepTimes = new Map();
       await fn();
@@ -520,6 +625,7 @@ async function main(): Promise<void> {
     // image, the pod network's first endpoint) inside the measurement.
     for (const p of phases) {
       ownInterfaces = p.own;
+      earlyCreate = p.early;
       await offTheRecord(async () => {
         await startPod(client, times);
         await deleteAllPods(client);
@@ -529,15 +635,18 @@ async function main(): Promise<void> {
     for (let i = 0; i < PODS; i++) {
       for (const p of phases) {
         ownInterfaces = p.own;
+        earlyCreate = p.early;
+        earlyCreate = p.early;
         stepTimes = p.seqSteps;
         p.seq.push(await startPod(client, times));
       }
     }
     await offTheRecord(() => deleteAllPods(client));
-    const bursts = phases.length === 2 ? [phases[0]!, phases[1]!, phases[1]!, phases[0]!] : phases;
+    const bursts = phases.length > 1 ? [...phases, ...[...phases].reverse()] : phases;
     for (const p of bursts) {
       process.stderr.write(`${PODS} pods on ${p.what}, all at once\n`);
       ownInterfaces = p.own;
+      earlyCreate = p.early;
       stepTimes = p.parSteps;
       p.par.push(...(await Promise.all(Array.from({ length: PODS }, () => startPod(client, times)))));
       await offTheRecord(() => deleteAllPods(client));
@@ -640,6 +749,12 @@ async function main(): Promise<void> {
         ]),
       ]),
     );
+    for (const p of phases) {
+      console.log(
+        `\nOne pod at a time on ${p.what}: its calls in order (p50 over the pods of start, ms after the create request, and of duration)\n`,
+      );
+      console.log(table([['', 'start', 'took', 'pods'], ...timelineRows(p.seq, times)]));
+    }
   } finally {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);

@@ -8,7 +8,8 @@
  * with the sandbox. Shows: NetworkMode none, eth0 with the reserved address, Docker's MAC
  * and the MTU, the default route reaching the bridge, the hostname and its /etc/hosts
  * line in the app container, its resolv.conf from the config's dnsConfig, the IP from the label for a new adapter (an agent restart),
- * the address freed on removal, and a hostPort pod kept on Docker's network.
+ * the address freed on removal, an app container created while its sandbox starts
+ * (RunPodSandboxOptions.onCreated) joining all of it, and a hostPort pod kept on Docker's network.
  * Everything is labelled with the test's node name and removed afterwards.
  */
 import assert from 'node:assert/strict';
@@ -164,6 +165,43 @@ describe('Docker sandboxes whose interface the network module makes', () => {
       async () => (await must('ip', ['-o', 'link', 'show', 'master', BRIDGE])).trim() === '',
       10_000,
     );
+  });
+
+  it('a container created while its sandbox starts (onCreated) gets its eth0, hostname, hosts line and resolv.conf', async () => {
+    const dnsConfig = { servers: ['10.43.0.11'], searches: [], options: [] };
+    const config = sandboxConfig('early', { dnsConfig });
+    let made: Promise<string> | undefined;
+    let told: { id: string; ip?: string } | undefined;
+    const id = await rt.runPodSandbox(config, {
+      onCreated: (sandbox) => {
+        told = sandbox;
+        made = rt.createContainer(
+          sandbox.id,
+          {
+            metadata: { name: 'main', attempt: 0 },
+            image: { image: 'k8ts/busybox:1.0' },
+            command: ['sleep', '300'],
+            labels: {},
+            annotations: {},
+          },
+          config,
+        );
+      },
+    });
+    const ip = (await rt.podSandboxStatus(id)).network.ip;
+    assert.deepEqual(told, { id, ip });
+    const c = await made!;
+    await rt.startContainer(c);
+    const sh = async (script: string) => {
+      const r = await rt.execSync(c, ['sh', '-c', script], 20);
+      assert.equal(r.exitCode, 0, `${script}: ${r.stderr.toString()}`);
+      return r.stdout.toString();
+    };
+    assert.match(await sh('ip -o -4 addr show eth0'), new RegExp(`inet ${ip.replaceAll('.', '\\.')}/24`));
+    assert.equal((await sh('hostname')).trim(), 'early');
+    assert.equal(await sh('cat /etc/resolv.conf'), 'nameserver 10.43.0.11\n');
+    assert.match(await sh('cat /etc/hosts'), new RegExp(`^${ip.replaceAll('.', '\\.')}\\tearly$`, 'm'));
+    await rt.removePodSandbox(id);
   });
 
   it("keeps a hostPort pod on Docker's network (Docker publishes its ports)", async () => {

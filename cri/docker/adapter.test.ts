@@ -54,6 +54,8 @@ class FakeEngine implements DockerEngine {
   execs = new Map<string, ExecState & { output: Buffer }>();
   /** Every container's HostsPath in inspect ('' : none). */
   hostsPath = '';
+  /** Every container's ResolvConfPath in inspect ('' : none). */
+  resolvConfPath = '';
   private seq = 0;
 
   private fail(call: string): void {
@@ -117,6 +119,7 @@ class FakeEngine implements DockerEngine {
       },
       Name: `/${String(c.body.name ?? '')}`,
       HostsPath: this.hostsPath,
+      ResolvConfPath: this.resolvConfPath,
       NetworkSettings: { IPAddress: '', Networks: { [network]: { IPAddress: '10.42.0.7' } } },
     } as unknown as Docker.ContainerInspectInfo;
   }
@@ -720,6 +723,35 @@ describe('docker adapter: sandboxes whose interface the agent makes (pod-interfa
       'k8ts-node-a',
     );
     assert.deepEqual(oldPlugin.calls, []);
+  });
+
+  it('onCreated: the id and reserved IP before the start, a container created in it meanwhile without inspecting it; one inspect for eth0 and resolv.conf', async () => {
+    const { engine, rt } = await fastAdapter();
+    engine.resolvConfPath = join(dir, `resolv-${Math.random()}`);
+    let told: { id: string; ip?: string } | undefined;
+    let made: Promise<string> | undefined;
+    const config = { ...sandboxConfig, dnsConfig: { servers: ['10.43.0.10'], searches: [], options: [] } };
+    engine.calls.length = 0;
+    const id = await rt.runPodSandbox(config, {
+      onCreated: (sandbox) => {
+        told = sandbox;
+        assert.equal(engine.containers.get(sandbox.id)!.state, 'created');
+        made = rt.createContainer(sandbox.id, containerConfig, config);
+      },
+    });
+    assert.deepEqual(told, { id, ip: '10.42.0.128' });
+    // One inspect, for eth0 and resolv.conf together; none by the create, as Docker's inspect
+    // of a container waits for its start to end.
+    assert.equal(engine.calls.filter((c) => c === 'inspectContainer').length, 1);
+    assert.equal(readFileSync(engine.resolvConfPath, 'utf8'), 'nameserver 10.43.0.10\n');
+    const cid = await made!;
+    const hostConfig = engine.containers.get(cid)!.body.HostConfig as Record<string, unknown>;
+    assert.equal(hostConfig.NetworkMode, `container:${id}`);
+    await rt.startContainer(cid);
+    assert.equal((await rt.containerStatus(cid)).state, 'CONTAINER_RUNNING');
+    // Once run() is over, a sandbox that is not running refuses containers again.
+    await rt.stopPodSandbox(id);
+    await rejectsWith(rt.createContainer(id, containerConfig, config), 'FailedPrecondition', /is not ready/);
   });
 
   it('an attach that fails removes the sandbox and frees the IP, as CriError Internal', async () => {

@@ -48,8 +48,10 @@ export class DockerContainers {
 
   /**
    * Creates (does not start) a container in sandbox `podSandboxId`.
+   * A sandbox this adapter is starting will do (RunPodSandboxOptions.onCreated, by the id
+   * it gave): Docker joins its namespaces at the container's start.
    * @throws CriError InvalidArgument (image reference), NotFound (sandbox),
-   *   FailedPrecondition (sandbox not running).
+   *   FailedPrecondition (sandbox neither running nor being started).
    */
   async create(
     podSandboxId: string,
@@ -57,13 +59,19 @@ export class DockerContainers {
     sandboxConfig: PodSandboxConfig,
   ): Promise<string> {
     parseImageReference(config.image.image);
-    const sandbox = await this.o.inspectOwned(podSandboxId, TYPE_SANDBOX);
-    if (!sandbox.State.Running) {
-      throw new CriError('FailedPrecondition', `pod sandbox ${podSandboxId} is not ready`);
+    // A sandbox being started is not inspected: Docker's inspect waits for the container's
+    // lock, which its start holds to the end.
+    let sandboxId = podSandboxId;
+    if (!this.o.starting.has(podSandboxId)) {
+      const sandbox = await this.o.inspectOwned(podSandboxId, TYPE_SANDBOX);
+      if (!sandbox.State.Running) {
+        throw new CriError('FailedPrecondition', `pod sandbox ${podSandboxId} is not ready`);
+      }
+      sandboxId = sandbox.Id;
     }
-    const labels = containerLabels(this.o.nodeName, sandbox.Id, sandboxConfig, config, nsNow());
+    const labels = containerLabels(this.o.nodeName, sandboxId, sandboxConfig, config, nsNow());
     const body = containerCreateOptions(
-      sandbox.Id,
+      sandboxId,
       config,
       sandboxConfig,
       containerName(sandboxConfig.metadata, config.metadata),

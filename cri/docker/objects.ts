@@ -81,6 +81,11 @@ export function sandboxStatusOf(info: Docker.ContainerInspectInfo): PodSandboxSt
 /** The engine, as one node's adapter may use it (see the file comment). */
 export class DockerObjects {
   private closed = false;
+  /**
+   * Ids of the sandboxes this adapter has created and is starting (sandbox.ts, run):
+   * containers may be created in them already (RunPodSandboxOptions.onCreated), not started.
+   */
+  readonly starting = new Set<string>();
 
   constructor(
     readonly engine: DockerEngine,

@@ -34,6 +34,7 @@ import type {
   PodSandboxConfig,
   PodSandboxFilter,
   PodSandboxStatus,
+  RunPodSandboxOptions,
   AuthConfig,
   PullProgress,
   Runtime,
@@ -140,8 +141,8 @@ export class DockerRuntime implements Runtime {
     };
   }
 
-  runPodSandbox(config: PodSandboxConfig): Promise<string> {
-    return this.sandboxes.run(config);
+  runPodSandbox(config: PodSandboxConfig, opts?: RunPodSandboxOptions): Promise<string> {
+    return this.sandboxes.run(config, opts);
   }
   stopPodSandbox(podSandboxId: string): Promise<void> {
     return this.sandboxes.stop(podSandboxId);

@@ -15,10 +15,22 @@
  * network, none, host), as dockershim does. Anything failing on
  * the way removes the container and frees the address; stopping or removing the sandbox
  * frees it too (the veth pair goes with the sandbox's network namespace).
+ *
+ * Between its create and the end of run() the sandbox is `starting` (DockerObjects), and
+ * RunPodSandboxOptions.onCreated has its id (and its pod IP on the fast path): the kubelet
+ * creates the app containers meanwhile, which Docker allows (NetworkMode and IpcMode
+ * `container:<id>` are resolved at the container's start), so their create overlaps the
+ * sandbox's start and network set-up instead of following it.
  */
 import { appendFile, writeFile } from 'node:fs/promises';
 import type Docker from 'dockerode';
-import type { DNSConfig, PodSandbox, PodSandboxConfig, PodSandboxFilter, PodSandboxStatus } from '../api.js';
+import type {
+  PodSandbox,
+  PodSandboxConfig,
+  PodSandboxFilter,
+  PodSandboxStatus,
+  RunPodSandboxOptions,
+} from '../api.js';
 import { CriError } from '../errors.js';
 import { resolvConfText, sandboxCreateOptions } from './convert.js';
 import type { DockerImages } from './image.js';
@@ -55,7 +67,7 @@ export class DockerSandboxes {
    * @returns the sandbox's id (Docker's container id).
    * @throws CriError from the engine; Internal when the plugin fails.
    */
-  async run(config: PodSandboxConfig): Promise<string> {
+  async run(config: PodSandboxConfig, opts: RunPodSandboxOptions = {}): Promise<string> {
     if (!(await this.images.status(this.pauseImage))) await this.images.pull(this.pauseImage);
     const name = sandboxName(config.metadata);
     const labels = sandboxLabels(this.o.nodeName, config, nsNow());
@@ -72,10 +84,18 @@ export class DockerSandboxes {
     try {
       id = await this.o.call(what, (e) => e.createContainer(body));
       const created = id;
+      this.o.starting.add(created);
+      opts.onCreated?.({ id: created, ...(ip ? { ip } : {}) });
       await this.o.call(what, (e) => e.startContainer(created));
-      if (net && ip) await this.attach(what, created, ip, net, config.hostname);
-      if (config.dnsConfig) await this.rewriteResolvConf(what, created, config.dnsConfig);
+      const dnsText = config.dnsConfig ? resolvConfText(config.dnsConfig) : '';
+      // One inspect serves both: the started sandbox's pid and its files' paths.
+      if ((net && ip) || dnsText !== '') {
+        const info = await this.o.call(what, (e) => e.inspectContainer(created));
+        if (net && ip) await this.attach(what, info, ip, net, config.hostname);
+        if (dnsText !== '') await this.rewriteResolvConf(what, info, dnsText);
+      }
     } catch (err) {
+      if (id) this.o.starting.delete(id);
       if (id) await this.o.engine.removeContainer(id, { force: true }).catch(() => undefined);
       if (net && ip) {
         await this.interfaces!.release(net.name, ip, name).catch(() => undefined);
@@ -83,6 +103,7 @@ export class DockerSandboxes {
       }
       throw err;
     }
+    this.o.starting.delete(id);
     return id;
   }
 
@@ -138,27 +159,33 @@ export class DockerSandboxes {
     return done;
   }
 
-  /** Wires the started sandbox `id`: the plugin's eth0, then its /etc/hosts line. */
-  private async attach(what: string, id: string, ip: string, net: BridgeNetwork, hostname: string) {
-    const info = await this.o.call(what, (e) => e.inspectContainer(id));
+  /** Wires the started sandbox (`info`, inspected after its start): the plugin's eth0, then its /etc/hosts line. */
+  private async attach(
+    what: string,
+    info: Docker.ContainerInspectInfo,
+    ip: string,
+    net: BridgeNetwork,
+    hostname: string,
+  ) {
     const pid = info.State.Pid;
     if (!info.State.Running || !pid) throw new CriError('Internal', `${what}: the sandbox exited at once`);
-    await this.plugin(what, () => this.interfaces!.attach({ pid, sandboxId: id, ip, net }));
+    await this.plugin(what, () => this.interfaces!.attach({ pid, sandboxId: info.Id, ip, net }));
     if (hostname && info.HostsPath) {
       await this.plugin(what, () => appendFile(info.HostsPath, `${ip}\t${hostname}\n`));
     }
   }
 
   /**
-   * Replaces the resolv.conf Docker wrote for the started sandbox `id` with the pod's
-   * (dockershim's rewriteResolvFile): the kubelet's nameservers, not Docker's embedded
-   * 127.0.0.11 or the host's. App containers joining the sandbox's network (NetworkMode
-   * container:<id>) are given this same file by Docker.
+   * Replaces the resolv.conf Docker wrote for the started sandbox (`info`) with the pod's,
+   * `text` (resolvConfText; dockershim's rewriteResolvFile): the kubelet's nameservers, not
+   * Docker's embedded 127.0.0.11 or the host's. App containers joining the sandbox's network
+   * (NetworkMode container:<id>) are given this same file by Docker.
    */
-  private async rewriteResolvConf(what: string, id: string, dns: DNSConfig): Promise<void> {
-    const text = resolvConfText(dns);
-    if (text === '') return;
-    const info = await this.o.call(what, (e) => e.inspectContainer(id));
+  private async rewriteResolvConf(
+    what: string,
+    info: Docker.ContainerInspectInfo,
+    text: string,
+  ): Promise<void> {
     if (!info.ResolvConfPath)
       throw new CriError('Internal', `${what}: docker gave the sandbox no resolv.conf`);
     await this.plugin(what, () => writeFile(info.ResolvConfPath, text, { mode: 0o644 }));

@@ -53,6 +53,7 @@ import type {
   PodSandboxFilter,
   PodNetworkConfig,
   PodSandboxStatus,
+  RunPodSandboxOptions,
   AuthConfig,
   PullProgress,
   Runtime,
@@ -233,7 +234,8 @@ export class FakeRuntime implements Runtime {
     };
   }
 
-  async runPodSandbox(config: PodSandboxConfig): Promise<string> {
+  /** Ready at once; `_opts.onCreated` is never called (nothing to overlap). */
+  async runPodSandbox(config: PodSandboxConfig, _opts?: RunPodSandboxOptions): Promise<string> {
     this.check();
     const ip = this.state.ipamFor(config.network).allocate();
     const id = newId();

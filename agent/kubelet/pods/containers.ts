@@ -113,12 +113,23 @@ export interface StartContainerRequest {
 
 /**
  * Pull, create and start one container, then run its postStart hook (kuberuntime's
- * startContainer).
+ * startContainer): createContainer, then startCreatedContainer.
  * @throws ContainerStartError for a failure the pod's status reports (see the file comment);
  *   CriError Unavailable while the runtime is down; other errors as they come.
  */
 export async function startContainer(ctx: ContainerContext, req: StartContainerRequest): Promise<void> {
-  const { runtime, recorder, logger } = ctx.deps;
+  await startCreatedContainer(ctx, req, await createContainer(ctx, req));
+}
+
+/**
+ * The first half of startContainer: the image per pull policy, the runAsNonRoot check, the
+ * environment, mounts and /etc/hosts, and CreateContainer (event Created). The sandbox
+ * need not run yet where the runtime allows it (RunPodSandboxOptions.onCreated).
+ * @returns the new container's id.
+ * @throws as startContainer.
+ */
+export async function createContainer(ctx: ContainerContext, req: StartContainerRequest): Promise<string> {
+  const { runtime, recorder } = ctx.deps;
   const { pod, container, sandboxId, sandboxConfig, podIP, restartCount, volumes } = req;
   const ref = containerRef(pod, container.name);
   await ctx.deps.images.ensureImageExists(pod, container, ref);
@@ -176,6 +187,22 @@ export async function startContainer(ctx: ContainerContext, req: StartContainerR
     throw new ContainerStartError('CreateContainerError', errorMessage(err), { cause: err });
   }
   recorder.event(ref, 'Normal', 'Created', `Created container ${container.name}`);
+  return id;
+}
+
+/**
+ * The second half of startContainer: StartContainer of `id` (made by createContainer for
+ * `req`; its sandbox ready), event Started, then the postStart hook.
+ * @throws as startContainer.
+ */
+export async function startCreatedContainer(
+  ctx: ContainerContext,
+  req: StartContainerRequest,
+  id: string,
+): Promise<void> {
+  const { runtime, recorder, logger } = ctx.deps;
+  const { pod, container, podIP, restartCount } = req;
+  const ref = containerRef(pod, container.name);
   try {
     await runtime.startContainer(id);
   } catch (err) {

@@ -854,6 +854,78 @@ describe('PodManager', () => {
     assert.equal(statusWrites.length, before + 1, 'Ready written once');
   });
 
+  it("a new pod's first sync lists its runtime objects once: killPod uses that status, the end status is read by id", async () => {
+    const rt = new FakeRuntime({ images: IMAGES });
+    const calls: string[] = [];
+    const listPodSandbox = rt.listPodSandbox.bind(rt);
+    rt.listPodSandbox = (filter) => {
+      if (filter?.labelSelector?.['io.kubernetes.pod.uid']) calls.push('list');
+      return listPodSandbox(filter);
+    };
+    const runPodSandbox = rt.runPodSandbox.bind(rt);
+    rt.runPodSandbox = (config, opts) => {
+      calls.push('run');
+      return runPodSandbox(config, opts);
+    };
+    const client = new Proxy(api.client, {
+      get(target, key, receiver) {
+        if (key !== 'patch') return Reflect.get(target, key, receiver) as unknown;
+        return (...args: Parameters<typeof api.client.patch>) => {
+          const phase = (args[4] as { status?: { phase?: string } }).status?.phase;
+          if (args[5]?.subresource === 'status' && phase === 'Running') calls.push('status Running');
+          return target.patch(...args);
+        };
+      },
+    });
+    const h = await harness({ client }, rt);
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'lists', { containers: [{ name: 'app', image: 'spring-server:1.0' }] }),
+    );
+    await until(h.clock, 'running', async () => statusOf(await getPod(created))?.state?.running);
+    assert.deepEqual(calls.slice(0, calls.indexOf('status Running') + 1), ['list', 'run', 'status Running']);
+  });
+
+  it("a new pod's container is created while its sandbox starts, where the runtime says so (onCreated); removed when the sandbox fails", async () => {
+    // As the Docker adapter: onCreated once the sandbox exists, and the start takes a while.
+    const rt = new FakeRuntime({ images: IMAGES });
+    const order: string[] = [];
+    let failures = 1;
+    const runPodSandbox = rt.runPodSandbox.bind(rt);
+    rt.runPodSandbox = async (config, opts) => {
+      const id = await runPodSandbox(config);
+      opts?.onCreated?.({ id, ip: (await rt.podSandboxStatus(id)).network.ip });
+      const deadline = Date.now() + 5_000;
+      while (![...rt.state.containers.values()].some((c) => c.podSandboxId === id) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 5));
+      order.push(
+        `sandbox ${id} ran with ${[...rt.state.containers.values()].filter((c) => c.podSandboxId === id).length} container(s)`,
+      );
+      if (failures-- > 0) {
+        // The sandbox did not come up: it is not ready, and what was created in it is the kubelet's to remove.
+        await rt.stopPodSandbox(id);
+        throw new Error('pause container exited at once');
+      }
+      return id;
+    };
+    const h = await harness({}, rt);
+    const created = await api.client.create<Pod>(
+      resources.pods,
+      makePod(h, 'overlap', { containers: [{ name: 'app', image: 'spring-server:1.0' }] }),
+    );
+    const uid = created.metadata.uid!;
+    await until(h.clock, 'running', async () => statusOf(await getPod(created))?.state?.running, 1_000);
+    assert.equal(order.length, 2);
+    assert.match(order[0]!, /ran with 1 container/);
+    assert.match(order[1]!, /ran with 1 container/);
+    // The container made in the failed sandbox was removed: one container, in the second sandbox.
+    const app = containersOf(rt, uid);
+    assert.equal(app.length, 1);
+    assert.equal(app[0]!.podSandboxId, order[1]!.split(' ')[1]);
+    assert.equal(app[0]!.state, 'CONTAINER_RUNNING');
+    assert.equal(h.events.filter((e) => e.reason === 'Created').length, 2);
+  });
+
   it('status manager: a Ready=False written by someone else is put right within 10 s, other conditions kept', async () => {
     const h = await harness();
     const created = await api.client.create<Pod>(

@@ -104,10 +104,54 @@ export async function getPodRuntimeStatus(
     sandboxes: (await Promise.all(sandboxes.map((s) => sandboxStatus(runtime, s))))
       .filter(isDefined)
       .sort(byNewest),
-    containers: (await Promise.all(containers.filter(isAppContainer).map((c) => containerStatus(runtime, c))))
+    containers: (
+      await Promise.all(containers.filter(isAppContainer).map((c) => containerStatus(runtime, c.id)))
+    )
       .filter(isDefined)
       .sort(byNewest),
   };
+}
+
+/**
+ * The pod's status again without listing: every sandbox and container of `known` (read
+ * before by getPodRuntimeStatus) and those with ids in `made` (created since by the pod's
+ * own worker, the only one that creates the pod's objects) inspected anew. So it is what
+ * getPodRuntimeStatus would read now, two list calls fewer (Docker lists every container
+ * of the engine to filter them). Objects gone meanwhile are skipped.
+ * @throws CriError from the runtime (Unavailable when it is down).
+ */
+export async function refreshPodRuntimeStatus(
+  runtime: RuntimeService,
+  known: PodRuntimeStatus,
+  made: { sandboxes: string[]; containers: string[] },
+): Promise<PodRuntimeStatus> {
+  const sandboxIds = new Set([...known.sandboxes.map((s) => s.id), ...made.sandboxes]);
+  const containerIds = new Set([...known.containers.map((c) => c.id), ...made.containers]);
+  const [sandboxes, containers] = await Promise.all([
+    Promise.all([...sandboxIds].map((id) => inspectedSandbox(runtime, id))),
+    Promise.all([...containerIds].map((id) => containerStatus(runtime, id))),
+  ]);
+  return {
+    uid: known.uid,
+    sandboxes: sandboxes.filter(isDefined).sort(byNewest),
+    containers: containers.filter(isDefined).sort(byNewest),
+  };
+}
+
+async function inspectedSandbox(runtime: RuntimeService, id: string): Promise<SandboxStatus | undefined> {
+  try {
+    const s = await runtime.podSandboxStatus(id);
+    return {
+      id: s.id,
+      state: s.state,
+      attempt: s.metadata.attempt,
+      createdAt: nsToMs(s.createdAt),
+      ip: s.state === 'SANDBOX_READY' ? s.network.ip : '',
+    };
+  } catch (err) {
+    if (isCriError(err, 'NotFound')) return undefined;
+    throw err;
+  }
 }
 
 function isDefined<T>(v: T | undefined): v is T {
@@ -134,10 +178,10 @@ async function sandboxStatus(runtime: RuntimeService, s: PodSandbox): Promise<Sa
 
 async function containerStatus(
   runtime: RuntimeService,
-  c: Container,
+  id: string,
 ): Promise<ContainerRuntimeStatus | undefined> {
   try {
-    const st = await runtime.containerStatus(c.id);
+    const st = await runtime.containerStatus(id);
     const count = Number(st.annotations[CONTAINER_RESTART_COUNT_ANNOTATION] ?? st.metadata.attempt);
     return {
       id: st.id,

@@ -17,6 +17,11 @@
  *   the status if it changed. As the kubelet, the status is posted even when an action
  *   failed (the pod then shows ContainerCreating or the failure's reason), and the
  *   failure is thrown afterwards, for the worker to retry.
+ * - A new pod's start is overlapped where it can be: its volumes are set up while the
+ *   sandbox starts, and its containers created then too on a runtime that tells the
+ *   sandbox's id early (RunPodSandboxOptions.onCreated; Docker); the killPod of its first
+ *   sync uses the status already read, and the status at the end is read by id
+ *   (refreshPodRuntimeStatus): one list of the runtime per new pod.
  * - Init containers: a sync starts at most the one init container computePodActions
  *   names (same image, crash backoff and failure rules as app containers); app containers
  *   wait until the last one exited 0. Sidecar init containers (`restartPolicy: Always`)
@@ -48,18 +53,25 @@ import { podSandboxConfig } from './config.js';
 import type { DnsConfigurer } from './dns.js';
 import {
   containerRef,
+  createContainer,
   gracePeriodOf,
   killContainer,
-  startContainer,
+  startCreatedContainer,
   type ContainerContext,
   type ContainerDeps,
+  type StartContainerRequest,
 } from './containers.js';
 import { isContainerStartError } from './errors.js';
 import type { ImageManager } from './images.js';
 import { hashContainer } from './labels.js';
 import { ensureContainerLogDir, podLogsDirectory, removePodLogs, restartCountFromLogDir } from './logs.js';
 import type { Mounter } from './mount.js';
-import { getPodRuntimeStatus, latestContainer, type PodRuntimeStatus } from './runtime-status.js';
+import {
+  getPodRuntimeStatus,
+  latestContainer,
+  refreshPodRuntimeStatus,
+  type PodRuntimeStatus,
+} from './runtime-status.js';
 import { generateAPIPodStatus, statusChanged, withOthersConditions, type StartFailure } from './status.js';
 import { podDesc, specContainer, type KubeletContainer, type KubeletPod } from './types.js';
 import type { TokenManager } from '../token/manager.js';
@@ -116,6 +128,12 @@ export interface PodSyncerDeps {
   runtimeError?: () => string | undefined;
   /** The kubelet's podLogsDir (logs.ts); unset: the runtime's default, no restart counts recovered. */
   podLogsDir?: string;
+}
+
+/** A container createPodContainer made, and what it was made from (for its start). */
+interface CreatedContainer {
+  id: string;
+  req: StartContainerRequest;
 }
 
 /** Longest retry delay of failed steps, ms (a failed container start is retried in a third of it). */
@@ -258,6 +276,10 @@ export class RuntimePodSyncer implements PodSyncer {
     );
 
     let syncError: unknown;
+    // What this sync creates (the status at its end is read by these ids and the known ones).
+    const made = { sandboxes: [] as string[], containers: [] as string[] };
+    // Containers created while their sandbox started (RunPodSandboxOptions.onCreated).
+    const early = new Map<string, Promise<CreatedContainer>>();
     const podIP0 = status.sandboxes[0]?.ip ?? '';
     try {
       // Nothing is created (or killed) on a runtime that is shutting down or not ready.
@@ -273,11 +295,15 @@ export class RuntimePodSyncer implements PodSyncer {
         );
       }
       if (actions.killPod) {
+        // On the status this sync read, as kuberuntime's SyncPod kills the running pod it
+        // converted from it: a new pod's first sync (killPod, as there is no sandbox) then
+        // asks the runtime nothing more.
         await this.killPod(
           pod,
           sync,
           gracePeriodOf(pod),
           actions.createSandbox ? 'Stopping container' : undefined,
+          status,
         );
       } else {
         await Promise.all(
@@ -319,15 +345,46 @@ export class RuntimePodSyncer implements PodSyncer {
         }
         sandboxConfig.dnsConfig = config;
       }
+      const toStart = actions.initContainerToStart
+        ? [actions.initContainerToStart, ...actions.containersToStart]
+        : actions.containersToStart;
+      // The pod's volumes, set up once in this sync: for a new sandbox while it starts.
+      let volumesSetUp: Promise<PodVolumes> | undefined;
+      const volumes = () => (volumesSetUp ??= this.setUpPodVolumes(pod, ctx, soon));
       if (actions.createSandbox) {
         if (podNetwork.ready === false && !pod.spec.hostNetwork) {
           const why = `network is not ready: ${podNetwork.error ?? 'the pod network does not exist yet'}`;
           recorder.event(pod, 'Warning', 'NetworkNotReady', why);
           throw new Error(why);
         }
+        // A new pod (no container ever): its volumes are set up, and where the runtime lets
+        // it its containers created, while the sandbox starts, off the critical path (none
+        // of them is in back-off; each needs the pod IP for its environment and /etc/hosts).
+        const overlap = toStart.length > 0 && status.containers.length === 0;
+        if (overlap) volumes().catch(() => undefined);
+        const onCreated = (created: { id: string; ip?: string }) => {
+          const ip = pod.spec.hostNetwork ? this.deps.nodeIP : created.ip;
+          if (!ip) return;
+          for (const name of toStart) {
+            const creating = this.createPodContainer(
+              ctx,
+              pod,
+              name,
+              created.id,
+              sandboxConfig,
+              ip,
+              status,
+              volumes,
+            );
+            creating.then((c) => made.containers.push(c.id)).catch(() => undefined);
+            early.set(name, creating);
+          }
+        };
         try {
-          sandboxId = await runtime.runPodSandbox(sandboxConfig);
+          sandboxId = await runtime.runPodSandbox(sandboxConfig, overlap ? { onCreated } : undefined);
+          made.sandboxes.push(sandboxId);
         } catch (err) {
+          await this.removeEarlyContainers(early, ctx.log);
           if (!isCriError(err, 'Unavailable')) {
             recorder.event(
               pod,
@@ -341,40 +398,20 @@ export class RuntimePodSyncer implements PodSyncer {
         podIP = pod.spec.hostNetwork
           ? this.deps.nodeIP
           : (await runtime.podSandboxStatus(sandboxId)).network.ip;
-        logger.info('created pod sandbox', { ...ctx.log, sandboxId, attempt: actions.attempt, podIP });
+        logger.info('created pod sandbox', {
+          ...ctx.log,
+          sandboxId,
+          attempt: actions.attempt,
+          podIP,
+          ...(early.size > 0 ? { containersCreatedMeanwhile: early.size } : {}),
+        });
       }
 
-      const toStart = actions.initContainerToStart
-        ? [actions.initContainerToStart, ...actions.containersToStart]
-        : actions.containersToStart;
       if (toStart.length > 0 && sandboxId) {
-        let volumes: PodVolumes;
-        try {
-          volumes = await setUpVolumes(pod, {
-            dataDir: this.deps.dataDir,
-            client: this.deps.client,
-            mounter: this.deps.mounter,
-            // A claim's PV must have node affinity to this node (claims.ts).
-            nodeName: this.deps.nodeName,
-            ...this.tokenOptions(soon),
-            onTmpfsUnavailable: (volume, err) => {
-              if (this.tmpfsWarned) return;
-              this.tmpfsWarned = true;
-              logger.warn('secret volume written to disk: tmpfs cannot be mounted', {
-                ...ctx.log,
-                volume,
-                error: err.message,
-              });
-            },
-          });
-        } catch (err) {
-          if (err instanceof MountError) recorder.event(pod, 'Warning', 'FailedMount', err.message);
-          throw err;
-        }
+        await volumes();
         for (const name of toStart) {
           if (sync.signal.aborted || sync.isPodTerminationRequested()) break;
           const container = specContainer(pod, name)!;
-          const last = latestContainer(status, name);
           // doBackOff: every start, also into a new sandbox, waits out the back-off counted
           // from the newest exited container's finish (a dead pause container gave a pod
           // in back-off a restart at once).
@@ -399,25 +436,22 @@ export class RuntimePodSyncer implements PodSyncer {
             }
             this.deps.crashBackoff.next(key, exited.finishedAt);
           }
-          // No container of this name in the runtime (removed behind the kubelet's back, the
-          // runtime's state lost): the count goes on from the pod's log files.
-          const podLogs = sandboxConfig.logDirectory;
-          const restartCount = last
-            ? last.restartCount + 1
-            : podLogs
-              ? await restartCountFromLogDir(join(podLogs, name))
-              : 0;
-          if (podLogs) await ensureContainerLogDir(podLogs, name);
           try {
-            await startContainer(ctx, {
-              pod,
-              container,
-              sandboxId,
-              sandboxConfig,
-              podIP,
-              restartCount,
-              volumes,
-            });
+            let created = await early.get(name);
+            if (!created) {
+              created = await this.createPodContainer(
+                ctx,
+                pod,
+                name,
+                sandboxId,
+                sandboxConfig,
+                podIP,
+                status,
+                volumes,
+              );
+              made.containers.push(created.id);
+            }
+            await startCreatedContainer(ctx, created.req, created.id);
             this.failures.delete(name);
           } catch (err) {
             if (!isContainerStartError(err)) throw err;
@@ -452,7 +486,10 @@ export class RuntimePodSyncer implements PodSyncer {
       actions.initContainerToStart !== undefined
     ) {
       try {
-        status = await this.runtimeStatus(pod);
+        // Containers created while their sandbox started are all settled, save where the
+        // sync stopped early (the next one lists them).
+        await Promise.allSettled(early.values());
+        status = await this.runtimeStatus(pod, { known: status, made });
       } catch (err) {
         throw syncError ?? err;
       }
@@ -463,6 +500,96 @@ export class RuntimePodSyncer implements PodSyncer {
     const posted = await this.syncStatus(pod, status);
     if (syncError) throw syncError;
     return { terminal: posted.phase === 'Succeeded' || posted.phase === 'Failed', nextSyncAt };
+  }
+
+  /** setUpVolumes for a sync of `pod`; a MountError is recorded as FailedMount and thrown. */
+  private async setUpPodVolumes(
+    pod: KubeletPod,
+    ctx: ContainerContext,
+    soon: (at: number) => void,
+  ): Promise<PodVolumes> {
+    try {
+      return await setUpVolumes(pod, {
+        dataDir: this.deps.dataDir,
+        client: this.deps.client,
+        mounter: this.deps.mounter,
+        // A claim's PV must have node affinity to this node (claims.ts).
+        nodeName: this.deps.nodeName,
+        ...this.tokenOptions(soon),
+        onTmpfsUnavailable: (volume, err) => {
+          if (this.tmpfsWarned) return;
+          this.tmpfsWarned = true;
+          this.deps.logger.warn('secret volume written to disk: tmpfs cannot be mounted', {
+            ...ctx.log,
+            volume,
+            error: err.message,
+          });
+        },
+      });
+    } catch (err) {
+      if (err instanceof MountError) this.deps.recorder.event(pod, 'Warning', 'FailedMount', err.message);
+      throw err;
+    }
+  }
+
+  /**
+   * Creates container `name` of `pod` in sandbox `sandboxId` (containers.ts createContainer),
+   * its restart count from `status` (else from the pod's log files) and its log directory
+   * made first.
+   * @throws as createContainer; the volumes' error.
+   */
+  private async createPodContainer(
+    ctx: ContainerContext,
+    pod: KubeletPod,
+    name: string,
+    sandboxId: string,
+    sandboxConfig: PodSandboxConfig,
+    podIP: string,
+    status: PodRuntimeStatus,
+    volumes: () => Promise<PodVolumes>,
+  ): Promise<CreatedContainer> {
+    const container = specContainer(pod, name)!;
+    const last = latestContainer(status, name);
+    // No container of this name in the runtime (removed behind the kubelet's back, the
+    // runtime's state lost): the count goes on from the pod's log files.
+    const podLogs = sandboxConfig.logDirectory;
+    const restartCount = last
+      ? last.restartCount + 1
+      : podLogs
+        ? await restartCountFromLogDir(join(podLogs, name))
+        : 0;
+    if (podLogs) await ensureContainerLogDir(podLogs, name);
+    const req: StartContainerRequest = {
+      pod,
+      container,
+      sandboxId,
+      sandboxConfig,
+      podIP,
+      restartCount,
+      volumes: await volumes(),
+    };
+    return { id: await createContainer(ctx, req), req };
+  }
+
+  /**
+   * Removes the containers created in a sandbox that then failed to run (once their creates
+   * settle); a failure is logged (the pod's cleanup removes what is left).
+   */
+  private async removeEarlyContainers(
+    early: Map<string, Promise<CreatedContainer>>,
+    log: Record<string, string>,
+  ): Promise<void> {
+    for (const made of early.values()) {
+      const created = await made.catch(() => undefined);
+      if (!created) continue;
+      await this.deps.runtime.removeContainer(created.id).catch((err: unknown) =>
+        this.deps.logger.warn('removing a container of a failed sandbox failed', {
+          ...log,
+          containerId: created.id,
+          error: errorMessage(err),
+        }),
+      );
+    }
   }
 
   /**
@@ -496,10 +623,17 @@ export class RuntimePodSyncer implements PodSyncer {
 
   /**
    * The runtime's view of the pod. A hostNetwork pod's IP is the node IP (the kubelet's
-   * generateAPIPodStatus; CRI reports none for a sandbox in the node's network).
+   * generateAPIPodStatus; CRI reports none for a sandbox in the node's network). `since`:
+   * read anew by the ids of a status read before and of what was made since
+   * (refreshPodRuntimeStatus), else listed.
    */
-  private async runtimeStatus(pod: KubeletPod): Promise<PodRuntimeStatus> {
-    const status = await getPodRuntimeStatus(this.deps.runtime, this.uid, this.deps.nodeName);
+  private async runtimeStatus(
+    pod: KubeletPod,
+    since?: { known: PodRuntimeStatus; made: { sandboxes: string[]; containers: string[] } },
+  ): Promise<PodRuntimeStatus> {
+    const status = since
+      ? await refreshPodRuntimeStatus(this.deps.runtime, since.known, since.made)
+      : await getPodRuntimeStatus(this.deps.runtime, this.uid, this.deps.nodeName);
     if (!pod.spec.hostNetwork) return status;
     return {
       ...status,
@@ -549,17 +683,19 @@ export class RuntimePodSyncer implements PodSyncer {
   /**
    * Stops every running container (in parallel, SIGTERM then SIGKILL after `grace`
    * seconds) and then every ready sandbox of the pod. `event` (e.g. "Stopping container")
-   * is recorded as Killing for each container stopped.
+   * is recorded as Killing for each container stopped. `known`: the pod's runtime status
+   * just read (else it is read here).
    */
   private async killPod(
     pod: KubeletPod,
     sync: PodSyncContext,
     grace: number,
     event: string | undefined,
+    known?: PodRuntimeStatus,
   ): Promise<void> {
     const { runtime, logger } = this.deps;
     const ctx = this.containerContext(pod, sync);
-    const status = await this.runtimeStatus(pod);
+    const status = known ?? (await this.runtimeStatus(pod));
     const podIP = status.sandboxes[0]?.ip ?? '';
     const running = status.containers.filter(
       (c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED',
