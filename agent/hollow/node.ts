@@ -5,7 +5,9 @@
  * that runs, only smaller:
  *
  * - NodeStatusManager registers the Node with its capacity (hollowMachine) and posts its
- *   conditions (Ready once the pod network exists, no pressure) as the agent does;
+ *   conditions (Ready once the pod network exists, no pressure) as the agent does, computed
+ *   every 10 s against the Node of the shared watch (no GET) and posted when they change or
+ *   every 5 minutes, the kubelet's default nodeStatusReportFrequency (an agent's is 60 s);
  * - NodeLeaseController renews `kube-node-lease/<node>` (40 s, every 10 s plus its 4 %
  *   jitter); the first renewal after the one at start comes after a random part of the
  *   interval, and so does the first status cycle, so that the nodes of one process spread
@@ -64,6 +66,11 @@ export interface HollowNodeConfig {
   leaseRenewIntervalMs?: number;
   /** Milliseconds between node status computations; default 10 000. */
   nodeStatusUpdateFrequencyMs?: number;
+  /**
+   * Milliseconds after which an unchanged status is posted anyway; default
+   * HOLLOW_NODE_STATUS_REPORT_FREQUENCY_MS (5 minutes).
+   */
+  nodeStatusReportFrequencyMs?: number;
   /** Milliseconds between relists of the fake runtime (the PLEG); default 1000. */
   relistPeriodMs?: number;
   /** Aborts registration. */
@@ -71,6 +78,14 @@ export interface HollowNodeConfig {
   /** Connections the node keeps to the API server at most; default 2 (DEFAULT_MAX_CONNECTIONS). */
   maxConnections?: number;
 }
+
+/**
+ * How often a hollow node posts an unchanged status, ms: the kubelet's default
+ * nodeStatusReportFrequency, 5 minutes (its Lease says it is alive in between; the node
+ * lifecycle controller reads both). A k8ts agent posts every minute (issue 5); at 1,000
+ * idle nodes that was 16 status PATCHes a second, each a Node event to every Node watcher.
+ */
+export const HOLLOW_NODE_STATUS_REPORT_FREQUENCY_MS = 5 * 60_000;
 
 /** Connections of one hollow node at most (RestClient's maxConnections; see start()). */
 export const DEFAULT_MAX_CONNECTIONS = 2;
@@ -178,6 +193,7 @@ export class HollowNode {
       ...(cfg.nodeStatusUpdateFrequencyMs !== undefined
         ? { updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs }
         : {}),
+      reportFrequencyMs: cfg.nodeStatusReportFrequencyMs ?? HOLLOW_NODE_STATUS_REPORT_FREQUENCY_MS,
     });
     const leaseIntervalMs = cfg.leaseRenewIntervalMs ?? 10_000;
     const lease = new NodeLeaseController({

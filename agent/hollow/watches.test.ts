@@ -15,7 +15,12 @@ const pod = (name: string, nodeName?: string): Pod => ({
   spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', image: 'k8ts/busybox:1.0' }] },
 });
 
-const node = (name: string): Node => ({ apiVersion: 'v1', kind: 'Node', metadata: { name } });
+const node = (name: string): Node => ({
+  apiVersion: 'v1',
+  kind: 'Node',
+  metadata: { name },
+  status: { capacity: { cpu: '4', pods: '110' }, conditions: [{ type: 'Ready', status: 'True' }] },
+});
 
 /** A handler that writes down what it is told, as `<event> <pod>`. */
 function recorder(): { handler: ResourceEventHandler<Pod>; events: string[] } {
@@ -66,7 +71,10 @@ describe('HollowWatches', () => {
     const nodes = watches.nodes.lister().list();
     assert.deepEqual(nodes.map((n) => n.metadata.name).sort(), ['h-0', 'h-1']);
     assert.deepEqual(Object.keys(nodes[0]!.metadata).sort(), ['name', 'resourceVersion', 'uid']);
-    assert.deepEqual(Object.keys(nodes[0]!.status!), ['conditions']);
+    // The whole status: a node's status cycles compare theirs with it.
+    const stored = await api.client.get<Node>(resources.nodes, undefined, 'h-0');
+    assert.deepEqual(stored.status?.capacity, { cpu: '4', pods: '110' });
+    assert.deepEqual(watches.nodes.lister().get('h-0')!.status, stored.status);
   });
 
   it("gives each node's view its own pods only, from start() on, the pods already bound first", async () => {

@@ -11,9 +11,10 @@
  *   PodManager reads its pods through `podSourceFor(node)`, a PodSource view of that
  *   index with the informer's delivery rules (the pods already bound first, as onAdd);
  * - Nodes, of which only this process's are kept, each cut to what a hollow node reads of
- *   its own Node (name, uid, resourceVersion, spec.podCIDR, status.conditions), handed to
- *   the node's `onNode` callback on every add and update (its pod CIDR, its Ready condition
- *   as the node lifecycle controller left it);
+ *   its own Node (name, uid, resourceVersion, spec.podCIDR, status), handed to the node's
+ *   `onNode` callback on every add and update (its pod CIDR; its status, which the node's
+ *   status cycles compare with what they would post instead of a GET, as the kubelet
+ *   reads its nodeLister; its Ready condition as the node lifecycle controller left it);
  * - Services, in full, the kubelet's serviceLister of every node (Service variables, the
  *   kube-dns address).
  *
@@ -79,7 +80,7 @@ function slimNode(node: Node): Node {
       resourceVersion: node.metadata.resourceVersion,
     },
     spec: node.spec?.podCIDR ? { podCIDR: node.spec.podCIDR } : {},
-    status: { conditions: node.status?.conditions ?? [] },
+    status: node.status ?? {},
   };
 }
 

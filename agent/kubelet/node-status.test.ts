@@ -5,6 +5,7 @@ import { waitFor } from '../../api/client/testing.js';
 import { EventRecorder } from '../../api/client/events.js';
 import { resources } from '../../api/client/resource.js';
 import { RestClient } from '../../api/client/rest.js';
+import type { KubeObject } from '../../api/object.js';
 import type { Condition, CoreEvent, Node } from '../../api/types.js';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 import { captureLogger, StubMachine, StubRuntime } from '../testing.js';
@@ -357,6 +358,56 @@ describe('NodeStatusManager against the API server', () => {
     assert.equal(node.spec!.podCIDR, '10.42.7.0/24');
     assert.equal(cond(node, 'Ready').status, 'True');
     assert.ok(restartLog.lines.some((l) => /already registered/.test(l.message)));
+  });
+
+  it("computes the status against the informer's Node, GETting it only without one or after a failed cycle", async () => {
+    // The kubelet's tryUpdateNodeStatus reads its nodeLister on the first try.
+    const nodeGets: string[] = [];
+    class CountingClient extends RestClient {
+      override get<T extends KubeObject = KubeObject>(...args: Parameters<RestClient['get']>): Promise<T> {
+        if (args[0] === resources.nodes) nodeGets.push(args[2]);
+        return super.get<T>(...args);
+      }
+    }
+    const client = new CountingClient({ server: api.url });
+    after(() => client.close());
+    const { nodeName, clock, runtime, machine } = setup();
+    const { logger } = captureLogger();
+    const manager = new NodeStatusManager({
+      client,
+      runtime,
+      machine,
+      nodeName,
+      nodeIP: '127.0.0.9',
+      podNetworkError: () => undefined,
+      logger,
+      clock,
+    });
+    await manager.register(AbortSignal.timeout(10_000));
+    // No informer copy yet: the cycle GETs.
+    await clock.advance(10_000);
+    await manager.syncNodeStatus();
+    assert.equal(nodeGets.length, 1);
+
+    manager.observeNode(await api.client.get<Node>(resources.nodes, undefined, nodeName));
+    await clock.advance(10_000);
+    await manager.syncNodeStatus();
+    machine.usage_.memoryAvailableBytes = 50 * MI;
+    await clock.advance(10_000);
+    await manager.syncNodeStatus();
+    assert.equal(nodeGets.length, 1, 'no GET while the informer has the Node');
+    const pressed = await api.client.get<Node>(resources.nodes, undefined, nodeName);
+    assert.equal(cond(pressed, 'MemoryPressure').status, 'True');
+    assert.equal(cond(pressed, 'MemoryPressure').lastTransitionTime, '2026-01-01T00:00:30Z');
+
+    // A failed cycle (the Node is gone): the next one reads it from the API server.
+    manager.observeNode(pressed);
+    await api.client.delete(resources.nodes, undefined, nodeName);
+    await clock.advance(10_000);
+    machine.usage_.memoryAvailableBytes = 2 * GI;
+    await assert.rejects(manager.syncNodeStatus(), /not found/i);
+    await assert.rejects(manager.syncNodeStatus(), /not found/i);
+    assert.deepEqual(nodeGets, [nodeName, nodeName]);
   });
 
   it('retries registration until the API server answers, and stops when told', async () => {
