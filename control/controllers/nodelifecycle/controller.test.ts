@@ -89,6 +89,30 @@ describe('node lifecycle and taint eviction', () => {
   });
   after(async () => cluster?.stop());
 
+  it("reads the Leases from the factory's cluster-wide informer, the one the garbage collector watches", async () => {
+    // kube-controller-manager hands the node lifecycle controller the shared factory's Lease
+    // informer: one watch of Leases, not one more per node Lease renewal's event.
+    let shared: boolean | undefined;
+    cluster = {
+      ...(await startControllers({
+        nodes: [makeNode('n1')],
+        controllers: {
+          nodelifecycle: nodeLifecycleController,
+          probe: (ctx) => ({
+            name: 'probe',
+            // Run after the factory started and synced the informers the controllers asked for.
+            run: async () => {
+              shared = ctx.informers.informerFor(resources.leases).hasSynced();
+            },
+          }),
+        },
+      })),
+      kubelet: undefined as unknown as FakeKubelet,
+    };
+    await until('the probe', async () => shared !== undefined);
+    assert.equal(shared, true);
+  });
+
   it('a node whose Lease stops is marked Unknown and tainted, its pods NotReady and evicted by their tolerations; it recovers when the kubelet returns', async () => {
     cluster = await startCluster();
     const { api, kubelet } = cluster;

@@ -69,7 +69,10 @@ export class NodeLifecycleController implements Controller {
     });
     this.queue = new RateLimitingQueue<string>({ clock: ctx.clock });
     this.nodes = ctx.informers.informerFor<Node>(resources.nodes);
-    this.leases = ctx.informers.informerFor<Lease>(resources.leases, { namespace: NODE_LEASE_NAMESPACE });
+    // All namespaces, as kube-controller-manager's shared factory gives it: the garbage
+    // collector watches every Lease already, and a second watch of kube-node-lease alone
+    // would deliver each node's renewal (every 10 s per node) twice over.
+    this.leases = ctx.informers.informerFor<Lease>(resources.leases);
     this.pods = ctx.informers.informerFor<Pod>(resources.pods);
     addPodNodeNameIndex(this.pods);
 
