@@ -20,6 +20,33 @@ describe('realClock', () => {
   });
 });
 
+describe('sleeps on a signal', () => {
+  it('end together when it aborts, their timers cleared; a sleep that ended is not called again', async () => {
+    const clock = new FakeClock();
+    const ac = new AbortController();
+    const ended: string[] = [];
+    const early = clock.sleep(10, ac.signal).then(() => ended.push('early'));
+    const sleeps = [1000, 2000, 3000].map((ms) => clock.sleep(ms, ac.signal).then(() => ended.push(`${ms}`)));
+    await clock.advance(10);
+    await early;
+    assert.deepEqual(ended, ['early']);
+    assert.equal(clock.pendingTimers, 3);
+    ac.abort();
+    await Promise.all(sleeps);
+    assert.deepEqual(ended, ['early', '1000', '2000', '3000']);
+    assert.equal(clock.pendingTimers, 0, 'the aborted sleeps cleared their timers');
+    // Sleeps on an aborted signal end at once; on another signal they still wait.
+    await clock.sleep(5000, ac.signal);
+    const other = new AbortController();
+    let otherEnded = false;
+    void clock.sleep(5000, other.signal).then(() => (otherEnded = true));
+    await clock.advance(4999);
+    assert.equal(otherEnded, false);
+    await clock.advance(1);
+    assert.equal(otherEnded, true);
+  });
+});
+
 describe('FakeClock', () => {
   it('fires timers and ends sleeps in time order, only when advanced', async () => {
     const clock = new FakeClock(0);

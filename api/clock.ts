@@ -23,6 +23,36 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/**
+ * The sleeps waiting on each signal. A signal gets one 'abort' listener, made by its first
+ * sleep, which ends every sleep then waiting on it; a sleep joins and leaves a Set. An
+ * EventTarget listener added and removed for every sleep cost some 6 µs of the 7 a sleep
+ * took in Node 20, and one process of hollow nodes sleeps thousands of times a second on
+ * a few signals per node (each node's pod relist sleeps 1 s at a time).
+ */
+const sleepers = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Calls `fn` when `signal` aborts (unless the returned function was called first). */
+function onceAborted(signal: AbortSignal, fn: () => void): () => void {
+  let waiting = sleepers.get(signal);
+  if (!waiting) {
+    const set = new Set<() => void>();
+    waiting = set;
+    sleepers.set(signal, set);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const f of [...set]) f();
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  const set = waiting;
+  set.add(fn);
+  return () => set.delete(fn);
+}
+
 /** A sleep made of a clock's one-shot timer (how realClock and FakeClock sleep). */
 function timerSleep(
   timers: Pick<Clock, 'setTimeout' | 'clearTimeout'>,
@@ -31,15 +61,16 @@ function timerSleep(
 ): Promise<void> {
   return new Promise<void>((resolve) => {
     if (signal?.aborted) return resolve();
-    const onAbort = () => {
-      timers.clearTimeout(handle);
-      resolve();
-    };
     const handle = timers.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      leave?.();
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const leave = signal
+      ? onceAborted(signal, () => {
+          timers.clearTimeout(handle);
+          resolve();
+        })
+      : undefined;
   });
 }
 

@@ -116,11 +116,14 @@ describe('NodeLeaseController', () => {
     });
     const created = await lease.sync();
     assert.equal(created.metadata.ownerReferences, undefined);
+    const before = structuredClone(created);
     const node = await createNode(name);
     await clock.advance(10_000);
     const renewed = await lease.sync();
     assert.equal(renewed.metadata.ownerReferences?.[0]?.uid, node.metadata.uid);
     assert.equal(renewed.spec!.renewTime, '2026-01-01T00:00:10.000000Z');
+    // The renewal was built from a copy: the Lease it started from is as it was.
+    assert.deepEqual(created, before);
   });
 
   it('recreates a deleted Lease and takes over one changed behind its back', async () => {

@@ -104,8 +104,10 @@ export class NodeLeaseController {
 
   /** `base` (or a new Lease) held by this node, renewed now, owned by the Node when it can be read. */
   private async newLease(base: Lease | undefined): Promise<Lease> {
+    // A shallow copy: spec is replaced and metadata copied before it is changed, so `base`
+    // (the Lease as last written) stays as it is without a deep copy of it every renewal.
     const lease: Lease = base
-      ? structuredClone(base)
+      ? { ...base }
       : {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
@@ -120,9 +122,10 @@ export class NodeLeaseController {
     if (!lease.metadata.ownerReferences?.length) {
       try {
         const node = await this.client.get<Node>(resources.nodes, undefined, this.nodeName);
-        lease.metadata.ownerReferences = [
-          { apiVersion: 'v1', kind: 'Node', name: this.nodeName, uid: node.metadata.uid! },
-        ];
+        lease.metadata = {
+          ...lease.metadata,
+          ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: this.nodeName, uid: node.metadata.uid! }],
+        };
       } catch (err) {
         this.logger.debug('node not readable yet; lease written without an owner', {
           node: this.nodeName,
