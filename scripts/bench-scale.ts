@@ -30,7 +30,10 @@
  * (run dist/cli.js; default cli.ts through tsx, whose loader adds some 30 MiB to each
  * process), --stage-timeout seconds (1800), --profile DIR (the control process writes a
  * V8 CPU profile there when it stops: open it in Chrome's DevTools), --node-arg FLAG
- * (repeatable: a flag for the control process's node, e.g. --heapsnapshot-signal=SIGUSR2).
+ * (repeatable: a flag for the control process's node, e.g. --heapsnapshot-signal=SIGUSR2),
+ * --hollow-node-arg FLAG (the same for the hollow process, e.g. --cpu-prof), --idle S (after
+ * the join, S seconds of idle nodes: both processes' CPU seconds per minute per 1,000 nodes
+ * and the requests per second by verb and resource), --pods 0 (the join only: no pod stages).
  * Prints Markdown. Not a test: the numbers depend on the machine, and on what else runs on
  * it.
  */
@@ -60,12 +63,15 @@ const { values: flags } = parseArgs({
     'stage-timeout': { type: 'string', default: '1800' },
     profile: { type: 'string' },
     'node-arg': { type: 'string', multiple: true },
+    'hollow-node-arg': { type: 'string', multiple: true },
+    idle: { type: 'string', default: '0' },
   },
 });
 const NODES = Number(flags.nodes);
 const PODS = Number(flags.pods);
 const DEPLOYMENTS = Number(flags.deployments ?? Math.max(1, Math.round(PODS / 500)));
 const STAGE_TIMEOUT_MS = Number(flags['stage-timeout']) * 1000;
+const IDLE_MS = Number(flags.idle) * 1000;
 const NAMESPACE = 'bench-scale';
 const APP = 'bench-scale';
 
@@ -121,6 +127,48 @@ async function mutatingBuckets(k: K8tsServer): Promise<Buckets> {
     out.set(le, (out.get(le) ?? 0) + Number(m[2]));
   }
   return out;
+}
+
+/** apiserver_request_total by `verb resource`, summed over codes. */
+async function requestTotals(k: K8tsServer): Promise<Map<string, number>> {
+  const text = await (await k.fetch('/metrics')).text();
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^apiserver_request_total\{([^}]*)\} (\S+)$/gm)) {
+    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    const key = `${labels.verb ?? ''} ${labels.resource ?? ''}`;
+    out.set(key, (out.get(key) ?? 0) + Number(m[2]));
+  }
+  return out;
+}
+
+/**
+ * The idle window after the join (`--idle S`): both processes' CPU over it, as CPU seconds
+ * per minute per 1,000 nodes, and the requests per second the server answered by verb and
+ * resource (the nodes' Lease renewals, status cycles, ...).
+ */
+async function idleWindow(b: Bench, ms: number): Promise<string> {
+  const hollowPid = b.hollow!.pid;
+  const c0 = procStat(b.k.pid).cpuSeconds;
+  const h0 = procStat(hollowPid).cpuSeconds;
+  const r0 = await requestTotals(b.k);
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, ms));
+  const minutes = (performance.now() - t0) / 60_000;
+  const c1 = procStat(b.k.pid).cpuSeconds;
+  const h1 = procStat(hollowPid).cpuSeconds;
+  const r1 = await requestTotals(b.k);
+  const perK = (cpu: number) => (cpu / minutes / NODES) * 1000;
+  const rates = [...r1]
+    .map(([key, n]) => [key, (n - (r0.get(key) ?? 0)) / (minutes * 60)] as const)
+    .filter(([, rate]) => rate >= 0.1)
+    .sort((x, y) => y[1] - x[1])
+    .map(([key, rate]) => `${key} ${rate.toFixed(1)}/s`);
+  return (
+    `idle ${(minutes * 60).toFixed(0)} s with ${NODES} nodes: CPU s per minute per 1,000 nodes: ` +
+    `control ${perK(c1 - c0).toFixed(2)}, hollow ${perK(h1 - h0).toFixed(2)} ` +
+    `(control ${(((c1 - c0) / minutes / 60) * 100).toFixed(1)} %, hollow ${(((h1 - h0) / minutes / 60) * 100).toFixed(1)} % of a core); ` +
+    `requests: ${rates.join(', ')}`
+  );
 }
 
 /** The q-quantile (0..1) of the requests between two bucket snapshots, seconds (histogram_quantile). */
@@ -408,6 +456,7 @@ async function main(): Promise<void> {
   const sampler = new Sampler(k.pid);
   let canary: WatchCanary | undefined;
   let hollow: HollowNodesProcess | undefined;
+  const idleNotes: string[] = [];
   try {
     await client.create(resources.namespaces, {
       apiVersion: 'v1',
@@ -435,6 +484,7 @@ async function main(): Promise<void> {
             built: flags.built,
             readyTimeoutMs: STAGE_TIMEOUT_MS,
             args: ['--max-pods', flags['max-pods'], '--report-interval', '1h', '--concurrency', '16'],
+            ...(flags['hollow-node-arg'] ? { nodeArgs: flags['hollow-node-arg'] } : {}),
           });
         },
         async () => {
@@ -446,6 +496,29 @@ async function main(): Promise<void> {
       ),
     );
 
+    if (IDLE_MS > 0) {
+      process.stderr.write(`bench:scale: idle for ${IDLE_MS / 1000} s...\n`);
+      const line = await idleWindow(b, IDLE_MS);
+      process.stderr.write(`bench:scale: ${line}\n`);
+      idleNotes.push(line);
+    }
+    if (PODS > 0) await podStages(b, results);
+  } finally {
+    await canary?.stop();
+    sampler.stop();
+    await hollow?.stop();
+    client.close();
+    await k.stop();
+    await etcd?.stop();
+  }
+  printResults(results, load, etcd);
+  for (const line of idleNotes) process.stdout.write(`- ${line}\n`);
+}
+
+/** Stages 2 to 4: deploy, roll and delete PODS pods. */
+async function podStages(b: Bench, results: StageResult[]): Promise<void> {
+  const { client } = b;
+  {
     const per = Math.floor(PODS / DEPLOYMENTS);
     const sizes = Array.from({ length: DEPLOYMENTS }, (_, i) => per + (i < PODS - per * DEPLOYMENTS ? 1 : 0));
     const deploy = await stage(
@@ -499,15 +572,10 @@ async function main(): Promise<void> {
         2000,
       ),
     );
-  } finally {
-    await canary?.stop();
-    sampler.stop();
-    await hollow?.stop();
-    client.close();
-    await k.stop();
-    await etcd?.stop();
   }
+}
 
+function printResults(results: StageResult[], load: string, etcd: EtcdCluster | undefined): void {
   const mib = (b: number) => (b / 2 ** 20).toFixed(0);
   const ms = (v: number) => (Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(1) : v.toFixed(0));
   process.stdout.write(
