@@ -183,6 +183,8 @@ export class PodManager {
   private readonly abort = new AbortController();
   private readonly cleaning = new Set<string>();
   private fingerprints = new Map<string, string>();
+  /** A relist has completed (its fingerprints are the runtime's objects as of its start). */
+  private relisted = false;
   private synced = false;
   private relist: Promise<void> | undefined;
   private state: 'new' | 'running' | 'stopped' = 'new';
@@ -368,7 +370,11 @@ export class PodManager {
     if (!uid || this.finished.has(uid)) return;
     let worker = this.workers.get(uid);
     if (!worker) {
-      const syncer = new RuntimePodSyncer(this.deps, uid);
+      // A pod the last relist found nothing of (one begun after this manager started, so
+      // it saw what an earlier agent left): only this new worker makes its objects.
+      const syncer = new RuntimePodSyncer(this.deps, uid, {
+        noRuntimeObjects: this.relisted && !this.fingerprints.has(uid),
+      });
       this.syncers.set(uid, syncer);
       worker = new PodWorker({
         pod,
@@ -495,6 +501,7 @@ export class PodManager {
       if (next.get(uid) !== this.fingerprints.get(uid)) this.workers.get(uid)?.wake();
     }
     this.fingerprints = next;
+    this.relisted = true;
     if (!this.synced) return;
     for (const uid of next.keys()) {
       if (this.workers.has(uid) || this.cleaning.has(uid)) continue;

@@ -174,11 +174,21 @@ export class RuntimePodSyncer implements PodSyncer {
   private sidecarsReported = false;
   private tmpfsWarned = false;
 
-  /** @throws Error when `uid` is empty. */
-  constructor(deps: PodSyncerDeps, uid: string) {
+  /** The first sync's runtime status is this (not listed); cleared once used. */
+  private known: PodRuntimeStatus | undefined;
+
+  /**
+   * `opts.noRuntimeObjects`: the runtime holds nothing of the pod yet, as the PodManager's
+   * relist (the PLEG) says of a pod it had not seen, so the first sync needs no list of its
+   * own (the pod workers' first sync takes the PLEG cache's status, podCache.GetNewerThan,
+   * which for a pod the runtime has nothing of is empty).
+   * @throws Error when `uid` is empty.
+   */
+  constructor(deps: PodSyncerDeps, uid: string, opts: { noRuntimeObjects?: boolean } = {}) {
     if (!uid) throw new Error('RuntimePodSyncer: the pod has no uid');
     this.deps = deps;
     this.uid = uid;
+    if (opts.noRuntimeObjects) this.known = { uid, sandboxes: [], containers: [] };
   }
 
   podUpdated(): void {
@@ -247,7 +257,8 @@ export class RuntimePodSyncer implements PodSyncer {
     let nextSyncAt: number | undefined;
     const soon = (at: number) => (nextSyncAt = Math.min(nextSyncAt ?? Infinity, at));
     const ctx = this.containerContext(pod, sync);
-    let status = await this.runtimeStatus(pod);
+    let status = this.known ?? (await this.runtimeStatus(pod));
+    this.known = undefined;
     const sidecars = (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
     if (sidecars.length > 0 && !this.sidecarsReported) {
       this.sidecarsReported = true;
