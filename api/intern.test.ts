@@ -25,3 +25,37 @@ describe('StringTable', () => {
     assert.equal(table.size, 1, 'too long: not kept');
   });
 });
+
+describe("StringTable, as the hollow nodes' pod watch uses it", () => {
+  it('leaves every value as it was, deeply, in objects and arrays', () => {
+    const interner = new StringTable();
+    const make = () => ({
+      metadata: {
+        name: 'web-1',
+        labels: { app: 'web' },
+        ownerReferences: [{ kind: 'ReplicaSet', controller: true }],
+      },
+      spec: {
+        containers: [
+          { image: 'k8ts/busybox:1.0', command: ['sleep', '3600'], ports: [{ containerPort: 80 }] },
+        ],
+      },
+      status: { phase: 'Running', podIP: null, conditions: [] as unknown[] },
+      long: 'x'.repeat(500),
+    });
+    const a = interner.internValues(make());
+    const b = interner.internValues(make());
+    assert.deepEqual(a, make());
+    assert.deepEqual(b, make());
+  });
+
+  it('gives the first copy of a value for later ones, and stays within maxEntries', () => {
+    const interner = new StringTable(3, 10);
+    const first = ['ab', 'c'].join('');
+    assert.equal(interner.get(first), first);
+    assert.equal(interner.get(['a', 'bc'].join('')), 'abc');
+    for (const s of ['d', 'e', 'f', 'g']) interner.get(s);
+    assert.ok(interner.size <= 3);
+    assert.equal(interner.get('a long string'), 'a long string', 'longer than maxLength: as it is');
+  });
+});

@@ -31,7 +31,7 @@ import type { Logger } from '../../api/log.js';
 import type { KubeObject } from '../../api/object.js';
 import type { Node, Pod, Service } from '../../api/types.js';
 import type { PodSource } from '../kubelet/pods/manager.js';
-import { StringInterner } from './intern.js';
+import { StringTable } from '../../api/intern.js';
 
 /**
  * `inner` keeping only the objects `keep` accepts, each as `transform` makes it (client-go's
@@ -144,14 +144,14 @@ export class HollowWatches {
       cfg.logger.warn(`hollow nodes: ${what} informer error`, { during, error: err.message });
     const ours = (name: string | undefined) => name !== undefined && cfg.nodeNames.has(name);
     // Each kept pod's repeated values share one string (intern.ts).
-    const interner = new StringInterner();
+    const interner = new StringTable();
     this.pods = new SharedInformer<Pod>({
       name: 'pods',
       typeMeta: { apiVersion: apiVersionOf(resources.pods), kind: resources.pods.kind },
       listerWatcher: filteredListerWatcher(
         listWatchFor<Pod>(cfg.client, resources.pods, { fieldSelector: 'spec.nodeName!=' }),
         (pod) => ours(pod.spec?.nodeName),
-        (pod) => interner.internAll(stripManagedFields(pod)),
+        (pod) => interner.internValues(stripManagedFields(pod)),
       ),
       indexers: { [BY_NODE]: (pod) => (pod.spec?.nodeName ? [pod.spec.nodeName] : []) },
       onError: onError('pod'),
