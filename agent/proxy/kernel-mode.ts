@@ -92,11 +92,14 @@ export class KernelMode {
   /**
    * Why a kernel mode asked for does not serve now: the tool's refusal at start(), the
    * kernel not being the proxy's (backend none), or the cluster CIDR not known yet;
-   * undefined when it serves, in userspace mode, and while the setting is not known.
+   * undefined when it serves and in userspace mode. A refusal is known before the cluster
+   * network setting is (the proxy serves in userspace whatever the setting says, and logs
+   * it at once); the other reasons wait for the setting (undefined until it is known).
    */
   get fallbackReason(): string | undefined {
-    if (this.kernelMode === undefined || !this.decided()) return undefined;
+    if (this.kernelMode === undefined) return undefined;
     if (!this.nft) return this.unavailable ?? `${this.kernelMode} cannot be used here`;
+    if (!this.decided()) return undefined;
     if (!this.cfg.kernel.enabled())
       return "the cluster network backend is none, so the kernel is not the proxy's to program";
     if (this.cfg.kernel.clusterCIDR?.() === undefined) return 'the cluster CIDR is not known';

@@ -113,6 +113,24 @@ describe('Proxy: the mode in effect is logged', () => {
     ]);
   });
 
+  it("names the tool's refusal in the first line, logged before the cluster network setting is known", async () => {
+    // A refused nft serves in userspace whatever the setting says: the line is not held back,
+    // and its reason is the refusal, not the absence of kernel access.
+    let decided = false;
+    const { proxy, modeLines } = await start('nftables', {
+      refuse: 'Error: Could not process rule',
+      enabled: () => true,
+      decided: () => decided,
+    });
+    const refused =
+      'kube-proxy mode userspace (fallback: nftables cannot be used here: Error: Could not process rule)';
+    assert.deepEqual(modeLines(), [refused]);
+    decided = true;
+    proxy.resyncAll();
+    assert.ok(await proxy.waitForIdle());
+    assert.deepEqual(modeLines(), [refused]);
+  });
+
   it('says userspace without a fallback when userspace is asked for', async () => {
     const { modeLines } = await start('userspace', { enabled: () => true });
     assert.deepEqual(modeLines(), ['kube-proxy mode userspace']);
