@@ -76,8 +76,14 @@ export class KernelMode {
   private unavailable: string | undefined;
   /** Endpoint change times (wall-clock ms, from the slices) not yet handed over, by Service key. */
   private readonly triggerTimes = new Map<string, number[]>();
+  /**
+   * When this proxy began tracking changes (wall-clock ms): earlier trigger times are not
+   * counted (kube-proxy's EndpointsChangeTracker.trackerStartTime).
+   */
+  private readonly startedAt: number;
 
   constructor(private readonly cfg: KernelModeConfig) {
+    this.startedAt = cfg.clock.now();
     const writer = { host: cfg.kernel.host, logger: cfg.logger, metrics: cfg.metrics };
     if (cfg.mode === 'nftables') this.nft = new NftablesProxier(writer);
     else if (cfg.mode === 'iptables') this.nft = new IptablesProxier(writer);
@@ -159,9 +165,15 @@ export class KernelMode {
     return this.flushing !== undefined || (this.active && this.nft!.pending);
   }
 
-  /** Records when the endpoint change an EndpointSlice reflects happened (kernel modes only). */
+  /**
+   * Records when the endpoint change an EndpointSlice reflects happened (`at`, wall-clock ms;
+   * kernel modes only). A change from before this proxy was made is not recorded, as
+   * kube-proxy ignores trigger times before its tracker's start: the slices an agent lists
+   * after a restart carry the times of changes it programmed (or missed) long ago, and would
+   * count the downtime as programming latency.
+   */
   noteTrigger(serviceKey: string, at: number): void {
-    if (!this.nft) return;
+    if (!this.nft || !(at > this.startedAt)) return;
     const times = this.triggerTimes.get(serviceKey) ?? [];
     times.push(at);
     this.triggerTimes.set(serviceKey, times);

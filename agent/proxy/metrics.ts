@@ -15,6 +15,7 @@
  * - `k8ts_proxy_network_programming_duration_seconds`: nftables and iptables modes, from an endpoint
  *   change (the EndpointSlice's `endpoints.kubernetes.io/last-change-trigger-time`) to its
  *   rules being live in the kernel (kube-proxy's network_programming_duration_seconds, its SLI);
+ *   changes from before the proxy was made are not counted (KernelMode.noteTrigger);
  * - `k8ts_proxy_nftables_writes_total{kind}`: nftables transactions written, `full` or
  *   `partial`, and `k8ts_proxy_nftables_write_errors_total`;
  * - `k8ts_proxy_iptables_restores_total{kind}`: iptables mode's `iptables-restore` runs,
