@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FakeClock } from '../../api/clock.js';
+import { untilTruthy } from '../../test/support/wait.js';
 import { ProxyMetrics } from './metrics.js';
-import { ProxyMetricsServer, type MetricsSource } from './metrics-server.js';
+import { METRICS_RETRY_MS, ProxyMetricsServer, type MetricsSource } from './metrics-server.js';
 
 /** A logger that keeps what it is told. */
 function recordingLogger() {
@@ -87,7 +89,7 @@ describe('ProxyMetricsServer', () => {
     }
   });
 
-  it('warns and goes on when the address is taken (a second agent on the host)', async () => {
+  it('warns once and goes on when the address is taken (a second agent on the host), trying again every 5 s until it frees', async () => {
     const metrics = new ProxyMetrics();
     const first = new ProxyMetricsServer({
       host: '127.0.0.1',
@@ -96,21 +98,74 @@ describe('ProxyMetricsServer', () => {
       logger: recordingLogger(),
     });
     assert.ok(await first.start());
+    const clock = new FakeClock();
+    const logger = recordingLogger();
+    let second: ProxyMetricsServer | undefined;
     try {
       const port = Number(first.address()!.split(':').pop());
-      const logger = recordingLogger();
-      const second = new ProxyMetricsServer({ host: '127.0.0.1', port, proxy: source(metrics), logger });
+      second = new ProxyMetricsServer({ host: '127.0.0.1', port, proxy: source(metrics), logger, clock });
       assert.equal(await second.start(), false);
       assert.equal(second.address(), undefined);
       assert.equal(logger.lines.length, 1);
       assert.equal(logger.lines[0]!.level, 'warn');
       assert.equal(logger.lines[0]!.meta?.address, `127.0.0.1:${port}`);
       assert.match(String(logger.lines[0]!.meta?.error), /EADDRINUSE/);
-      await second.close();
+      assert.equal(clock.pendingTimers, 1, 'a retry is due');
+      // 5 s on, still taken: tried again, no second warning, the next try due.
+      await clock.advance(METRICS_RETRY_MS);
+      await untilTruthy('the second try', () => clock.pendingTimers === 1, 5000, 10);
+      assert.equal(second.address(), undefined);
+      assert.deepEqual(
+        logger.lines.map((l) => l.level),
+        ['warn'],
+      );
       // The first one still serves.
       assert.equal((await fetch(`http://${first.address()}/healthz`)).status, 200);
+      // The address frees: the next try listens on it.
+      await first.close();
+      await clock.advance(METRICS_RETRY_MS);
+      await untilTruthy('the second server listening', () => second!.address(), 5000, 10);
+      assert.equal(second.address(), `127.0.0.1:${port}`);
+      assert.equal((await fetch(`http://${second.address()}/proxyMode`)).status, 200);
+      assert.deepEqual(
+        logger.lines.map((l) => l.level),
+        ['warn', 'info'],
+      );
+      assert.equal(clock.pendingTimers, 0, 'no more retries once listening');
     } finally {
       await first.close();
+      await second?.close();
+    }
+  });
+
+  it('close() ends the retries', async () => {
+    const first = new ProxyMetricsServer({
+      host: '127.0.0.1',
+      port: 0,
+      proxy: source(new ProxyMetrics()),
+      logger: recordingLogger(),
+    });
+    assert.ok(await first.start());
+    const clock = new FakeClock();
+    const port = Number(first.address()!.split(':').pop());
+    const second = new ProxyMetricsServer({
+      host: '127.0.0.1',
+      port,
+      proxy: source(new ProxyMetrics()),
+      logger: recordingLogger(),
+      clock,
+    });
+    try {
+      assert.equal(await second.start(), false);
+      assert.equal(clock.pendingTimers, 1);
+      await second.close();
+      assert.equal(clock.pendingTimers, 0);
+      await first.close();
+      await clock.advance(METRICS_RETRY_MS * 3);
+      assert.equal(second.address(), undefined);
+    } finally {
+      await first.close();
+      await second.close();
     }
   });
 });

@@ -13,13 +13,21 @@
  * is not served.
  *
  *   const server = new ProxyMetricsServer({ host: '127.0.0.1', port: 10249, proxy, logger });
- *   await server.start();   // false (and a warning) when the address is taken
- *   await server.close();
+ *   await server.start();   // false (and a warning) when the address is taken; retried every 5 s
+ *   await server.close();   // also ends the retries
+ *
+ * A taken address is tried again every 5 s until it frees (one warning, then quiet), as
+ * kube-proxy runs its metrics server under wait.Until with a 5 s period (it gives up only
+ * with --bind-address-hard-fail, which k8ts has not).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { realClock, type Clock } from '../../api/clock.js';
 import type { Logger } from '../../api/log.js';
 import { errorMessage } from '../../api/errors.js';
+
+/** Milliseconds between tries of an address that could not be listened on (kube-proxy's 5 s). */
+export const METRICS_RETRY_MS = 5_000;
 
 /** What the server reads from the proxy. */
 export interface MetricsSource {
@@ -39,6 +47,10 @@ export interface ProxyMetricsServerConfig {
   port: number;
   proxy: MetricsSource;
   logger: Pick<Logger, 'warn' | 'info'>;
+  /** The retries' timers; default the real clock. */
+  clock?: Clock;
+  /** Milliseconds between tries of a taken address; default METRICS_RETRY_MS. */
+  retryMs?: number;
 }
 
 /**
@@ -72,15 +84,30 @@ export async function serveProxyMetrics(
 /** The HTTP server of the proxy's metrics (see the file comment). */
 export class ProxyMetricsServer {
   private server: Server | undefined;
+  private readonly clock: Clock;
+  private retryTimer: unknown;
+  private warned = false;
+  private closed = false;
 
-  constructor(private readonly cfg: ProxyMetricsServerConfig) {}
+  constructor(private readonly cfg: ProxyMetricsServerConfig) {
+    this.clock = cfg.clock ?? realClock;
+  }
 
   /**
    * Listens on the configured address. Resolves true once listening; false, with one
    * warning, when it cannot (the address is taken, as by a second agent on the host, or is
-   * not local): the proxy goes on without its metrics server rather than the agent failing.
+   * not local): the proxy goes on without its metrics server rather than the agent failing,
+   * and the address is tried again every `retryMs` until it is listened on or close() is
+   * called (the retries warn no more; success is logged at info).
    */
   async start(): Promise<boolean> {
+    this.closed = false;
+    return this.listen();
+  }
+
+  /** One try; schedules the next when it fails. */
+  private async listen(): Promise<boolean> {
+    if (this.server || this.closed) return this.server !== undefined;
     const server = createServer((req, res) => void serveProxyMetrics(this.cfg.proxy, req, res));
     const where = this.cfg.host.includes(':')
       ? `[${this.cfg.host}]:${this.cfg.port}`
@@ -94,10 +121,22 @@ export class ProxyMetricsServer {
         });
       });
     } catch (err) {
-      this.cfg.logger.warn('kube-proxy metrics are not served: cannot listen on --metrics-bind-address', {
-        address: where,
-        error: errorMessage(err),
-      });
+      if (!this.warned)
+        this.cfg.logger.warn(
+          'kube-proxy metrics are not served yet: cannot listen on --metrics-bind-address; retrying',
+          { address: where, error: errorMessage(err), retryMs: this.cfg.retryMs ?? METRICS_RETRY_MS },
+        );
+      this.warned = true;
+      if (!this.closed)
+        this.retryTimer = this.clock.setTimeout(() => {
+          this.retryTimer = undefined;
+          void this.listen();
+        }, this.cfg.retryMs ?? METRICS_RETRY_MS);
+      return false;
+    }
+    if (this.closed) {
+      // close() came while this try was under way.
+      await new Promise<void>((resolve) => server.close(() => resolve()));
       return false;
     }
     this.server = server;
@@ -112,8 +151,11 @@ export class ProxyMetricsServer {
     return a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
   }
 
-  /** Stops listening and ends open connections. Idempotent. */
+  /** Stops listening (or trying to) and ends open connections. Idempotent. */
   async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer !== undefined) this.clock.clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     const server = this.server;
     this.server = undefined;
     if (!server) return;
