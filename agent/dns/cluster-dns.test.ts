@@ -12,6 +12,7 @@ import { silentLogger } from '../../api/log.js';
 import type { EndpointSlice, Service } from '../../api/types.js';
 import { startTestApi, type TestApi } from '../../test/support/api.js';
 import { untilTruthy } from '../../test/support/wait.js';
+import { modelIp } from '../proxy/fake-ip.js';
 import { captureLogger } from '../testing.js';
 import { ClusterDNS } from './cluster-dns.js';
 import { query, startTestResolver, type TestResolver } from './testing.js';
@@ -151,6 +152,32 @@ describe('ClusterDNS', () => {
         // closed above
       }
     }
+  });
+
+  it('puts its address back on its interface when it is removed from under it', async () => {
+    // Not a local address, so the sockets cannot bind it: the address check runs regardless.
+    const { ip, links } = modelIp();
+    const third = new ClusterDNS({
+      client: api.client,
+      nodeName: 'dns-test-3',
+      logger: silentLogger(),
+      clusterDNS: ['198.18.250.53'],
+      interfaceName: 'kdns-test',
+      ip,
+      upstreams: [],
+      retryMs: 3_600_000,
+      addressCheckMs: 20,
+    });
+    try {
+      await third.start();
+      assert.ok(links.get('kdns-test')?.has('198.18.250.53'));
+      // Someone runs `ip addr del 198.18.250.53/32 dev kdns-test`.
+      links.get('kdns-test')!.delete('198.18.250.53');
+      await untilTruthy('the address put back', () => links.get('kdns-test')?.has('198.18.250.53'), 5000, 10);
+    } finally {
+      await third.stop();
+    }
+    assert.ok(!links.has('kdns-test'), 'stop() removes the interface');
   });
 
   it('forwards names outside the cluster to its upstreams', async () => {

@@ -20,7 +20,10 @@
  * control process labels it `service.kubernetes.io/service-proxy-name: k8ts-dns`, which
  * kube-proxy's informers select away (proxy/proxy.ts), so neither mode touches the address
  * or the port. Without the right to add addresses, or with the port taken (another agent
- * on the same host already serves it), the agent logs it and tries again every 30 s.
+ * on the same host already serves it), the agent logs it and tries again every 30 s. Every
+ * 30 s it also puts the address back where someone removed it from the interface (or the
+ * interface itself) under the running agent (ClusterIPAddresses.reassert, as the proxy's
+ * ClusterIPs); the sockets bound to it serve again once it is back.
  *
  * The index (records.ts) is kept from the informers' events: a Service or slice event
  * recomputes that one Service's records from the caches, at once and in the handler — a
@@ -86,6 +89,8 @@ export interface ClusterDNSConfig {
   ttlSeconds?: number;
   /** Milliseconds between tries of an address that could not be served; default 30 000. */
   retryMs?: number;
+  /** Milliseconds between checks that the address is still on its interface (put back when not); default 30 000. */
+  addressCheckMs?: number;
   /** Milliseconds per upstream before the next; default 2000. */
   upstreamTimeoutMs?: number;
 }
@@ -108,6 +113,7 @@ export class ClusterDNS {
   /** The address this DNS added to its interface. */
   private addedHost: string | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
+  private checkTimer: NodeJS.Timeout | undefined;
   private binding: Promise<void> = Promise.resolve();
   private stopped = false;
 
@@ -199,7 +205,25 @@ export class ClusterDNS {
     if (!(await this.informers.waitForCacheSync(timeoutMs)))
       throw new Error(`ClusterDNS: Service and EndpointSlice caches did not sync within ${timeoutMs} ms`);
     this.rebind();
+    this.scheduleAddressCheck();
     await this.binding;
+  }
+
+  /**
+   * In `addressCheckMs`: puts the address back if it was removed from under the agent
+   * (one `ip` read; see ClusterIPAddresses.reassert), in turn with the binds, then again.
+   */
+  private scheduleAddressCheck(): void {
+    const addresses = this.addresses;
+    if (this.stopped || !addresses) return;
+    clearTimeout(this.checkTimer);
+    this.checkTimer = setTimeout(() => {
+      this.binding = this.binding.then(async () => {
+        if (!this.stopped) await addresses.reassert();
+      });
+      void this.binding.then(() => this.scheduleAddressCheck());
+    }, this.cfg.addressCheckMs ?? RETRY_MS);
+    this.checkTimer.unref();
   }
 
   /**
@@ -229,6 +253,7 @@ export class ClusterDNS {
     if (this.stopped) return;
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.checkTimer);
     await this.informers.shutdown();
     await this.binding;
     await this.server.close();

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { silentLogger } from '../../api/log.js';
 import type { Service } from '../../api/types.js';
 import { ClusterIPAddresses, clusterIPInterfaceFor, usableClusterIP, type IpCommand } from './cluster-ip.js';
+import { modelIp } from './fake-ip.js';
 
 const silent = silentLogger();
 
@@ -103,6 +104,54 @@ describe('ClusterIPAddresses after a restart', () => {
     // What it adopted is its own: stop() removes it too.
     await addresses.stop();
     assert.deepEqual([...held], []);
+  });
+});
+
+describe('ClusterIPAddresses.reassert', () => {
+  it('puts back what was removed from under it, and the interface; one read when nothing is missing', async () => {
+    const { ip, links, calls } = modelIp();
+    const addresses = new ClusterIPAddresses({ interfaceName: 'k8ts-x', logger: silent, ip });
+    assert.equal(await addresses.start(), 'dummy');
+    assert.equal(await addresses.add('10.43.0.10'), true);
+    assert.equal(await addresses.add('10.43.0.11'), true);
+    calls.length = 0;
+    assert.deepEqual(await addresses.reassert(), []);
+    assert.deepEqual(calls, ['-br -4 addr show dev k8ts-x']);
+
+    // Someone runs `ip addr del 10.43.0.11/32 dev k8ts-x`.
+    links.get('k8ts-x')!.delete('10.43.0.11');
+    calls.length = 0;
+    assert.deepEqual(await addresses.reassert(), ['10.43.0.11']);
+    assert.deepEqual(calls, ['-br -4 addr show dev k8ts-x', 'addr add 10.43.0.11/32 dev k8ts-x']);
+    assert.deepEqual([...links.get('k8ts-x')!].sort(), ['10.43.0.10', '10.43.0.11']);
+
+    // ... or `ip link del k8ts-x`.
+    links.delete('k8ts-x');
+    assert.deepEqual((await addresses.reassert()).sort(), ['10.43.0.10', '10.43.0.11']);
+    assert.deepEqual([...links.get('k8ts-x')!].sort(), ['10.43.0.10', '10.43.0.11']);
+
+    // A removed Service's address is not put back.
+    await addresses.remove('10.43.0.10');
+    links.get('k8ts-x')!.clear();
+    assert.deepEqual(await addresses.reassert(), ['10.43.0.11']);
+    assert.deepEqual([...links.get('k8ts-x')!], ['10.43.0.11']);
+
+    await addresses.stop();
+    assert.ok(!links.has('k8ts-x'), 'the interface it made again is removed by stop()');
+  });
+
+  it('leaves alone what an earlier run left and no Service claimed, and does nothing once stopped', async () => {
+    const { ip, links, calls } = modelIp();
+    links.set('k8ts-x', new Set(['10.43.0.20']));
+    const addresses = new ClusterIPAddresses({ interfaceName: 'k8ts-x', logger: silent, ip });
+    assert.equal(await addresses.start(), 'dummy');
+    links.get('k8ts-x')!.clear();
+    assert.deepEqual(await addresses.reassert(), []);
+    assert.deepEqual([...links.get('k8ts-x')!], []);
+    await addresses.stop();
+    calls.length = 0;
+    assert.deepEqual(await addresses.reassert(), []);
+    assert.deepEqual(calls, []);
   });
 });
 

@@ -63,6 +63,8 @@ export class ClusterIPAddresses {
   private readonly owned = new Set<string>();
   /** Adopted addresses no add() has claimed yet (pruneUnclaimed removes them). */
   private readonly unclaimed = new Set<string>();
+  /** The change under way: add, remove, prune, reassert and stop run one at a time. */
+  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(cfg: ClusterIPAddressesConfig) {
     if (!cfg.interfaceName || cfg.interfaceName.length > 15 || /[\s/:]/.test(cfg.interfaceName)) {
@@ -128,10 +130,22 @@ export class ClusterIPAddresses {
    * since (Services deleted while the agent was down). Call once the first full sync has
    * added every address served; later calls do nothing.
    */
-  async pruneUnclaimed(): Promise<void> {
-    const stale = [...this.unclaimed];
-    this.unclaimed.clear();
-    for (const a of stale) await this.remove(a);
+  pruneUnclaimed(): Promise<void> {
+    return this.exclusive(async () => {
+      const stale = [...this.unclaimed];
+      this.unclaimed.clear();
+      for (const a of stale) await this.removeNow(a);
+    });
+  }
+
+  /**
+   * Runs `fn` after the change under way: a reassert()'s read must not race an add or a
+   * remove (it would put back an address just removed).
+   */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(fn, fn);
+    this.tail = run.catch(() => undefined);
+    return run;
   }
 
   /** Takes over addresses an earlier run left: owned (so removable), not yet claimed. */
@@ -150,6 +164,14 @@ export class ClusterIPAddresses {
     if (this.modeValue === undefined || this.modeValue === 'disabled') return false;
     this.unclaimed.delete(address);
     if (this.owned.has(address)) return true;
+    return this.exclusive(async () => this.owned.has(address) || (await this.addNow(address)) !== 'failed');
+  }
+
+  /**
+   * Runs `ip addr add` for `address`: `added` (now owned), `present` (the kernel has it
+   * already, elsewhere on the device), `failed` (logged).
+   */
+  private async addNow(address: string): Promise<'added' | 'present' | 'failed'> {
     const args =
       this.modeValue === 'dummy'
         ? ['addr', 'add', `${address}/32`, 'dev', this.cfg.interfaceName]
@@ -157,17 +179,82 @@ export class ClusterIPAddresses {
     const r = await this.cfg.ip(args);
     if (r.code === 0) {
       this.owned.add(address);
-      return true;
+      return 'added';
     }
-    if (/exists|already assigned/i.test(r.stderr)) return true;
+    if (/exists|already assigned/i.test(r.stderr)) return 'present';
     this.cfg.logger.warn('proxy: cannot add ClusterIP address', { address, error: r.stderr.trim() });
-    return false;
+    return 'failed';
+  }
+
+  /**
+   * Puts back the addresses added (claimed) that are no longer on the host: someone ran
+   * `ip addr del`, or deleted the dummy interface, under a running agent. One read
+   * (`ip -br -4 addr show dev <interface>`, or of lo's label) and an `ip addr add` per
+   * missing address, so it is cheap enough for every periodic resync, as kube-proxy's IPVS
+   * mode binds its addresses to kube-ipvs0 again on each sync. A missing dummy interface is
+   * made again first (and then removed by stop()). Resolves with the addresses put back;
+   * never throws (a failed add is logged, and tried again by the next call).
+   */
+  reassert(): Promise<string[]> {
+    return this.exclusive(() => this.reassertNow());
+  }
+
+  private async reassertNow(): Promise<string[]> {
+    if (this.modeValue !== 'dummy' && this.modeValue !== 'loopback') return [];
+    const wanted = [...this.owned].filter((a) => !this.unclaimed.has(a));
+    if (wanted.length === 0) return [];
+    const name = this.cfg.interfaceName;
+    const read =
+      this.modeValue === 'dummy'
+        ? await this.cfg.ip(['-br', '-4', 'addr', 'show', 'dev', name])
+        : await this.cfg.ip(['-br', '-4', 'addr', 'show', 'dev', 'lo', 'label', this.label()]);
+    let present: Set<string>;
+    if (read.code === 0) present = new Set(parseBriefAddresses(read.stdout));
+    else if (this.modeValue === 'dummy' && /does not exist|cannot find/i.test(read.stderr)) {
+      const made = await this.cfg.ip(['link', 'add', name, 'type', 'dummy']);
+      if (made.code === 0) this.createdInterface = true;
+      const up = await this.cfg.ip(['link', 'set', name, 'up']);
+      if (up.code !== 0) {
+        this.cfg.logger.warn('proxy: cannot make the ClusterIP interface again', {
+          interface: name,
+          error: (made.stderr || up.stderr).trim(),
+        });
+        return [];
+      }
+      present = new Set();
+    } else return [];
+    const back: string[] = [];
+    for (const a of wanted) {
+      // Removed meanwhile (remove() forgets at once), or present: nothing to do.
+      if (present.has(a) || !this.owned.has(a)) continue;
+      // Still owned whatever the add says: a failed one is tried again at the next resync.
+      if ((await this.addNow(a)) === 'added') back.push(a);
+    }
+    if (back.length > 0)
+      this.cfg.logger.info('proxy: ClusterIP addresses were removed from under the agent; added again', {
+        interface: this.modeValue === 'dummy' ? name : this.label(),
+        addresses: back,
+      });
+    return back;
   }
 
   /** Removes `address` if this manager added it. */
   async remove(address: string): Promise<void> {
     this.unclaimed.delete(address);
-    if (!this.owned.delete(address)) return;
+    if (!this.owned.has(address)) return;
+    // Forgotten at once (a reassert() under way skips it), deleted in turn.
+    this.owned.delete(address);
+    await this.exclusive(() => this.deleteNow(address));
+  }
+
+  /** Removes `address` if owned, inside exclusive(). */
+  private async removeNow(address: string): Promise<void> {
+    this.unclaimed.delete(address);
+    if (this.owned.delete(address)) await this.deleteNow(address);
+  }
+
+  /** Runs `ip addr del` for `address`. */
+  private async deleteNow(address: string): Promise<void> {
     const dev = this.modeValue === 'dummy' ? this.cfg.interfaceName : 'lo';
     const r = await this.cfg.ip(['addr', 'del', `${address}/32`, 'dev', dev]);
     if (r.code !== 0 && !/cannot assign|not found|no such/i.test(r.stderr)) {
@@ -191,18 +278,28 @@ export class ClusterIPAddresses {
   }
 
   /** Removes every address added, and the dummy interface if start() created it. */
-  async stop(): Promise<void> {
-    for (const a of [...this.owned]) await this.remove(a);
-    if (this.createdInterface) {
-      await this.cfg.ip(['link', 'del', this.cfg.interfaceName]);
-      this.createdInterface = false;
-    }
+  stop(): Promise<void> {
+    return this.exclusive(async () => {
+      for (const a of [...this.owned]) await this.removeNow(a);
+      if (this.createdInterface) {
+        await this.cfg.ip(['link', 'del', this.cfg.interfaceName]);
+        this.createdInterface = false;
+      }
+    });
   }
 
   /** The label of addresses on lo: `lo:` + the interface name (an address label is at most 15 characters). */
   private label(): string {
     return `lo:${this.cfg.interfaceName}`.slice(0, 15);
   }
+}
+
+/**
+ * The IPv4 addresses in `ip -br -4 addr show` output: `<dev> <state> 10.43.0.1/32 ...`, or
+ * with a label filter only the addresses (`10.43.0.1/32 `).
+ */
+export function parseBriefAddresses(output: string): string[] {
+  return [...output.matchAll(/(?:^|\s)(\d+\.\d+\.\d+\.\d+)\/\d+/g)].map((m) => m[1]!);
 }
 
 /** The IPv4 addresses in `ip -o -4 addr show` output. */

@@ -17,7 +17,8 @@
  * iptables mode (iptables.ts) the same reconcile hands the Service's ports to the kernel
  * instead of to listeners, and every `syncPeriodMs` missing rules are noticed and written again. Every `syncPeriodMs` (kube-proxy's
  * syncPeriod, 30 s) all Services are reconciled again, which retries listeners that could
- * not be bound.
+ * not be bound, and ClusterIP addresses removed from the interface behind the agent's back
+ * are added again (checkAddresses).
  *
  * Listeners per TCP or UDP Service port (UDP: udp-port.ts, sessions as conntrack keeps them):
  * - NodePort / LoadBalancer with a nodePort: `nodeIP:nodePort`, or all addresses without
@@ -140,6 +141,9 @@ export class Proxy {
   private stopped: Promise<void> | undefined;
   /** The last mode line logged (logMode). */
   private loggedMode: string | undefined;
+  /** Ends the periodic address check (stop()). */
+  private readonly stopping = new AbortController();
+  private addressCheck: Promise<void> | undefined;
 
   /** @throws Error for a missing client, nodeName, logger or a bad interface name. */
   constructor(cfg: ProxyConfig) {
@@ -250,6 +254,7 @@ export class Proxy {
       throw new Error(`Proxy: Service and EndpointSlice caches did not sync within ${timeoutMs} ms`);
     }
     this.kernel?.markSynced();
+    if (this.cfg.syncPeriodMs > 0) this.addressCheck = this.checkAddresses(this.cfg.syncPeriodMs);
     // The ClusterIPs an earlier run left stay until every Service has been served once;
     // then those of Services deleted meanwhile go.
     void this.waitForIdle(timeoutMs).then(async (idle) => {
@@ -350,6 +355,8 @@ export class Proxy {
   stop(): Promise<void> {
     return (this.stopped ??= (async () => {
       const keepAddresses = this.kernel?.active ?? false;
+      this.stopping.abort();
+      await this.addressCheck;
       this.queue.shutDown();
       await this.informers.shutdown();
       await this.kernel?.stop();
@@ -367,6 +374,21 @@ export class Proxy {
   }
 
   private busy = false;
+
+  /**
+   * Every `periodMs` (the sync period): puts back the ClusterIP addresses someone removed
+   * from the interface under the running agent (ClusterIPAddresses.reassert: one `ip` read,
+   * an add per missing address), as kube-proxy's IPVS mode binds its addresses to kube-ipvs0
+   * again on each sync. Without it a removed address stayed gone until its Service changed.
+   */
+  private async checkAddresses(periodMs: number): Promise<void> {
+    const signal = this.stopping.signal;
+    while (!signal.aborted) {
+      await this.cfg.clock.sleep(periodMs, signal);
+      if (signal.aborted) return;
+      await this.addresses.reassert();
+    }
+  }
 
   /** Writes the externalTrafficPolicy Local rules of every Service (when the kernel may be programmed). */
   private async syncLocalRules(): Promise<void> {
