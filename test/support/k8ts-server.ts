@@ -90,6 +90,17 @@ export interface K8tsServerOptions {
   nodeArgs?: string[];
 }
 
+/**
+ * How long the harness lets one kubectl run (ms): 30 s, or for a command given its own
+ * `--timeout=D` (`kubectl wait`, `rollout status`; D as `240s`, `2m`) that deadline plus
+ * 30 s, so kubectl reports its own timeout instead of being killed before it.
+ */
+export function kubectlDeadlineMs(args: string[]): number {
+  const given = args.map((a) => /^--timeout=(\d+)(s|m)$/.exec(a)).find((m) => m);
+  if (!given) return 30_000;
+  return Number(given[1]) * (given[2] === 'm' ? 60_000 : 1000) + 30_000;
+}
+
 /** Runs a command with a deadline; resolves with its exit code and output. */
 export function run(
   cmd: string,
@@ -213,9 +224,13 @@ export async function startK8tsServer(opts: K8tsServerOptions = {}): Promise<K8t
     dataDir,
     kubeconfig,
     pid: child.pid!,
-    kubectl: (...args) => run('kubectl', ['--cache-dir', cacheDir, ...args], { env }),
+    kubectl: (...args) =>
+      run('kubectl', ['--cache-dir', cacheDir, ...args], { env, timeoutMs: kubectlDeadlineMs(args) }),
     kubectlOk: async (...args) => {
-      const r = await run('kubectl', ['--cache-dir', cacheDir, ...args], { env });
+      const r = await run('kubectl', ['--cache-dir', cacheDir, ...args], {
+        env,
+        timeoutMs: kubectlDeadlineMs(args),
+      });
       assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
       return r.stdout;
     },
