@@ -9,12 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startMallocTrim } from './api/malloc-trim.js';
-import {
-  DEFAULT_METRICS_BIND_ADDRESS,
-  defaultResolvConf,
-  parseAgentOptions,
-  parseBindAddress,
-} from './cmd/options/agent.js';
+import { defaultResolvConf, parseAgentOptions } from './cmd/options/agent.js';
 import { UsageError } from './cmd/options/common.js';
 import { parseKubeconfigOptions } from './cmd/options/kubeconfig.js';
 import { parseServerOptions } from './cmd/options/server.js';
@@ -42,6 +37,8 @@ Usage:
                    [--tls-san NAME|IP ...] [--insecure-http] [--flannel-backend vxlan|host-gw|none]
                    [--pod-security-default-level privileged|baseline|restricted]
                    [--pod-security-admission-config-file FILE]
+                   [--proxy-mode nftables|iptables|userspace] [--metrics-bind-address 127.0.0.1:10249]
+                   (the local agent's kube-proxy, as k8ts agent's flags)
   k8ts agent       --server URL (--token T | --token-file F) [--node-name NAME] [--node-ip IP]
                    (--server repeated or comma-separated: API servers of one cluster; the agent
                    fails over to the next when one stops answering, and keeps a tunnel to each)
@@ -216,7 +213,8 @@ async function server(argv: string[]): Promise<number> {
   );
   const interrupted = untilSignal();
   // The local agent joins this control process as any other agent would: over its URL,
-  // with the node token, from its own data dir.
+  // with the node token, from its own data dir; then its API client's connections stay in
+  // the process (control.inProcessConnector), authenticated as its node.
   let agent: { stop(): Promise<void> } | undefined;
   if (localNode) {
     const { startAgent } = await import('./agent/main.js');
@@ -225,9 +223,9 @@ async function server(argv: string[]): Promise<number> {
       agent = await startAgent({
         server: control.url,
         token: readFileSync(join(dataDir, 'node-token'), 'utf8').trim(),
+        // Its API client reaches the server in this process without TLS, as its node.
+        inProcess: (credential) => control.inProcessConnector(credential),
         ...localNode,
-        // kube-proxy's metrics at its default address (taken by another process: a warning).
-        metricsBindAddress: parseBindAddress(DEFAULT_METRICS_BIND_ADDRESS, '--metrics-bind-address')!,
         // --disable-local-storage: no local-path class, so no provisioner in this agent either.
         ...(config.disableLocalStorage ? { localStorage: false } : {}),
         dataDir: join(dataDir, 'agent'),

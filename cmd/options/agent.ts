@@ -154,12 +154,7 @@ export async function parseAgentOptions(
     }
   }
   const dns = dnsFlags(values);
-  const proxyMode = values['proxy-mode'];
-  if (!(PROXY_MODES as readonly string[]).includes(proxyMode))
-    throw new UsageError(
-      `--proxy-mode must be ${PROXY_MODES.slice(0, -1).join(', ')} or ${PROXY_MODES.at(-1)}, got ${JSON.stringify(proxyMode)}${PROXY_MODE_HINTS.get(proxyMode) ?? ''}`,
-    );
-  const metricsBindAddress = parseBindAddress(values['metrics-bind-address'], '--metrics-bind-address');
+  const proxy = parseProxyFlags(values);
   const logLevel = parseLogLevel(values['log-level']);
   const node = await parseNodeFlags(values);
   return {
@@ -172,11 +167,39 @@ export async function parseAgentOptions(
     dataDir,
     runtime,
     ...containerd,
-    proxyMode: proxyMode as ProxyMode,
-    ...(metricsBindAddress ? { metricsBindAddress } : {}),
+    ...proxy,
     dns,
     logLevel,
   };
+}
+
+/** kube-proxy's flags as the agent takes them (agent/main.ts's AgentConfig fields). */
+export interface ProxyOptions {
+  /** --proxy-mode (default nftables). */
+  proxyMode: ProxyMode;
+  /** --metrics-bind-address (default 127.0.0.1:10249); absent for `0`: no metrics server. */
+  metricsBindAddress?: { host: string; port: number };
+}
+
+/**
+ * `--proxy-mode` and `--metrics-bind-address`, shared by `k8ts agent` and the local agent of
+ * `k8ts server`; an absent flag takes kube-proxy's default (nftables, 127.0.0.1:10249).
+ * @throws UsageError naming the flag and what it must be.
+ */
+export function parseProxyFlags(values: {
+  'proxy-mode'?: string | undefined;
+  'metrics-bind-address'?: string | undefined;
+}): ProxyOptions {
+  const proxyMode = values['proxy-mode'] ?? PROXY_MODES[0];
+  if (!(PROXY_MODES as readonly string[]).includes(proxyMode))
+    throw new UsageError(
+      `--proxy-mode must be ${PROXY_MODES.slice(0, -1).join(', ')} or ${PROXY_MODES.at(-1)}, got ${JSON.stringify(proxyMode)}${PROXY_MODE_HINTS.get(proxyMode) ?? ''}`,
+    );
+  const metricsBindAddress = parseBindAddress(
+    values['metrics-bind-address'] ?? DEFAULT_METRICS_BIND_ADDRESS,
+    '--metrics-bind-address',
+  );
+  return { proxyMode: proxyMode as ProxyMode, ...(metricsBindAddress ? { metricsBindAddress } : {}) };
 }
 
 /**

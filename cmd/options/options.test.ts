@@ -69,7 +69,26 @@ describe('k8ts server options', () => {
       nodeName: 'n1',
       nodeIP: '10.0.0.5',
       nodePortAddress: '10.0.0.5',
+      proxyMode: 'nftables',
+      metricsBindAddress: { host: '127.0.0.1', port: 10249 },
     });
+  });
+
+  it("gives the local agent's kube-proxy --proxy-mode and --metrics-bind-address, as k8ts agent", async () => {
+    const o = await parseServerOptions([
+      '--node-name',
+      'n1',
+      '--proxy-mode',
+      'userspace',
+      '--metrics-bind-address',
+      '0',
+    ]);
+    assert.ok(o !== 'help' && o.localNode);
+    assert.equal(o.localNode.proxyMode, 'userspace');
+    assert.equal(o.localNode.metricsBindAddress, undefined, '0: no metrics server');
+    const other = await parseServerOptions(['--node-name', 'n1', '--metrics-bind-address', '0.0.0.0:10250']);
+    assert.ok(other !== 'help');
+    assert.deepEqual(other.localNode?.metricsBindAddress, { host: '0.0.0.0', port: 10250 });
   });
 
   it('advertises --advertise-address, else a usable bind address, else --node-ip; --cluster-dns follows the range', async () => {
@@ -109,6 +128,15 @@ describe('k8ts server options', () => {
       /greater than 1.2 × --leader-elect-retry-period$/,
     ],
     [['--disable-agent', '--default-watch-cache-size', '0'], /positive number of events, got 0$/],
+    [
+      ['--node-name', 'n1', '--proxy-mode', 'ipvs'],
+      /^--proxy-mode must be nftables, iptables or userspace, got "ipvs"/,
+    ],
+    [['--node-name', 'n1', '--metrics-bind-address', 'x'], /^--metrics-bind-address must be IP:port/],
+    [
+      ['--disable-agent', '--proxy-mode', 'iptables'],
+      /^--proxy-mode is for the local agent, which --disable-agent/,
+    ],
     [
       ['--disable-agent', '--cluster-cidr', '10.0.0.0/24'],
       /^--cluster-cidr 10.0.0.0\/24: it must hold at least/,

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { PodSecuritySettings } from '../../control/apiserver/admission/podsecurity/config.js';
 import type { ControlConfig } from '../../control/main.js';
+import { parseProxyFlags, type ProxyOptions } from './agent.js';
 import {
   UsageError,
   defaultDataDir,
@@ -28,6 +29,9 @@ export const SERVER_FLAGS = {
   datastore: { type: 'string', default: 'sqlite' },
   'etcd-endpoints': { type: 'string' },
   'disable-agent': { type: 'boolean', default: false },
+  // The local agent's kube-proxy (k8ts agent's flags of the same names; defaults there).
+  'proxy-mode': { type: 'string' },
+  'metrics-bind-address': { type: 'string' },
   'disable-controller-manager': { type: 'boolean', default: false },
   'disable-scheduler': { type: 'boolean', default: false },
   // k3s's `--disable local-storage`: no local-path StorageClass, and no provisioner in the local agent.
@@ -72,8 +76,8 @@ export const SERVER_FLAGS = {
 export interface ServerOptions {
   /** The control process's configuration; its dataDir is --data-dir or defaultDataDir(). */
   control: ControlConfig;
-  /** The local agent's node; undefined with --disable-agent. */
-  localNode?: NodeOptions;
+  /** The local agent's node and kube-proxy flags; undefined with --disable-agent. */
+  localNode?: NodeOptions & ProxyOptions;
 }
 
 /**
@@ -97,7 +101,14 @@ export async function parseServerOptions(argv: string[]): Promise<ServerOptions 
     throw new UsageError('--datastore etcd needs --etcd-endpoints URL[,URL...]');
   }
   const logLevel = parseLogLevel(values['log-level']);
-  const localNode = values['disable-agent'] ? undefined : await parseNodeFlags(values);
+  if (values['disable-agent']) {
+    for (const flag of ['proxy-mode', 'metrics-bind-address'] as const)
+      if (values[flag] !== undefined)
+        throw new UsageError(`--${flag} is for the local agent, which --disable-agent turns off`);
+  }
+  const localNode = values['disable-agent']
+    ? undefined
+    : { ...(await parseNodeFlags(values)), ...parseProxyFlags(values) };
   const compactionIntervalSeconds = parseDuration(
     values['etcd-compaction-interval'],
     '--etcd-compaction-interval',
