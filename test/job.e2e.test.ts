@@ -99,8 +99,6 @@ describe('Job and CronJob with real Docker and kubectl', { timeout: 900_000 }, (
   });
 
   it('an Indexed Job of 5 at parallelism 2 survives one failed pod and completes', async () => {
-    await kubectl('wait', '--for=condition=complete', 'job/five', '-n', NS, '--timeout=240s');
-    const job = await jobJson('five');
     // Seen once in a loaded local CI run: failed 2. What the pods said, for the next time.
     const pods = async () =>
       kubectl(
@@ -113,6 +111,19 @@ describe('Job and CronJob with real Docker and kubectl', { timeout: 900_000 }, (
         '-o',
         'custom-columns=NAME:.metadata.name,INDEX:.metadata.annotations.batch\\.kubernetes\\.io/job-completion-index,PHASE:.status.phase,REASON:.status.reason,EXIT:.status.containerStatuses[0].state.terminated.exitCode,MSG:.status.message',
       );
+    const waited = await k!.kubectl(
+      'wait',
+      '--for=condition=complete',
+      'job/five',
+      '-n',
+      NS,
+      '--timeout=240s',
+    );
+    if (waited.code !== 0) {
+      const status = JSON.stringify((await jobJson('five')).status);
+      assert.fail(`kubectl wait: ${waited.stderr}\njob status ${status}\n${await pods()}`);
+    }
+    const job = await jobJson('five');
     assert.equal(job.status?.succeeded, 5, await pods());
     assert.equal(job.status?.failed, 1, await pods());
     assert.equal(job.status?.completedIndexes, '0-4');
