@@ -361,6 +361,13 @@ describe('negotiation', () => {
       { aggregated: true, version: 'v2' },
     ],
     [
+      'a concrete type before */* at the same q (goautoneg: q, then specificity)',
+      '*/*,application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList',
+      true,
+      { aggregated: true, version: 'v2' },
+    ],
+    ['q=0 refuses a clause', 'application/json;q=0', true, undefined],
+    [
       'an unknown aggregated version',
       'application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList',
       true,

@@ -24,13 +24,8 @@
  *   name, each followed by its subresources (`pods`, `pods/attach`, `pods/binding`, ...).
  */
 import { createHash } from 'node:crypto';
-import {
-  CONTENT_TYPE_JSON,
-  documentResponse,
-  parseAccept,
-  serialize,
-  statusResponse,
-} from './document-response.js';
+import { CONTENT_TYPE_JSON, documentResponse, serialize, statusResponse } from './document-response.js';
+import { acceptableClauses } from './negotiation.js';
 import type { DocumentRequest, DocumentResponse, SerializedDocument } from './document-response.js';
 import { ApiError } from './status.js';
 import { METRICS_RESOURCES } from './resource-metrics.js';
@@ -472,18 +467,18 @@ export function negotiateDiscovery(
   accept: string | undefined,
   allowAggregated = true,
 ): DiscoveryFormat | undefined {
-  for (const m of parseAccept(accept)) {
+  for (const m of acceptableClauses(accept)) {
     const jsonish =
       (m.type === 'application' && m.subtype === 'json') ||
       (m.type === 'application' && m.subtype === '*') ||
       (m.type === '*' && m.subtype === '*');
     if (!jsonish) continue;
-    if (m.params['as'] !== undefined) {
-      const v = m.params['v'];
+    if (m.params.get('as') !== undefined) {
+      const v = m.params.get('v');
       const aggregated =
         m.subtype === 'json' &&
-        m.params['as'] === 'APIGroupDiscoveryList' &&
-        m.params['g'] === 'apidiscovery.k8s.io' &&
+        m.params.get('as') === 'APIGroupDiscoveryList' &&
+        m.params.get('g') === 'apidiscovery.k8s.io' &&
         (v === 'v2' || v === 'v2beta1');
       if (aggregated && allowAggregated) return { aggregated: true, version: v };
       continue; // a conversion this endpoint does not offer

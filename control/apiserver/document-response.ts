@@ -1,6 +1,6 @@
 /**
  * The HTTP layer of the documents the API server serves from memory (discovery, OpenAPI),
- * without I/O: `Accept` parsing, a document serialized once with its entity tag, 200 with
+ * without I/O: a document serialized once with its entity tag, 200 with
  * ETag or 304 for `If-None-Match`, and metav1.Status answers. The server copies a
  * DocumentResponse's status, headers and body onto its response.
  */
@@ -10,42 +10,6 @@ import type { ApiError } from './status.js';
 
 /** What per-group discovery, `/version` and the OpenAPI v2/v3 JSON documents answer with. */
 export const CONTENT_TYPE_JSON = 'application/json';
-
-export interface MediaRange {
-  type: string;
-  subtype: string;
-  params: Record<string, string>;
-  q: number;
-}
-
-/** Parses an `Accept` header into media ranges, highest q first (stable for equal q). */
-export function parseAccept(accept: string | undefined): MediaRange[] {
-  if (accept === undefined || accept.trim() === '') return [{ type: '*', subtype: '*', params: {}, q: 1 }];
-  const ranges: MediaRange[] = [];
-  for (const part of accept.split(',')) {
-    const [mime = '', ...rawParams] = part.split(';').map((s) => s.trim());
-    const [type, subtype] = mime.toLowerCase().split('/');
-    if (!type || !subtype) continue;
-    const params: Record<string, string> = {};
-    let q = 1;
-    for (const p of rawParams) {
-      const eq = p.indexOf('=');
-      if (eq <= 0) continue;
-      const key = p.slice(0, eq).trim().toLowerCase();
-      const value = p
-        .slice(eq + 1)
-        .trim()
-        .replace(/^"(.*)"$/, '$1');
-      if (key === 'q') q = Number(value);
-      else params[key] = value;
-    }
-    if (Number.isFinite(q) && q > 0) ranges.push({ type, subtype, params, q });
-  }
-  return ranges
-    .map((r, i) => ({ r, i }))
-    .sort((a, b) => b.r.q - a.r.q || a.i - b.i)
-    .map(({ r }) => r);
-}
 
 /** What a document endpoint needs from the request. */
 export interface DocumentRequest {

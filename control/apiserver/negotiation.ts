@@ -94,6 +94,19 @@ export function parseAccept(header: string): AcceptClause[] {
   return clauses.sort((a, b) => b.q - a.q || specificity(b) - specificity(a));
 }
 
+/** What no Accept header, or an empty one, means: anything (`*\/*`). */
+const ANY: readonly AcceptClause[] = Object.freeze([{ type: '*', subtype: '*', params: new Map(), q: 1 }]);
+
+/**
+ * The clauses of an Accept header a server may answer with, most preferred first
+ * (parseAccept without the q=0 ones); no header or an empty one is `*\/*`. What the
+ * document endpoints (discovery, OpenAPI) pick their form from.
+ */
+export function acceptableClauses(accept: string | undefined): readonly AcceptClause[] {
+  if (accept === undefined || accept.trim() === '') return ANY;
+  return parseAccept(accept).filter((c) => c.q > 0);
+}
+
 /** Options of negotiateOutput. */
 export interface NegotiateOptions {
   /** A watch: the answer is a stream of events, so YAML cannot be chosen. */

@@ -51,9 +51,9 @@ import {
   CONTENT_TYPE_JSON,
   compressedDocumentResponse,
   documentResponse,
-  parseAccept,
   statusResponse,
 } from '../document-response.js';
+import { acceptableClauses } from '../negotiation.js';
 import type { DocumentRequest, DocumentResponse } from '../document-response.js';
 import type { ResourceInfo } from '../resources.js';
 import { ApiError } from '../status.js';
@@ -101,7 +101,7 @@ const NO_CUSTOM: readonly ResourceInfo[] = [];
 
 /** Whether `accept` admits JSON (no header, `application/json`, `application/*`, `*\/*`). */
 function acceptsJSON(accept: string | undefined): boolean {
-  return parseAccept(accept).some(
+  return acceptableClauses(accept).some(
     (m) => (m.type === 'application' || m.type === '*') && (m.subtype === 'json' || m.subtype === '*'),
   );
 }

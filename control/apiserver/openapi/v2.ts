@@ -5,7 +5,8 @@
  * negotiation between the two, as kube-openapi's handler does it.
  */
 import { createHash } from 'node:crypto';
-import { parseAccept, serializeCompressed } from '../document-response.js';
+import { serializeCompressed } from '../document-response.js';
+import { acceptableClauses } from '../negotiation.js';
 import type { CompressedDocument } from '../document-response.js';
 import { PATCH_CONTENT_TYPES } from '../encoding/media-types.js';
 import { CUSTOM_RESOURCE_PATCH_TYPES } from '../apiextensions/cr-strategy.js';
@@ -155,7 +156,7 @@ const V2_SUBTYPES = {
  * spelling, wildcards matching JSON first; undefined when none does (406).
  */
 export function negotiateV2(accept: string | undefined): 'json' | 'protobuf' | undefined {
-  for (const m of parseAccept(accept)) {
+  for (const m of acceptableClauses(accept)) {
     if (m.type !== 'application' && m.type !== '*') continue;
     if (m.subtype === '*' || m.subtype === V2_SUBTYPES.json) return 'json';
     if (m.subtype === V2_SUBTYPES.protobuf || m.subtype === V2_SUBTYPES.protobufDeprecated) return 'protobuf';
