@@ -32,6 +32,7 @@ import { EventRecorder, SHUTDOWN_FLUSH_MS } from '../api/client/events.js';
 import { SharedInformer } from '../api/client/informer.js';
 import { resources } from '../api/client/resource.js';
 import { RestClient } from '../api/client/rest.js';
+import type { Connect } from '../api/client/connect.js';
 import { createLogger } from '../api/log.js';
 import type { Node, Service } from '../api/types.js';
 import type { Runtime, RuntimeKind } from '../cri/index.js';
@@ -79,6 +80,14 @@ export interface AgentConfig {
   nodeName: string;
   /** The node's InternalIP (`--node-ip`). */
   nodeIP: string;
+  /**
+   * The API server is in this process (`k8ts server`'s own agent): the agent's API client
+   * opens its connections with what this gives for the node's credential (the control
+   * process's inProcessConnector: no TLS, the same identity and authorization), instead of
+   * TLS connections to `server`. The credential is still obtained from `server` with the
+   * token, and the tunnel still connects there. Not with `alternateServers`.
+   */
+  inProcess?: (credential?: { cert: string; key: string }) => Promise<Connect>;
   /** The agent's own directory (`--data-dir`); created when missing. Its filesystem is the node's ephemeral-storage. */
   dataDir: string;
   /**
@@ -232,6 +241,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
       },
     );
   let credential;
+  let connect: Connect | undefined;
   try {
     credential = cfg.server.startsWith('https:')
       ? await bootstrapNodeCredential({
@@ -244,6 +254,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
           ...(cfg.signal ? { signal: cfg.signal } : {}),
         })
       : undefined;
+    connect = await cfg.inProcess?.(credential && { cert: credential.cert, key: credential.key });
   } catch (err) {
     await closeRuntime();
     throw err;
@@ -252,6 +263,7 @@ export async function startAgent(cfg: AgentConfig): Promise<Agent> {
     server: cfg.server,
     ...(cfg.alternateServers ? { alternateServers: cfg.alternateServers } : {}),
     ...(credential ? { ca: credential.ca, cert: credential.cert, key: credential.key } : {}),
+    ...(connect ? { connect } : {}),
     userAgent: `kubelet/${KUBELET_VERSION} (${nodeName})`,
   });
   const recorderFor = (component: string): EventRecorder =>

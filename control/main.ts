@@ -30,6 +30,8 @@ import { clusterCA } from './cluster-ca.js';
 import { ensureLocalPathStorageClass } from './local-storage.js';
 import { createLogger, type LogLevel } from '../api/log.js';
 import { ApiServer } from './apiserver/server.js';
+import type { InProcessCredential } from './apiserver/in-process.js';
+import type { Connect } from '../api/client/connect.js';
 import type { Registry } from './apiserver/registry.js';
 import { DEFAULT_CONTROLLERS_CONFIG, type ControllersConfig } from './controllers/context.js';
 import {
@@ -158,6 +160,12 @@ export interface ControlProcess {
   /** The API server's URL, e.g. http://127.0.0.1:6443. */
   url: string;
   kubeconfigPath: string;
+  /**
+   * Connections to this process's API server without TLS for another component of this
+   * process (`k8ts server`'s own agent), authenticated as `credential`'s certificate
+   * (ApiServer.inProcessConnector); for RestClientConfig.connect.
+   */
+  inProcessConnector(credential?: InProcessCredential): Promise<Connect>;
   stop(): Promise<void>;
 }
 
@@ -286,11 +294,12 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   }
   // The controllers and the scheduler are API clients of this server (hub and spoke), each
   // acting only while this process holds its Lease, so several control processes can share
-  // a store. Each has its own identity: a client certificate kept in memory.
+  // a store. Each has its own identity: a client certificate kept in memory, which its
+  // in-process connections carry (no TLS within the process; ApiServer.inProcessConnector).
   const connectionOf = async (user: string): Promise<RestClientConfig> => {
-    if (!pki) return { server: url };
+    if (!pki) return { server: url, connect: await api.inProcessConnector() };
     const cred = await componentCredential(pki.ca, user);
-    return { server: url, ca: pki.ca.cert, cert: cred.cert, key: cred.key };
+    return { server: url, connect: await api.inProcessConnector(cred) };
   };
   const controllerConnection = await connectionOf(KUBE_CONTROLLER_MANAGER);
   const schedulerConnection = await connectionOf(KUBE_SCHEDULER);
@@ -373,6 +382,7 @@ export async function startControl(cfg: ControlConfig): Promise<ControlProcess> 
   return {
     url,
     kubeconfigPath,
+    inProcessConnector: (credential) => api.inProcessConnector(credential),
     stop: async () => {
       leading.abort();
       await Promise.all(workers);

@@ -11,6 +11,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { Readable } from 'node:stream';
 import { createSecureContext } from 'node:tls';
+import { ConnectingAgent } from './connect.js';
 import type { RestClientConfig } from './rest.js';
 
 /** fetch's init; of `body`, strings and byte arrays are supported (others throw a TypeError). */
@@ -23,26 +24,37 @@ export type ConfiguredFetch = (url: string | URL, init?: FetchInit) => Promise<R
 const IDLE_SOCKET_TIMEOUT_MS = 4_000;
 
 /**
- * A fetch with `config`'s TLS material and bearer token. Answers are `Response`s with a
+ * A fetch with `config`'s TLS material (or its `connect`) and bearer token. Answers are `Response`s with a
  * streamed body. Its connections are kept alive for 4 s between requests (a Lease renewed
  * every 2 s reuses one) and share one TLS context: a new connection and a new context (the
  * key and certificates parsed again) for each request were 0.7 % of the control process
  * in bench:scale, from the leader elections' renewals alone.
  */
 export function configuredFetch(
-  config: Pick<RestClientConfig, 'ca' | 'cert' | 'key' | 'token' | 'insecureSkipTLSVerify' | 'tlsServerName'>,
+  config: Pick<
+    RestClientConfig,
+    'ca' | 'cert' | 'key' | 'token' | 'insecureSkipTLSVerify' | 'tlsServerName' | 'connect'
+  >,
 ): ConfiguredFetch {
-  const agent = new https.Agent({
-    keepAlive: true,
-    timeout: IDLE_SOCKET_TIMEOUT_MS,
-    secureContext: createSecureContext({
-      ...(config.ca ? { ca: config.ca } : {}),
-      ...(config.cert ? { cert: config.cert } : {}),
-      ...(config.key ? { key: config.key } : {}),
-    }),
-    ...(config.insecureSkipTLSVerify ? { rejectUnauthorized: false } : {}),
-    ...(config.tlsServerName ? { servername: config.tlsServerName } : {}),
-  });
+  // With `connect` (RestClientConfig.connect), every request is plain HTTP over the
+  // connections it opens, whatever the URL's scheme; the TLS settings are not used.
+  const connect = config.connect;
+  const connecting = connect
+    ? new ConnectingAgent({ keepAlive: true, timeout: IDLE_SOCKET_TIMEOUT_MS }, connect)
+    : undefined;
+  const agent =
+    connecting ??
+    new https.Agent({
+      keepAlive: true,
+      timeout: IDLE_SOCKET_TIMEOUT_MS,
+      secureContext: createSecureContext({
+        ...(config.ca ? { ca: config.ca } : {}),
+        ...(config.cert ? { cert: config.cert } : {}),
+        ...(config.key ? { key: config.key } : {}),
+      }),
+      ...(config.insecureSkipTLSVerify ? { rejectUnauthorized: false } : {}),
+      ...(config.tlsServerName ? { servername: config.tlsServerName } : {}),
+    });
   return (input, init = {}) =>
     new Promise<Response>((resolve, reject) => {
       const url = new URL(String(input));
@@ -56,13 +68,14 @@ export function configuredFetch(
       }
       const body = raw;
       if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+      if (connecting) url.protocol = 'http:';
       const transport = url.protocol === 'https:' ? https : http;
       const req = transport.request(
         url,
         {
           method: init.method ?? 'GET',
           headers,
-          ...(url.protocol === 'https:' ? { agent } : {}),
+          ...(url.protocol === 'https:' || connecting ? { agent } : {}),
           ...(init.signal ? { signal: init.signal } : {}),
         },
         (res) => {

@@ -21,6 +21,7 @@ import { urlToHttpOptions } from 'node:url';
 import type { KubeList, KubeObject } from '../object.js';
 import type { FieldSelector } from '../meta/fields.js';
 import type { LabelSelector } from '../meta/labels.js';
+import { ConnectingAgent, type Connect } from './connect.js';
 import { ApiStatusError, RequestTimeoutError } from './errors.js';
 import type { Status } from './errors.js';
 import { loadKubeconfig } from './kubeconfig.js';
@@ -40,6 +41,15 @@ export interface RestClientConfig {
    * Default none: every request goes to `server`.
    */
   alternateServers?: readonly string[];
+  /**
+   * Opens each connection instead of dialing `server` over TCP (and TLS): the requests are
+   * plain HTTP/1.1 over what it returns, and `ca`, `cert`, `key`, `secureContext`,
+   * `insecureSkipTLSVerify` and `tlsServerName` are not used (the connection says who the
+   * client is: the control process's in-process connections, ApiServer.inProcessConnector).
+   * `server` is still the URL requests name (its path prefix kept) and that `server`
+   * reports. Not with `alternateServers` (one server: the one `connect` reaches).
+   */
+  connect?: Connect;
   /** Bearer token, sent as `Authorization: Bearer <token>`. */
   token?: string;
   /** PEM CA bundle that signed the server's certificate (default: Node's trusted roots). */
@@ -253,8 +263,11 @@ interface Endpoint {
   readonly basePath: string;
 }
 
-/** @throws TypeError for a server URL that is not http(s). */
-function endpointOf(server: string): Endpoint {
+/**
+ * @param plain the requests go over plain HTTP whatever the scheme (RestClientConfig.connect).
+ * @throws TypeError for a server URL that is not http(s).
+ */
+function endpointOf(server: string, plain = false): Endpoint {
   let base: URL;
   try {
     base = new URL(server);
@@ -267,7 +280,7 @@ function endpointOf(server: string): Endpoint {
   return {
     server,
     base,
-    target: { protocol, hostname, port, ...(auth !== undefined ? { auth } : {}) },
+    target: { protocol: plain ? 'http:' : protocol, hostname, port, ...(auth !== undefined ? { auth } : {}) },
     basePath: base.pathname.replace(/\/+$/, ''),
   };
 }
@@ -320,7 +333,9 @@ export class RestClient {
   constructor(config: RestClientConfig) {
     this.endpoints = [config.server, ...(config.alternateServers ?? [])]
       .filter((s, i, all) => all.indexOf(s) === i)
-      .map(endpointOf);
+      .map((s) => endpointOf(s, config.connect !== undefined));
+    if (config.connect && this.endpoints.length > 1)
+      throw new TypeError('a client with connect has one server: no alternateServers');
     const base = this.endpoints[0]!.base;
     if (this.endpoints.some((e) => e.base.protocol !== base.protocol))
       throw new TypeError('all API servers of a client must be http://, or all https://');
@@ -334,9 +349,10 @@ export class RestClient {
         `maxConnections must be a whole number of at least 1, got ${config.maxConnections}`,
       );
     this.timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.tlsServerName = config.tlsServerName;
+    this.tlsServerName = config.connect ? undefined : config.tlsServerName;
     this.fence = config.fence;
-    const tls = base.protocol === 'https:';
+    const connect = config.connect;
+    const tls = base.protocol === 'https:' && !connect;
     this.transport = tls ? https : http;
     // Idle pooled sockets are closed after IDLE_SOCKET_TIMEOUT_MS, before the server would
     // close them (its keep-alive timeout is longer): reusing a socket the server is closing
@@ -352,20 +368,21 @@ export class RestClient {
           ...(config.cert !== undefined ? { cert: config.cert, key: config.key } : {}),
         }))
       : undefined;
-    const newAgent = (maxSockets: number | undefined): http.Agent =>
-      tls
+    const newAgent = (maxSockets: number | undefined): http.Agent => {
+      const pool = {
+        keepAlive: true,
+        timeout: idleTimeoutMs,
+        ...(maxSockets !== undefined ? { maxSockets } : {}),
+      };
+      if (connect) return new ConnectingAgent(pool, connect);
+      return tls
         ? new https.Agent({
-            keepAlive: true,
-            timeout: idleTimeoutMs,
-            ...(maxSockets !== undefined ? { maxSockets } : {}),
+            ...pool,
             secureContext,
             rejectUnauthorized: config.insecureSkipTLSVerify !== true,
           })
-        : new http.Agent({
-            keepAlive: true,
-            timeout: idleTimeoutMs,
-            ...(maxSockets !== undefined ? { maxSockets } : {}),
-          });
+        : new http.Agent(pool);
+    };
     this.agent = newAgent(config.maxConnections);
     this.watchAgent = config.maxConnections !== undefined ? newAgent(undefined) : this.agent;
     this.headers = {

@@ -205,6 +205,20 @@ export function notAfter(pem: string): Date {
   return new x509.X509Certificate(pem).notAfter;
 }
 
+/** The anyExtendedKeyUsage OID (RFC 5280 4.2.1.12). */
+const ANY_EXTENDED_KEY_USAGE = '2.5.29.37.0';
+
+/**
+ * Whether a PEM certificate may authenticate a TLS client: no extended key usage extension
+ * (any use), or one listing clientAuth or anyExtendedKeyUsage, as OpenSSL's check of a
+ * client's certificate (purpose sslclient) reads it.
+ */
+export function allowsClientAuth(pem: string): boolean {
+  const ext = new x509.X509Certificate(pem).getExtension(x509.ExtendedKeyUsageExtension);
+  if (!ext) return true;
+  return ext.usages.some((u) => u === x509.ExtendedKeyUsage.clientAuth || u === ANY_EXTENDED_KEY_USAGE);
+}
+
 /**
  * Whether `pem` was signed by the CA `caPem` (signature and issuer name; not expiry).
  */

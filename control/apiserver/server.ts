@@ -89,6 +89,13 @@ import { serveNonResource } from './handlers/nonresource.js';
 import { handleUpgrade } from './handlers/upgrade.js';
 import { RequestMetrics } from './request-metrics.js';
 import { writeStatus } from './handlers/response.js';
+import {
+  credentialIdentity,
+  InProcessListener,
+  refusedConnection,
+  type InProcessCredential,
+} from './in-process.js';
+import type { Connect } from '../../api/client/connect.js';
 
 export { writeJson, writeStatus } from './handlers/response.js';
 
@@ -184,6 +191,8 @@ export class ApiServer {
   private readonly metrics = new client.Registry();
   private readonly requestMetrics: RequestMetrics;
   private server: Server | undefined;
+  /** Where this process's own clients connect without TLS (inProcessConnector); set while serving. */
+  private inProcess: InProcessListener | undefined;
   private readonly serviceAllocator: ServiceAllocator;
   /** The agents' tunnels, through which pods/log, exec, attach, portforward and metrics reach kubelets. */
   private readonly tunnels: TunnelServer;
@@ -412,6 +421,30 @@ export class ApiServer {
     return user !== undefined && nodeNameOf(user) === node;
   }
 
+  /**
+   * Connections to this server for this process's own components (the controller manager,
+   * the scheduler, their leader elections, `k8ts server`'s agent), without TLS
+   * (in-process.ts): RestClientConfig.connect and configuredFetch's take the result. Each
+   * connection is the user of `credential`, a client certificate checked against the
+   * client CA as the TLS handshake checks one (none for a certificate the CA did not sign
+   * or outside its validity when the connection is made), and its requests go through the
+   * same authentication, authorization and admission as over TLS; a bearer token they
+   * carry is read as over TLS. Without `security` every request is an admin, as on the
+   * listener. Before start() and after stop(), a connection fails with ECONNREFUSED.
+   * @throws TypeError when `credential`'s key is not its certificate's.
+   */
+  async inProcessConnector(credential?: InProcessCredential): Promise<Connect> {
+    const sec = this.cfg.security;
+    const identity = sec && credential ? await credentialIdentity(credential, sec.ca.cert) : undefined;
+    const now = this.cfg.now ?? (() => new Date());
+    return () => {
+      const t = now().getTime();
+      const valid = identity && t >= identity.notBeforeMs && t <= identity.user.notAfterMs;
+      if (this.inProcess) return this.inProcess.connect(valid ? identity.user : undefined);
+      return refusedConnection();
+    };
+  }
+
   /** Names of the nodes whose agents have their tunnel open now. */
   tunnelNodes(): string[] {
     return this.tunnels.connectedNodes();
@@ -479,7 +512,8 @@ export class ApiServer {
    * informers of their own, and each kept its own decoded copy of every pod and node
    * beside the cache's (at 2,000 pods some 9 KB per pod each). Their informers
    * keep this one instead (informer transform; control/main.ts). They still list and watch
-   * over HTTPS like any client; only the memory is shared.
+   * over HTTP like any client (on in-process connections, inProcessConnector); only the
+   * memory is shared.
    */
   sharedObject(
     ref: { group: string; version: string; resource: string },
@@ -565,22 +599,27 @@ export class ApiServer {
         )
       : createServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler);
     server.on('clientError', answerClientError);
-    server.on(
-      'upgrade',
-      (req: IncomingMessage, socket: Duplex, head: Buffer) =>
-        void handleUpgrade(
-          {
-            filters: this.filters,
-            tunnels: this.tunnels,
-            pods: this.registry('', 'v1', 'pods'),
-            logger: this.cfg.logger,
-          },
-          req,
-          socket,
-          head,
-        ),
-    );
+    const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      void handleUpgrade(
+        {
+          filters: this.filters,
+          tunnels: this.tunnels,
+          pods: this.registry('', 'v1', 'pods'),
+          logger: this.cfg.logger,
+        },
+        req,
+        socket,
+        head,
+      );
+    server.on('upgrade', onUpgrade);
     this.server = server;
+    this.inProcess = new InProcessListener({
+      handler,
+      onUpgrade,
+      onClientError: answerClientError,
+      maxHeaderSize: MAX_HEADER_BYTES,
+      keepAliveTimeoutMs: SERVER_KEEP_ALIVE_TIMEOUT_MS,
+    });
     // Idle keep-alive connections live longer here than in our clients' pools
     // (api/client/rest.ts closes its idle sockets first), so a client never sends a request
     // on a socket the server is closing at that instant ("socket hang up"). Node's 5 s
@@ -610,6 +649,8 @@ export class ApiServer {
     for (const { cache } of this.watchCaches.values()) cache.stop();
     this.watchCaches.clear();
     this.tunnels.close();
+    this.inProcess?.close();
+    this.inProcess = undefined;
     const server = this.server;
     if (!server) return;
     this.server = undefined;

@@ -8,7 +8,8 @@
  *
  * Two methods, tried in order, as kube-apiserver's union authenticator:
  * - x509 client certificates verified against the client CA by the TLS handshake
- *   (CN = user name, each O = a group);
+ *   (CN = user name, each O = a group), or checked the same way when an in-process
+ *   connection was opened with one (../in-process.ts);
  * - bearer tokens: bootstrap tokens `<id>.<secret>` (or a whole join token
  *   `K10<hash>::<id>.<secret>`) looked up in their kube-system Secret; service account
  *   tokens, JWTs of this server's issuer (serviceaccount-token.ts).
@@ -17,6 +18,7 @@
  * Unauthorized, never saying why (handlers/filters.ts).
  */
 import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import type { KubeObject } from '../../../api/object.js';
 import { BOOTSTRAP_TOKEN_PATTERN, BOOTSTRAP_TOKEN_SECRET_PREFIX } from '../../../api/auth/bootstrap-token.js';
@@ -27,21 +29,31 @@ import type { ServiceAccountTokens, TokenAuthResult } from './serviceaccount-tok
 /** Resolves with the request's user, or undefined when it carries no valid credential. */
 export type Authenticator = (req: IncomingMessage) => Promise<UserInfo | undefined>;
 
-/** A connection's certificate user, read once: its name, groups and the certificate's end (ms). */
-const certUsers = new WeakMap<TLSSocket, { user: UserInfo; notAfterMs: number } | null>();
+/** The user of a connection's client certificate: its name, groups and the certificate's end (ms). */
+export interface CertificateUser {
+  readonly user: UserInfo;
+  readonly notAfterMs: number;
+}
+
+/**
+ * A connection's certificate user, read once: for a TLS socket on its first request; for
+ * an in-process connection (../in-process.ts) bound when it is made.
+ */
+const certUsers = new WeakMap<object, CertificateUser | null>();
 
 /**
  * The user of a verified TLS client certificate: `authorized` (node:tls checked the chain
  * against the server's client CA at the handshake), CN the name, O values the groups; none
  * once the certificate has expired, as kube-apiserver's x509 authenticator verifies it on
  * every request. The certificate is parsed once per connection (getPeerCertificate builds
- * a new object each call: 4 % of the control process in bench:scale).
+ * a new object each call: 4 % of the control process in bench:scale). An in-process
+ * connection's is the one bindCertificateUser gave it, with the same expiry check.
  */
 export function x509User(req: IncomingMessage, now: () => Date = () => new Date()): UserInfo | undefined {
   const socket = req.socket;
-  if (!(socket instanceof TLSSocket) || !socket.authorized) return undefined;
   let known = certUsers.get(socket);
   if (known === undefined) {
+    if (!(socket instanceof TLSSocket) || !socket.authorized) return undefined;
     known = certUserOf(socket);
     certUsers.set(socket, known);
   }
@@ -49,18 +61,40 @@ export function x509User(req: IncomingMessage, now: () => Date = () => new Date(
   return { name: known.user.name, groups: [...known.user.groups] };
 }
 
-function certUserOf(socket: TLSSocket): { user: UserInfo; notAfterMs: number } | null {
+/**
+ * The user a client certificate names: CN `name`, the O values `organizations` its groups,
+ * with system:authenticated; `notAfterMs` its end (NaN: already expired).
+ */
+export function certificateUser(
+  name: string,
+  organizations: readonly string[],
+  notAfterMs: number,
+): CertificateUser {
+  return {
+    user: {
+      name,
+      groups: [...organizations.filter((g) => g !== SYSTEM_AUTHENTICATED), SYSTEM_AUTHENTICATED],
+    },
+    notAfterMs: Number.isNaN(notAfterMs) ? 0 : notAfterMs,
+  };
+}
+
+/**
+ * Gives the server end of an in-process connection the user of the certificate it was
+ * opened with, checked by the caller as a TLS handshake checks one (../in-process.ts).
+ */
+export function bindCertificateUser(socket: Duplex, user: CertificateUser): void {
+  certUsers.set(socket, user);
+}
+
+function certUserOf(socket: TLSSocket): CertificateUser | null {
   const cert = socket.getPeerCertificate();
   if (!cert || !cert.subject) return null;
   const name = cert.subject.CN;
   if (typeof name !== 'string' || name === '') return null;
   const o = cert.subject.O as string | string[] | undefined;
   const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
-  const notAfterMs = Date.parse(cert.valid_to);
-  return {
-    user: { name, groups: [...groups.filter((g) => g !== SYSTEM_AUTHENTICATED), SYSTEM_AUTHENTICATED] },
-    notAfterMs: Number.isNaN(notAfterMs) ? 0 : notAfterMs,
-  };
+  return certificateUser(name, groups, Date.parse(cert.valid_to));
 }
 
 /** The bearer token of a request's Authorization header, if any. */
