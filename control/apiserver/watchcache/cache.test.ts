@@ -176,6 +176,95 @@ describe('WatchCache', () => {
     }
   });
 
+  it('keeps the versions in its history packed: a small part of their JSON each', async () => {
+    // Pods of one template, as a ReplicaSet makes them: some 3 KB of JSON each, alike but
+    // for their names, uids, nodes and times.
+    const shared = Object.fromEntries(
+      Array.from({ length: 24 }, (_, i) => [`example.com/k${i}`, `value ${i} `.repeat(10)]),
+    );
+    const version = (i: number, v: number) => ({
+      ...pod('ns', `web-${i}`, { app: 'web' }, { nodeName: `node-${(i * 7) % 100}`, v }),
+      metadata: {
+        name: `web-${i}`,
+        namespace: 'ns',
+        uid: `${String(i * 7919).padStart(8, '0')}-4f7b-9d6e-${String(i).padStart(12, '0')}`,
+        annotations: { ...shared, changed: `2026-12-07T15:${String(v).padStart(2, '0')}:${i % 60}Z` },
+      },
+    });
+    const PODS = 2000;
+    const dir = mkdtempSync(join(tmpdir(), 'k8ts-watchcache-'));
+    dirs.push(dir);
+    const store = await SqliteStore.open({ path: join(dir, 'state.db') });
+    const { cache } = await setup(store, { capacity: 3 * PODS });
+    try {
+      let revision = 0;
+      for (let i = 0; i < PODS; i++) revision = await putPod(store, version(i, 0));
+      await caughtUp(cache, revision);
+      await collectGarbage();
+      const before = process.memoryUsage().heapUsed;
+      // Two updates of each pod: the first two versions of every pod go to the history.
+      let replaced = 0;
+      for (const v of [1, 2]) {
+        for (let i = 0; i < PODS; i++) {
+          replaced += JSON.stringify(version(i, v - 1)).length;
+          revision = await putPod(store, version(i, v));
+        }
+      }
+      await caughtUp(cache, revision);
+      await collectGarbage();
+      const grown = process.memoryUsage().heapUsed - before;
+      assert.ok(
+        grown < replaced / 3,
+        `the history of ${2 * PODS} versions grew the heap by ${grown} bytes; their JSON: ${replaced} characters`,
+      );
+      // Still all there: a replay from before the updates sends every version.
+      const replay = record(cache, { sinceRevision: revision - 2 * PODS });
+      await received(replay, 2 * PODS);
+      assert.deepEqual(replay.events[0]!.object.metadata?.annotations, version(0, 1).metadata.annotations);
+      replay.watcher.stop();
+    } finally {
+      cache.stop();
+      await store.close();
+    }
+  });
+
+  it('replays its packed history exactly as it sent it live, selector changes and deletions included', async () => {
+    const store = new MemoryStore();
+    const { cache } = await setup(store, { capacity: 1000 });
+    try {
+      const start = cache.revision;
+      const filter = (o: KubeObject) => o.metadata?.labels?.tier !== 'off';
+      const live = record(cache, { sinceRevision: 0, filter });
+      const text = 'ünïcödé ✓ 🚀 "quoted" \\ line\u2028sep '.repeat(30);
+      const big = (name: string, tier: string, v: number) =>
+        pod('ns', name, { tier }, { note: `${text}${v}`, nodeName: `node-${v}` });
+      let revision = 0;
+      for (let v = 0; v < 4; v++) {
+        for (const name of ['a', 'b', 'c']) {
+          revision = await putPod(store, big(name, v % 2 === 1 && name === 'b' ? 'off' : 'on', v));
+        }
+      }
+      revision = await deletePod(store, 'ns', 'c');
+      revision = await putPod(store, big('c', 'on', 9));
+      await caughtUp(cache, revision);
+      const sent = live.events.length;
+      await received(live, sent);
+      assert.ok(sent >= 13, `${sent} live events`);
+      const replay = record(cache, { sinceRevision: start, filter });
+      await received(replay, sent);
+      assert.deepEqual(
+        replay.events.map((e) => e.json()),
+        live.events.map((e) => e.json()),
+      );
+      assert.ok(live.summary().includes(`DELETED ns/b@${start + 5}`), live.summary().join(', '));
+      live.watcher.stop();
+      replay.watcher.stop();
+    } finally {
+      cache.stop();
+      await store.close();
+    }
+  });
+
   it('keeps a secondary index (pods by spec.nodeName) through start, changes, moves and deletes', async () => {
     const store = new MemoryStore();
     try {

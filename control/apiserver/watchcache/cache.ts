@@ -6,7 +6,8 @@
  * - the current objects by key, each decoded once (`metadata.resourceVersion` set to its
  *   modRevision) and serialized at most once, shared by every list and watch;
  * - a ring buffer of the latest changes (see buffer.ts), from which watches
- *   resume at a resourceVersion;
+ *   resume at a resourceVersion; a version that is history is kept as its JSON only,
+ *   deflated against another object of the resource (history-codec.ts);
  * - its revision: the newest change applied (or the revision of its last list).
  *
  * How it follows the store: list the prefix at revision R (in pages, one snapshot), then
@@ -67,6 +68,7 @@ import { CacheWatcher } from './cache-watcher.js';
 import { ApiError, badRequest, expired, toApiError } from '../status.js';
 import { realClock, type Clock } from '../../../api/clock.js';
 import { EventBuffer } from './buffer.js';
+import { HistoryCodec } from './history-codec.js';
 import { deepFreeze } from '../../../api/freeze.js';
 import { StringTable } from '../../../api/intern.js';
 import type { WatchEvent } from './event.js';
@@ -242,6 +244,8 @@ export class WatchCache {
    * namespaces of keys (api/intern.ts).
    */
   private readonly strings = new StringTable();
+  /** Packs the JSON of every version retired into the history (history-codec.ts). */
+  private readonly codec = new HistoryCodec();
   private readonly typeMeta: { apiVersion: string; kind: string } | undefined;
   private readonly reportError: (err: unknown) => void;
 
@@ -782,7 +786,7 @@ export class WatchCache {
     for (const obj of objects) {
       this.objects.set(obj.key, obj);
       this.reindex(obj.key, undefined, obj);
-      if (!this.keepDecoded) obj.retire();
+      if (!this.keepDecoded) obj.retire(this.codec);
     }
     this.sortedKeys = undefined;
     this.snapshotMemo = undefined;
@@ -821,8 +825,8 @@ export class WatchCache {
       // Filters read the object before and after the change: decoded once for all watchers.
       ev.previous?.hold();
       this.dispatch(ev);
-      ev.dispatched();
-      if (!this.keepDecoded) ev.current?.retire();
+      ev.dispatched(this.codec);
+      if (!this.keepDecoded) ev.current?.retire(this.codec);
     }
     this.metrics.revision = this.revisionValue;
     this.metrics.capacity = this.buffer.capacity;

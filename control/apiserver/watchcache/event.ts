@@ -14,6 +14,7 @@
 import type { KubeObject } from '../../../api/object.js';
 import type { Status } from '../status.js';
 import { stripManagedFields } from '../../../api/client/transform.js';
+import { HistoryCodec, type PackedJson } from './history-codec.js';
 
 /** The `type` of a watch event, as Kubernetes sends it. */
 export const WatchEventType = {
@@ -79,11 +80,15 @@ class SharedWatchEvent implements WatchEvent {
  * history from an older revision, which are few; `object` then decodes that JSON again on
  * every read. A decoded pod takes some three times its JSON in V8's heap, and the history
  * holds about 75 s of changes (kube-apiserver's eventFreshDuration): at 2,000 pods it was
- * most of the control process's live heap.
+ * most of the control process's live heap. Given a HistoryCodec, retire() also deflates
+ * that JSON against the codec's dictionary (history-codec.ts: 4.1 KB of a pod to some
+ * 200 B), and `json()` inflates it again on every read.
  */
 export class CachedObject {
   private decoded: KubeObject | undefined;
   private encoded: string | undefined;
+  /** The JSON, deflated, once retired with a codec (then `encoded` is undefined). */
+  private packed: PackedJson | undefined;
   /** Set by hold(): a retired object keeps what it decodes until retire() is called again. */
   private held = false;
   /** The decoded object has no managedFields, which its JSON has (see decoded()). */
@@ -133,7 +138,7 @@ export class CachedObject {
   /** The object (shared: do not mutate); a new copy on each read once retired. */
   get object(): KubeObject {
     if (this.decoded !== undefined) return this.decoded;
-    const obj = JSON.parse(this.encoded!) as KubeObject;
+    const obj = JSON.parse(this.json()) as KubeObject;
     if (this.held) {
       this.decoded = this.stripped ? stripManagedFields(obj) : obj;
     }
@@ -154,8 +159,16 @@ export class CachedObject {
     if (this.decoded === undefined) this.held = true;
   }
 
+  /** The object's JSON (with managedFields); inflated again on each call once packed. */
   json(): string {
-    return (this.encoded ??= JSON.stringify(this.decoded));
+    if (this.encoded !== undefined) return this.encoded;
+    if (this.packed !== undefined) return HistoryCodec.unpack(this.packed);
+    return (this.encoded = JSON.stringify(this.decoded));
+  }
+
+  /** True once retire() packed the JSON (see the top of this class). */
+  get packedJson(): boolean {
+    return this.packed !== undefined;
   }
 
   /**
@@ -180,9 +193,20 @@ export class CachedObject {
     this.modified = undefined;
   }
 
-  /** Keeps only the JSON (encoding it now if no watcher had asked): see the top of this class. */
-  retire(): void {
-    this.json();
+  /**
+   * Keeps only the JSON (encoding it now if no watcher had asked), packed with `codec`
+   * when one is given and the JSON is not short (HistoryCodec.pack): see the top of this
+   * class. Again on a retired object (after a hold()): drops what it decoded.
+   */
+  retire(codec?: HistoryCodec): void {
+    if (this.packed === undefined) {
+      const json = this.json();
+      const packed = codec?.pack(json);
+      if (packed !== undefined) {
+        this.packed = packed;
+        this.encoded = undefined;
+      }
+    }
     this.decoded = undefined;
     this.held = false;
     this.releaseEvents();
@@ -233,11 +257,11 @@ export class CacheEvent {
 
   /**
    * Called once the change has been dispatched to the live watchers: the version it
-   * replaced (or removed) is history now and is retired, and the events made for the
-   * dispatch are let go (see CachedObject).
+   * replaced (or removed) is history now and is retired (packed with `codec` when given),
+   * and the events made for the dispatch are let go (see CachedObject).
    */
-  dispatched(): void {
-    this.previous?.retire();
+  dispatched(codec?: HistoryCodec): void {
+    this.previous?.retire(codec);
     this.current?.releaseEvents();
     this.deletedEvent = undefined;
   }
